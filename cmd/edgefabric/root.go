@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// commands lists every verb, one file each. Keep it explicit.
+var commands = []func() *cobra.Command{}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "edgefabric",
+		Short: "Build, run and measure edge-routed data-center Ethernet fabrics",
+		Long: `edgefabric builds, runs and measures data-center Ethernet fabrics in which
+the edge decides the path and the core only follows a tag: Axon, SPAIN, the VLAN
+Ethernet backplane, DumbNet and switch-based VXLAN overlays, beside the
+spanning-tree baseline. Each scheme runs in a deterministic simulator (sim) and
+in a Linux network-namespace emulator with real, unmodified hosts (up/exec/down).
+
+Topologies are given as a spec (fattree:4, leafspine:2,5,5, hyperx:3,
+bcube:8,2, ciscodc:2,2, cube:8,8,8, torus:4,4,4, jellyfish:N,K,R, line:3,
+ring:3, spain-fig2, spain-testbed, dumbnet-fig1, dumbnet-testbed) or as a file
+(native YAML/JSON, containerlab, GraphML). See "edgefabric topo --help".
+
+Exit codes: 0 success, 1 failure while running, 2 bad input (arguments,
+topology files, scenarios).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return badInput(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
+	})
+	for _, mk := range commands {
+		root.AddCommand(mk())
+	}
+	return root
+}
+
+// run executes the CLI and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "edgefabric: %v\n", err)
+	var ie *inputError
+	if errors.As(err, &ie) || isCobraUsageError(err) {
+		return 2
+	}
+	return 1
+}
+
+// inputError marks an error caused by the user's input: exit code 2.
+type inputError struct{ err error }
+
+func (e *inputError) Error() string { return e.err.Error() }
+func (e *inputError) Unwrap() error { return e.err }
+
+// badInput wraps err so that the process exits with code 2.
+func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &inputError{err}
+}
+
+// isCobraUsageError recognizes cobra's own argument errors, which it returns
+// as plain errors.
+func isCobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// writeJSON prints v as indented JSON: every reporting command's --json.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// exactArgs is cobra.ExactArgs with an error that exits 2 and teaches.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) != n {
+			return badInput(fmt.Errorf("%s takes %d argument(s), got %d (usage: %s)", c.CommandPath(), n, len(args), c.UseLine()))
+		}
+		return nil
+	}
+}

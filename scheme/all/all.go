@@ -1,0 +1,23 @@
+// Package all assembles the registry of every fabric scheme edgefabric ships.
+package all
+
+import (
+	"fmt"
+
+	"github.com/edgefabric/edgefabric/scheme"
+)
+
+// registrars lists every scheme's Register function, explicitly: no init()
+// magic. Add a scheme here once.
+var registrars = []func(*scheme.Registry) error{}
+
+// Registry returns a registry holding every scheme.
+func Registry() *scheme.Registry {
+	r := &scheme.Registry{}
+	for _, reg := range registrars {
+		if err := reg(r); err != nil {
+			panic(fmt.Sprintf("scheme/all: %v", err)) // a programming error, caught by the package test
+		}
+	}
+	return r
+}

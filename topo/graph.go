@@ -1,0 +1,350 @@
+package topo
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// Kind says what a node is. The zero value is invalid.
+type Kind uint8
+
+const (
+	KindInvalid Kind = iota
+	// Switch is a forwarding element of the fabric.
+	Switch
+	// Host is an end host. A host with Relay set also forwards traffic
+	// (BCube servers do).
+	Host
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Switch:
+		return "switch"
+	case Host:
+		return "host"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// NodeID indexes a node of a Graph: 0..NumNodes()-1.
+type NodeID int32
+
+// LinkID indexes a link of a Graph: 0..NumLinks()-1.
+type LinkID int32
+
+// NoLink marks an unconnected port.
+const NoLink LinkID = -1
+
+// Port numbers a node's ports 1..N; it is the element package's Port.
+type Port = element.Port
+
+// Defaults for links that do not say otherwise.
+const (
+	DefaultRate  int64        = 1_000_000_000 // 1 Gb/s, the seeds' testbeds
+	DefaultDelay element.Time = element.Microsecond
+)
+
+// Node is a switch or a host.
+type Node struct {
+	// Name is stable and unique: "s1", "h1", or the topology's own names.
+	Name string
+	Kind Kind
+	// Relay marks a host that forwards traffic between its NICs (BCube).
+	Relay bool
+	// Role is an optional label from the generator or file: "core", "agg",
+	// "edge", "spine", "leaf", "tor", ...
+	Role string
+	// Ports is the node's port count; its ports are numbered 1..Ports.
+	// Some may be unconnected.
+	Ports int
+}
+
+// Forwards reports whether the node forwards traffic: switches and relaying
+// hosts.
+func (n *Node) Forwards() bool { return n.Kind == Switch || n.Relay }
+
+// End is one end of a link: a node and one of its ports.
+type End struct {
+	Node NodeID
+	Port Port
+}
+
+// Link joins two ports, full duplex.
+type Link struct {
+	A, B End
+	// Rate in bits per second, each direction.
+	Rate int64
+	// Delay is the one-way propagation delay.
+	Delay element.Time
+}
+
+// Other returns the end of l that is not on node n (the A end if both are).
+func (l *Link) Other(n NodeID) End {
+	if l.A.Node == n {
+		return l.B
+	}
+	return l.A
+}
+
+// Graph is an immutable topology. Build one with a Builder or a generator.
+//
+// Adjacency is stored compactly (CSR): the ports of node n are the slice
+// portLink[portOff[n]:portOff[n+1]], port p at index p-1, so a 100,000-node
+// graph costs a few bytes per port and no per-node allocation.
+type Graph struct {
+	Name string
+
+	nodes    []Node
+	links    []Link
+	byName   map[string]NodeID
+	portOff  []int32
+	portLink []LinkID
+}
+
+// NumNodes returns the number of nodes.
+func (g *Graph) NumNodes() int { return len(g.nodes) }
+
+// NumLinks returns the number of links.
+func (g *Graph) NumLinks() int { return len(g.links) }
+
+// Node returns node n. The pointer is into the graph: do not modify it.
+func (g *Graph) Node(n NodeID) *Node { return &g.nodes[n] }
+
+// Link returns link l. The pointer is into the graph: do not modify it.
+func (g *Graph) Link(l LinkID) *Link { return &g.links[l] }
+
+// Lookup finds a node by name.
+func (g *Graph) Lookup(name string) (NodeID, bool) {
+	id, ok := g.byName[name]
+	return id, ok
+}
+
+// Ports returns, for node n, the link on each port: element p-1 is port p's
+// link or NoLink. The slice is into the graph: do not modify it.
+func (g *Graph) Ports(n NodeID) []LinkID {
+	return g.portLink[g.portOff[n]:g.portOff[n+1]]
+}
+
+// PortLink returns the link on port p of node n.
+func (g *Graph) PortLink(n NodeID, p Port) (LinkID, bool) {
+	ports := g.Ports(n)
+	if p < 1 || int(p) > len(ports) || ports[p-1] == NoLink {
+		return NoLink, false
+	}
+	return ports[p-1], true
+}
+
+// Peer returns the far end of the link on port p of node n.
+func (g *Graph) Peer(n NodeID, p Port) (End, bool) {
+	l, ok := g.PortLink(n, p)
+	if !ok {
+		return End{}, false
+	}
+	lk := &g.links[l]
+	if lk.A.Node == n && lk.A.Port == p {
+		return lk.B, true
+	}
+	return lk.A, true
+}
+
+// Degree returns the number of connected ports of node n.
+func (g *Graph) Degree(n NodeID) int {
+	d := 0
+	for _, l := range g.Ports(n) {
+		if l != NoLink {
+			d++
+		}
+	}
+	return d
+}
+
+// Nodes returns the IDs of all nodes of the given kind, in ID order.
+func (g *Graph) Nodes(k Kind) []NodeID {
+	var ids []NodeID
+	for i := range g.nodes {
+		if g.nodes[i].Kind == k {
+			ids = append(ids, NodeID(i))
+		}
+	}
+	return ids
+}
+
+// IsFabricLink reports whether both ends of l forward traffic: switch to
+// switch, and the links of relaying hosts (BCube). Other links are host
+// links.
+func (g *Graph) IsFabricLink(l LinkID) bool {
+	lk := &g.links[l]
+	return g.nodes[lk.A.Node].Forwards() && g.nodes[lk.B.Node].Forwards()
+}
+
+// Errors returned by Builder and the loaders, wrapped with context.
+var (
+	ErrDuplicateName = errors.New("duplicate node name")
+	ErrUnknownNode   = errors.New("unknown node")
+	ErrPortInUse     = errors.New("port already connected")
+	ErrBadPort       = errors.New("bad port number")
+	ErrSelfLoop      = errors.New("link joins a port to itself")
+	ErrBadValue      = errors.New("bad value")
+)
+
+// MaxPorts bounds the ports of one node; port numbers are 16-bit.
+const MaxPorts = 65535
+
+// Builder assembles a Graph. Methods record the first error and later calls
+// become no-ops; Graph returns it.
+type Builder struct {
+	g     Graph
+	ports [][]LinkID // per node, while building
+	err   error
+}
+
+// NewBuilder starts an empty graph.
+func NewBuilder(name string) *Builder {
+	return &Builder{g: Graph{Name: name, byName: make(map[string]NodeID)}}
+}
+
+// Err returns the first error recorded so far.
+func (b *Builder) Err() error { return b.err }
+
+func (b *Builder) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// AddNode adds a node with no ports yet. Names must be unique and non-empty.
+func (b *Builder) AddNode(name string, kind Kind) NodeID {
+	if b.err != nil {
+		return -1
+	}
+	if name == "" {
+		b.fail(fmt.Errorf("topo: node name: %w: empty", ErrBadValue))
+		return -1
+	}
+	if kind != Switch && kind != Host {
+		b.fail(fmt.Errorf("topo: node %q: %w: kind %v", name, ErrBadValue, kind))
+		return -1
+	}
+	if _, dup := b.g.byName[name]; dup {
+		b.fail(fmt.Errorf("topo: node %q: %w", name, ErrDuplicateName))
+		return -1
+	}
+	id := NodeID(len(b.g.nodes))
+	b.g.nodes = append(b.g.nodes, Node{Name: name, Kind: kind})
+	b.g.byName[name] = id
+	b.ports = append(b.ports, nil)
+	return id
+}
+
+// Node gives access to a node under construction, to set Role, Relay or a
+// port count larger than its links need.
+func (b *Builder) Node(id NodeID) *Node {
+	if id < 0 || int(id) >= len(b.g.nodes) {
+		return &Node{} // only reachable after an error was recorded
+	}
+	return &b.g.nodes[id]
+}
+
+// Lookup finds a node added so far.
+func (b *Builder) Lookup(name string) (NodeID, bool) {
+	id, ok := b.g.byName[name]
+	return id, ok
+}
+
+// Connect links the next free ports of a and c with the default rate and
+// delay, and returns the link.
+func (b *Builder) Connect(a, c NodeID) LinkID {
+	return b.ConnectPorts(End{a, b.nextPort(a)}, End{c, b.nextPort(c)}, DefaultRate, DefaultDelay)
+}
+
+func (b *Builder) nextPort(n NodeID) Port {
+	if n < 0 || int(n) >= len(b.ports) {
+		return 0
+	}
+	for i, l := range b.ports[n] {
+		if l == NoLink {
+			return Port(i + 1)
+		}
+	}
+	return Port(len(b.ports[n]) + 1)
+}
+
+// ConnectPorts links two given ports. Rate and delay must be positive and
+// non-negative.
+func (b *Builder) ConnectPorts(a, c End, rate int64, delay element.Time) LinkID {
+	if b.err != nil {
+		return NoLink
+	}
+	for _, e := range []End{a, c} {
+		if e.Node < 0 || int(e.Node) >= len(b.g.nodes) {
+			b.fail(fmt.Errorf("topo: link: %w: id %d", ErrUnknownNode, e.Node))
+			return NoLink
+		}
+		if e.Port < 1 {
+			b.fail(fmt.Errorf("topo: link on %q: %w: %d", b.g.nodes[e.Node].Name, ErrBadPort, e.Port))
+			return NoLink
+		}
+	}
+	if a == c {
+		b.fail(fmt.Errorf("topo: link %s:%d: %w", b.g.nodes[a.Node].Name, a.Port, ErrSelfLoop))
+		return NoLink
+	}
+	if rate <= 0 {
+		b.fail(fmt.Errorf("topo: link %s-%s: rate: %w: %d", b.g.nodes[a.Node].Name, b.g.nodes[c.Node].Name, ErrBadValue, rate))
+		return NoLink
+	}
+	if delay < 0 {
+		b.fail(fmt.Errorf("topo: link %s-%s: delay: %w: %d", b.g.nodes[a.Node].Name, b.g.nodes[c.Node].Name, ErrBadValue, delay))
+		return NoLink
+	}
+	id := LinkID(len(b.g.links))
+	for _, e := range []End{a, c} {
+		ps := b.ports[e.Node]
+		for len(ps) < int(e.Port) {
+			ps = append(ps, NoLink)
+		}
+		if ps[e.Port-1] != NoLink {
+			b.fail(fmt.Errorf("topo: %s port %d: %w", b.g.nodes[e.Node].Name, e.Port, ErrPortInUse))
+			return NoLink
+		}
+		ps[e.Port-1] = id
+		b.ports[e.Node] = ps
+	}
+	b.g.links = append(b.g.links, Link{A: a, B: c, Rate: rate, Delay: delay})
+	return id
+}
+
+// Graph finishes the build. The Builder must not be used afterwards.
+func (b *Builder) Graph() (*Graph, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	g := &b.g
+	total := 0
+	for i := range g.nodes {
+		if len(b.ports[i]) > g.nodes[i].Ports {
+			g.nodes[i].Ports = len(b.ports[i])
+		}
+		if g.nodes[i].Ports > MaxPorts {
+			return nil, fmt.Errorf("topo: node %q: %w: %d ports, at most %d", g.nodes[i].Name, ErrBadPort, g.nodes[i].Ports, MaxPorts)
+		}
+		total += g.nodes[i].Ports
+	}
+	g.portOff = make([]int32, len(g.nodes)+1)
+	g.portLink = make([]LinkID, total)
+	off := 0
+	for i := range g.nodes {
+		g.portOff[i] = int32(off)
+		n := copy(g.portLink[off:], b.ports[i])
+		for j := off + n; j < off+g.nodes[i].Ports; j++ {
+			g.portLink[j] = NoLink
+		}
+		off += g.nodes[i].Ports
+	}
+	g.portOff[len(g.nodes)] = int32(off)
+	b.ports = nil
+	return g, nil
+}
