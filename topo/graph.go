@@ -3,6 +3,7 @@ package topo
 import (
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/edgefabric/edgefabric/element"
 )
@@ -102,6 +103,9 @@ type Graph struct {
 	byName   map[string]NodeID
 	portOff  []int32
 	portLink []LinkID
+
+	hostIdxOnce sync.Once
+	hostIdx     []int32
 }
 
 // NumNodes returns the number of nodes.
