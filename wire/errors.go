@@ -1,0 +1,30 @@
+package wire
+
+import "errors"
+
+// Sentinel errors. Decoders wrap them with the format and the detail at
+// fault, for example "wire: axon: header length 9, hop counts need 7: bad
+// length"; test with errors.Is.
+var (
+	// ErrTruncated: the buffer ends before the field being read.
+	ErrTruncated = errors.New("truncated")
+	// ErrBadLength: a length or count field disagrees with the buffer or
+	// with another field.
+	ErrBadLength = errors.New("bad length")
+	// ErrUnknownType: a type, subtype, EtherType or opcode that the
+	// format does not define.
+	ErrUnknownType = errors.New("unknown type")
+	// ErrBadHop: a hop or tag value that cannot name a port (0 in an Axon
+	// path, 0xFF inside a DumbNet path, a 4-bit hop above 0xF ...).
+	ErrBadHop = errors.New("bad hop")
+	// ErrNoHops: a forwarding operation found no hop left to pop.
+	ErrNoHops = errors.New("no hops left")
+	// ErrNotAtEnd: a host tried to strip a DumbNet path that still has
+	// tags before the end marker (the paper's agent drops such packets).
+	ErrNotAtEnd = errors.New("path not at end marker")
+	// ErrBadValue: a field holds a value the format forbids (non-zero
+	// padding, reserved bits set, an address of the wrong family ...).
+	ErrBadValue = errors.New("bad value")
+	// ErrTrailing: bytes follow a message that defines its own end.
+	ErrTrailing = errors.New("trailing bytes")
+)
