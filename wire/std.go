@@ -1,0 +1,263 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
+	"github.com/insomniacslk/dhcp/dhcpv4"
+)
+
+// Standard headers go through gopacket (Ethernet, 802.1Q/QinQ, ARP, IPv4,
+// UDP, LLDP, MPLS, VXLAN) and insomniacslk/dhcp (DHCPv4). These helpers are
+// for control paths (a host's ARP and DHCP, an Axon's control plane, LLDP
+// in the emulator); per-frame forwarding uses the in-place operations of
+// this package. Decoders run gopacket with panics not recovered, so a bug
+// surfaces in the fuzz targets instead of being hidden.
+
+// SerializeLayers appends the layers to b, fixing lengths and checksums.
+func SerializeLayers(b []byte, ls ...gopacket.SerializableLayer) ([]byte, error) {
+	buf := gopacket.NewSerializeBuffer()
+	if err := gopacket.SerializeLayers(buf, gopacket.SerializeOptions{FixLengths: true, ComputeChecksums: true}, ls...); err != nil {
+		return b, fmt.Errorf("wire: serialize: %w", err)
+	}
+	return append(b, buf.Bytes()...), nil
+}
+
+// Decode runs gopacket's full decoder over a copy-free view of frame: for
+// tools, tests and logs, not for hot paths. The packet is valid only while
+// frame is.
+func Decode(frame []byte) gopacket.Packet {
+	return gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.DecodeOptions{NoCopy: true, Lazy: true})
+}
+
+func hw(m MAC) net.HardwareAddr { return net.HardwareAddr(m[:]) }
+
+func ip4(field string, a netip.Addr) (net.IP, error) {
+	if !a.Is4() {
+		return nil, fmt.Errorf("%s %v is not IPv4: %w", field, a, ErrBadValue)
+	}
+	v := a.As4()
+	return net.IP(v[:]), nil
+}
+
+// ARP operations.
+const (
+	ARPRequest uint16 = 1
+	ARPReply   uint16 = 2
+)
+
+// ARP is an Ethernet/IPv4 ARP packet (RFC 826).
+type ARP struct {
+	Op        uint16
+	SenderMAC MAC
+	SenderIP  netip.Addr
+	TargetMAC MAC
+	TargetIP  netip.Addr
+}
+
+// AppendARPFrame appends an Ethernet frame from a.SenderMAC to dst
+// carrying a, on VLAN vid if vid is not 0.
+func AppendARPFrame(b []byte, dst MAC, vid uint16, a *ARP) ([]byte, error) {
+	sip, err := ip4("sender", a.SenderIP)
+	if err != nil {
+		return b, fmt.Errorf("wire: arp: %w", err)
+	}
+	tip, err := ip4("target", a.TargetIP)
+	if err != nil {
+		return b, fmt.Errorf("wire: arp: %w", err)
+	}
+	eth := &layers.Ethernet{SrcMAC: hw(a.SenderMAC), DstMAC: hw(dst), EthernetType: layers.EthernetTypeARP}
+	arp := &layers.ARP{AddrType: layers.LinkTypeEthernet, Protocol: layers.EthernetTypeIPv4, HwAddressSize: 6, ProtAddressSize: 4,
+		Operation: a.Op, SourceHwAddress: hw(a.SenderMAC), SourceProtAddress: sip, DstHwAddress: hw(a.TargetMAC), DstProtAddress: tip}
+	if vid == 0 {
+		return SerializeLayers(b, eth, arp)
+	}
+	eth.EthernetType = layers.EthernetTypeDot1Q
+	return SerializeLayers(b, eth, &layers.Dot1Q{VLANIdentifier: vid & 0xfff, Type: layers.EthernetTypeARP}, arp)
+}
+
+// stdParser decodes Ethernet, up to two VLAN tags, and one of the
+// standard payloads; it reports which layers it saw.
+type stdParser struct {
+	eth   layers.Ethernet
+	vlan  layers.Dot1Q
+	arp   layers.ARP
+	ip4   layers.IPv4
+	udp   layers.UDP
+	p     *gopacket.DecodingLayerParser
+	found []gopacket.LayerType
+}
+
+func newStdParser() *stdParser {
+	s := &stdParser{}
+	s.p = gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &s.eth, &s.vlan, &s.arp, &s.ip4, &s.udp)
+	s.p.IgnorePanic = true
+	s.p.IgnoreUnsupported = true
+	return s
+}
+
+func (s *stdParser) decode(what string, frame []byte, want gopacket.LayerType) error {
+	err := s.p.DecodeLayers(frame, &s.found)
+	for _, l := range s.found {
+		if l == want {
+			return nil
+		}
+	}
+	if err != nil {
+		var unsup gopacket.UnsupportedLayerType
+		if !errors.As(err, &unsup) {
+			return fmt.Errorf("wire: %s: %v: %w", what, err, ErrBadLength)
+		}
+	}
+	return fmt.Errorf("wire: %s: no %v layer in the frame: %w", what, want, ErrUnknownType)
+}
+
+// DecodeARP decodes an Ethernet/IPv4 ARP frame (VLAN tags allowed).
+func DecodeARP(frame []byte) (ARP, error) {
+	s := newStdParser()
+	if err := s.decode("arp", frame, layers.LayerTypeARP); err != nil {
+		return ARP{}, err
+	}
+	a := &s.arp
+	if a.AddrType != layers.LinkTypeEthernet || a.Protocol != layers.EthernetTypeIPv4 || a.HwAddressSize != 6 || a.ProtAddressSize != 4 {
+		return ARP{}, fmt.Errorf("wire: arp: hardware %v/%d, protocol %v/%d, want Ethernet/6 and IPv4/4: %w",
+			a.AddrType, a.HwAddressSize, a.Protocol, a.ProtAddressSize, ErrUnknownType)
+	}
+	return ARP{
+		Op:        a.Operation,
+		SenderMAC: MAC(a.SourceHwAddress),
+		SenderIP:  netip.AddrFrom4([4]byte(a.SourceProtAddress)),
+		TargetMAC: MAC(a.DstHwAddress),
+		TargetIP:  netip.AddrFrom4([4]byte(a.DstProtAddress)),
+	}, nil
+}
+
+// AppendUDPFrame appends an Ethernet/IPv4/UDP frame.
+func AppendUDPFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.AddrPort, ttl uint8, payload []byte) ([]byte, error) {
+	sip, err := ip4("source", src.Addr())
+	if err != nil {
+		return b, fmt.Errorf("wire: udp: %w", err)
+	}
+	dip, err := ip4("destination", dst.Addr())
+	if err != nil {
+		return b, fmt.Errorf("wire: udp: %w", err)
+	}
+	if ttl == 0 {
+		ttl = defaultTTL
+	}
+	eth := &layers.Ethernet{SrcMAC: hw(srcMAC), DstMAC: hw(dstMAC), EthernetType: layers.EthernetTypeIPv4}
+	ip := &layers.IPv4{Version: 4, IHL: 5, TTL: ttl, Protocol: layers.IPProtocolUDP, SrcIP: sip, DstIP: dip}
+	udp := &layers.UDP{SrcPort: layers.UDPPort(src.Port()), DstPort: layers.UDPPort(dst.Port())}
+	if err := udp.SetNetworkLayerForChecksum(ip); err != nil {
+		return b, fmt.Errorf("wire: udp: %w", err)
+	}
+	return SerializeLayers(b, eth, ip, udp, gopacket.Payload(payload))
+}
+
+// DecodeUDP decodes an Ethernet/IPv4/UDP frame and returns the addresses
+// and the payload (a sub-slice of frame).
+func DecodeUDP(frame []byte) (src, dst netip.AddrPort, payload []byte, err error) {
+	s := newStdParser()
+	if err := s.decode("udp", frame, layers.LayerTypeUDP); err != nil {
+		return src, dst, nil, err
+	}
+	sa, _ := netip.AddrFromSlice(s.ip4.SrcIP)
+	da, _ := netip.AddrFromSlice(s.ip4.DstIP)
+	return netip.AddrPortFrom(sa, uint16(s.udp.SrcPort)), netip.AddrPortFrom(da, uint16(s.udp.DstPort)), s.udp.Payload, nil
+}
+
+// DHCP ports.
+const (
+	DHCPServerPort = 67
+	DHCPClientPort = 68
+)
+
+// AppendDHCPFrame appends an Ethernet/IPv4/UDP frame carrying m, from the
+// client port to the server port for a BOOTREQUEST and the other way for a
+// BOOTREPLY. A client without an address uses 0.0.0.0 and broadcasts.
+func AppendDHCPFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.Addr, m *dhcpv4.DHCPv4) ([]byte, error) {
+	sp, dp := uint16(DHCPClientPort), uint16(DHCPServerPort)
+	if m.OpCode == dhcpv4.OpcodeBootReply {
+		sp, dp = dp, sp
+	}
+	return AppendUDPFrame(b, dstMAC, srcMAC, netip.AddrPortFrom(src, sp), netip.AddrPortFrom(dst, dp), 0, m.ToBytes())
+}
+
+// DecodeDHCP decodes a DHCPv4 message from an Ethernet/IPv4/UDP frame to or
+// from port 67 or 68.
+func DecodeDHCP(frame []byte) (*dhcpv4.DHCPv4, error) {
+	src, dst, payload, err := DecodeUDP(frame)
+	if err != nil {
+		return nil, fmt.Errorf("wire: dhcp: %w", err)
+	}
+	isDHCP := func(p uint16) bool { return p == DHCPServerPort || p == DHCPClientPort }
+	if !isDHCP(src.Port()) || !isDHCP(dst.Port()) {
+		return nil, fmt.Errorf("wire: dhcp: UDP ports %d->%d: %w", src.Port(), dst.Port(), ErrUnknownType)
+	}
+	m, err := dhcpv4.FromBytes(payload)
+	if err != nil {
+		return nil, fmt.Errorf("wire: dhcp: %v: %w", err, ErrBadLength)
+	}
+	return m, nil
+}
+
+// LLDPMulticast is the nearest-bridge LLDP destination.
+var LLDPMulticast = MAC{0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e}
+
+// LLDP is the part of an LLDP data unit edgefabric uses for link
+// discovery in the emulator: chassis ID as a MAC, port ID as an interface
+// name, TTL, and the system name.
+type LLDP struct {
+	Chassis MAC
+	PortID  string
+	TTL     uint16
+	SysName string
+}
+
+// AppendLLDPFrame appends an LLDP frame from src to the nearest-bridge
+// multicast address.
+func AppendLLDPFrame(b []byte, src MAC, l *LLDP) ([]byte, error) {
+	if len(l.PortID) == 0 || len(l.PortID) > 255 || len(l.SysName) > 255 {
+		return b, fmt.Errorf("wire: lldp: port ID of %d bytes or system name of %d: %w", len(l.PortID), len(l.SysName), ErrBadLength)
+	}
+	eth := &layers.Ethernet{SrcMAC: hw(src), DstMAC: hw(LLDPMulticast), EthernetType: layers.EthernetTypeLinkLayerDiscovery}
+	d := &layers.LinkLayerDiscovery{
+		ChassisID: layers.LLDPChassisID{Subtype: layers.LLDPChassisIDSubTypeMACAddr, ID: append([]byte(nil), l.Chassis[:]...)},
+		PortID:    layers.LLDPPortID{Subtype: layers.LLDPPortIDSubtypeIfaceName, ID: []byte(l.PortID)},
+		TTL:       l.TTL,
+	}
+	if l.SysName != "" {
+		d.Values = append(d.Values, layers.LinkLayerDiscoveryValue{Type: layers.LLDPTLVSysName, Length: uint16(len(l.SysName)), Value: []byte(l.SysName)})
+	}
+	return SerializeLayers(b, eth, d)
+}
+
+// DecodeLLDP decodes an LLDP frame written by AppendLLDPFrame (or any LLDP
+// frame with a MAC chassis ID).
+func DecodeLLDP(frame []byte) (LLDP, error) {
+	// LinkLayerDiscovery is not a gopacket.DecodingLayer: use the packet
+	// decoder, with its panic recovery off.
+	p := gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.DecodeOptions{NoCopy: true, SkipDecodeRecovery: true})
+	l0, ok := p.Layer(layers.LayerTypeLinkLayerDiscovery).(*layers.LinkLayerDiscovery)
+	if !ok {
+		if e := p.ErrorLayer(); e != nil {
+			return LLDP{}, fmt.Errorf("wire: lldp: %v: %w", e.Error(), ErrBadLength)
+		}
+		return LLDP{}, fmt.Errorf("wire: lldp: no LLDP layer in the frame: %w", ErrUnknownType)
+	}
+	d := l0
+	if d.ChassisID.Subtype != layers.LLDPChassisIDSubTypeMACAddr || len(d.ChassisID.ID) != 6 {
+		return LLDP{}, fmt.Errorf("wire: lldp: chassis ID subtype %v of %d bytes, want a MAC: %w", d.ChassisID.Subtype, len(d.ChassisID.ID), ErrUnknownType)
+	}
+	l := LLDP{Chassis: MAC(d.ChassisID.ID), PortID: string(d.PortID.ID), TTL: d.TTL}
+	for _, v := range d.Values {
+		if v.Type == layers.LLDPTLVSysName {
+			l.SysName = string(v.Value)
+		}
+	}
+	return l, nil
+}
