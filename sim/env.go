@@ -1,0 +1,67 @@
+package sim
+
+import (
+	"log/slog"
+	"math/rand/v2"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// env is the element.Env the engine hands each node.
+type env struct {
+	s   *Sim
+	n   int32
+	rng *rand.Rand
+	log *slog.Logger
+}
+
+var _ element.Env = (*env)(nil)
+
+func (e *env) Now() element.Time                 { return e.s.now }
+func (e *env) Rand() *rand.Rand                  { return e.rng }
+func (e *env) Log() *slog.Logger                 { return e.log }
+func (e *env) Send(p element.Port, frame []byte) { e.s.send(e.n, p, frame) }
+
+func (e *env) After(d element.Time, f func()) (cancel func()) {
+	if d < 0 {
+		d = 0
+	}
+	return e.s.after(e.n, e.s.now+d, f)
+}
+
+// Alloc returns a frame buffer of length n from the engine's pool. A frame
+// built in it and given to Send is recycled after delivery, which spares
+// the allocator on the forwarding hot path. Elements find it through the
+// Allocator interface; it is optional.
+func (e *env) Alloc(n int) []byte { return e.s.alloc(n) }
+
+// Allocator is implemented by an Env that can hand out recycled frame
+// buffers. An element that forwards a copy of every frame it receives can
+// use it instead of make or append:
+//
+//	if a, ok := env.(sim.Allocator); ok { out = a.Alloc(len(frame)) }
+type Allocator interface {
+	Alloc(n int) []byte
+}
+
+func (s *Sim) send(n int32, p element.Port, frame []byte) {
+	nd := &s.nodes[n]
+	if p < 1 || int(p) > len(nd.ports) {
+		nd.badPort++
+		s.recycle(frame)
+		return
+	}
+	pt := &nd.ports[p-1]
+	switch {
+	case !nd.up:
+		pt.stats.Drops[DropNodeDown]++
+	case pt.out < 0:
+		pt.stats.Drops[DropNoLink]++
+	case !s.pipes[pt.out].up:
+		pt.stats.Drops[DropLinkDown]++
+	default:
+		s.pipes[pt.out].send(frame, &pt.stats)
+		return
+	}
+	s.recycle(frame)
+}

@@ -1,0 +1,91 @@
+package sim
+
+import "github.com/edgefabric/edgefabric/element"
+
+// eventKind says what a queued event does when it fires.
+type eventKind uint8
+
+const (
+	evInvalid eventKind = iota
+	// evPipe delivers the head frame of pipe idx.
+	evPipe
+	// evTimer fires timer slot idx if its generation still matches.
+	evTimer
+)
+
+// event is one entry of the event list. It is a small value (no pointers)
+// so that the heap is one flat slice the garbage collector never scans.
+type event struct {
+	t    element.Time
+	seq  uint64
+	idx  int32
+	gen  uint32
+	kind eventKind
+}
+
+func (a *event) before(b *event) bool {
+	if a.t != b.t {
+		return a.t < b.t
+	}
+	return a.seq < b.seq
+}
+
+// eventHeap is a 4-ary min-heap ordered by (time, seq): shallower than a
+// binary heap, so a pop touches fewer cache lines. seq is unique, so the
+// order is total and the run is deterministic.
+type eventHeap struct {
+	ev []event
+}
+
+func (h *eventHeap) len() int { return len(h.ev) }
+
+func (h *eventHeap) push(e event) {
+	h.ev = append(h.ev, e)
+	i := len(h.ev) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !h.ev[i].before(&h.ev[p]) {
+			break
+		}
+		h.ev[i], h.ev[p] = h.ev[p], h.ev[i]
+		i = p
+	}
+}
+
+// peek returns the earliest event; the heap must not be empty.
+func (h *eventHeap) peek() *event { return &h.ev[0] }
+
+func (h *eventHeap) pop() event {
+	top := h.ev[0]
+	n := len(h.ev) - 1
+	last := h.ev[n]
+	h.ev = h.ev[:n]
+	if n == 0 {
+		return top
+	}
+	// Sift the last element down from the root.
+	i := 0
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		end := c + 4
+		if end > n {
+			end = n
+		}
+		for j := c + 1; j < end; j++ {
+			if h.ev[j].before(&h.ev[m]) {
+				m = j
+			}
+		}
+		if !h.ev[m].before(&last) {
+			break
+		}
+		h.ev[i] = h.ev[m]
+		i = m
+	}
+	h.ev[i] = last
+	return top
+}

@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+type capRec struct{ pkts []got }
+
+func (c *capRec) WritePacket(t element.Time, f []byte) error {
+	c.pkts = append(c.pkts, got{t: t, frame: append([]byte(nil), f...)})
+	return nil
+}
+
+// An agent between the stack and the NIC: port 2 (Local) joins the stack
+// through a zero-delay, unlimited-rate link.
+func TestPlaceHostWithAgent(t *testing.T) {
+	g := line(t, 0, 1_000_000_000, us)
+	s := mustNew(t, g, Options{})
+	agent := &rec{fwd: map[element.Port]element.Port{1: 2, 2: 1}}
+	stack, peer := &rec{}, &rec{}
+	must(t, s.PlaceHost(0, agent, stack))
+	must(t, s.Place(1, peer))
+	cp := &capRec{}
+	must(t, s.Capture(0, 1, cp))
+	s.At(10*us, func() { stack.env.Send(1, frameOf(100, 1)) })
+	s.At(100*us, func() { peer.env.Send(1, frameOf(200, 2)) })
+	s.RunAll()
+	if len(agent.ports) != 2 || !agent.ports[1].Local || agent.ports[0].Local || agent.ports[1].Rate != 0 {
+		t.Fatalf("agent ports %+v", agent.ports)
+	}
+	mac, _, _ := g.HostAddr(0)
+	if len(stack.ports) != 1 || stack.ports[0].MAC != mac {
+		t.Fatalf("stack ports %+v, want its plan MAC", stack.ports)
+	}
+	if len(agent.got) != 2 || agent.got[0].t != 10*us || agent.got[0].p != 2 {
+		t.Fatalf("agent got %+v", agent.got)
+	}
+	// 100 bytes + 12 on the wire at 1 Gb/s: 896 ns, plus 1 us.
+	if len(peer.got) != 1 || peer.got[0].t != 10*us+896*ns+us {
+		t.Fatalf("peer got %+v", peer.got)
+	}
+	// 200 + 12 = 212 bytes: 1.696 us + 1 us; then straight up to the stack.
+	if want := 100*us + 1696*ns + us; len(stack.got) != 1 || stack.got[0].t != want {
+		t.Fatalf("stack got %+v, want at %v", stack.got, want)
+	}
+	if s.Stack(0) != stack || s.Element(0) != agent || s.Stack(1) != nil {
+		t.Error("Stack/Element accessors")
+	}
+	if st, ok := s.PortStats(0, 2); !ok || st.TxFrames != 1 || st.RxFrames != 1 {
+		t.Errorf("agent Local port: %+v", st)
+	}
+	// The capture saw the frame leave at 10 us and the peer's arrive.
+	if len(cp.pkts) != 2 || cp.pkts[0].t != 10*us || cp.pkts[1].t != 100*us+1696*ns+us || cp.pkts[1].frame[0] != 2 {
+		t.Errorf("capture %+v", cp.pkts)
+	}
+	// A node failure takes the host's stack down with it.
+	must(t, s.SetNode(0, false))
+	s.At(s.Now(), func() { stack.env.Send(1, frameOf(60, 3)) })
+	s.RunAll()
+	if s.nodes[s.nodes[0].stack].ports[0].stats.DropCount(DropNodeDown) != 1 {
+		t.Errorf("a failed host's stack could still send")
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) WritePacket(element.Time, []byte) error { return errTest }
+
+var errTest = topo.ErrBadValue
+
+func TestCaptureError(t *testing.T) {
+	g := line(t, 0, 1_000_000_000, us)
+	s := mustNew(t, g, Options{})
+	a := &rec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, &rec{}))
+	must(t, s.Capture(0, 1, failWriter{}))
+	s.At(0, func() { a.env.Send(1, frameOf(60, 1)) })
+	s.RunAll()
+	if s.Err() == nil {
+		t.Fatal("capture write error not reported")
+	}
+}
+
+// Buffers from the Env's Alloc are recycled after delivery.
+func TestAllocRecycles(t *testing.T) {
+	g := line(t, 0, 1_000_000_000, us)
+	s := mustNew(t, g, Options{})
+	a, b := &rec{}, &rec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, b))
+	s.At(0, func() {
+		al := a.env.(Allocator)
+		f := al.Alloc(1514)
+		if len(f) != 1514 || cap(f) != poolCap {
+			t.Fatalf("Alloc gave len %d cap %d", len(f), cap(f))
+		}
+		a.env.Send(1, f)
+		if big := al.Alloc(9000); len(big) != 9000 {
+			t.Fatal("jumbo Alloc")
+		}
+	})
+	s.RunAll()
+	if len(s.pool) != 1 {
+		t.Fatalf("pool holds %d buffers after delivery, want 1", len(s.pool))
+	}
+	// Buffers the element made itself are never recycled.
+	s.At(s.Now(), func() { a.env.Send(1, make([]byte, 1514)) })
+	s.RunAll()
+	if len(s.pool) != 1 {
+		t.Fatalf("pool took a foreign buffer")
+	}
+}

@@ -1,0 +1,222 @@
+package sim
+
+import (
+	"math/rand/v2"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// pipe is one direction of a link: an output queue with a byte limit and
+// drop-tail, a serializer at the link rate, and propagation delay.
+//
+// Because the queue is FIFO and the link's rate and delay are fixed, a
+// frame's whole future is known the moment it is queued: it starts when the
+// serializer is free, ends one serialization time later, and arrives one
+// delay after that. So the pipe computes those times at enqueue and keeps
+// one pending event, for the delivery of its oldest frame, instead of one
+// event per frame per stage (htsim's Pipe/Queue habit). The event list grows
+// with busy links, not with traffic.
+type pipe struct {
+	s                *Sim
+	from, to         int32
+	fromPort, toPort element.Port
+	rate             int64 // bits per second; 0 means unlimited
+	delay            element.Time
+	limit            int // queue limit in bytes
+	idx              int32
+	up               bool
+	pending          bool
+	gen              uint32       // bumped when the link fails, to void the pending event
+	busy             element.Time // the serializer is free from this time
+	fl               []flight
+	dh               int // next frame to deliver
+	qh               int // oldest frame still counted in the queue
+	qbytes           int
+	fault            Fault
+	rng              *rand.Rand
+	psPerByteNum     int64 // 8e12, kept as a field to make the formula explicit
+}
+
+// flight is a frame between Send and delivery.
+type flight struct {
+	frame    []byte
+	end      element.Time // serialization ends: the frame leaves the queue
+	deliver  element.Time // Receive is called at the far end
+	tail     element.Time // the frame's last byte has arrived at the far end
+	qlen     int32
+	poisoned bool
+}
+
+func (pp *pipe) init(s *Sim, from int32, fp element.Port, to int32, tp element.Port, rate int64, delay element.Time, limit, idx int) {
+	*pp = pipe{s: s, from: from, fromPort: fp, to: to, toPort: tp, rate: rate, delay: delay,
+		limit: limit, idx: int32(idx), up: true, psPerByteNum: 8 * int64(element.Second)}
+}
+
+// ser returns the time to clock n bytes onto the link. Integer picoseconds:
+// exact for every rate that divides 8e12 (1, 10, 25, 40, 100 Gb/s...).
+func (pp *pipe) ser(n int) element.Time {
+	if pp.rate <= 0 || n <= 0 {
+		return 0
+	}
+	return element.Time(int64(n) * pp.psPerByteNum / pp.rate)
+}
+
+// drain retires from the queue count every frame whose serialization has
+// ended by now.
+func (pp *pipe) drain(now element.Time) {
+	for pp.qh < len(pp.fl) && pp.fl[pp.qh].end <= now {
+		pp.qbytes -= int(pp.fl[pp.qh].qlen)
+		pp.qh++
+	}
+	pp.compact()
+}
+
+// compact drops entries both delivered and drained from the front of fl.
+func (pp *pipe) compact() {
+	lo := min(pp.dh, pp.qh)
+	if lo == len(pp.fl) {
+		clear(pp.fl)
+		pp.fl = pp.fl[:0]
+		pp.dh, pp.qh = 0, 0
+		return
+	}
+	if lo >= 64 && 2*lo >= len(pp.fl) {
+		n := copy(pp.fl, pp.fl[lo:])
+		clear(pp.fl[n:])
+		pp.fl = pp.fl[:n]
+		pp.dh -= lo
+		pp.qh -= lo
+	}
+}
+
+func (pp *pipe) setUp(up bool) {
+	pp.up = up
+	if up {
+		return
+	}
+	// Everything not yet delivered is lost with the link.
+	st := &pp.s.nodes[pp.from].ports[pp.fromPort-1].stats
+	for i := pp.dh; i < len(pp.fl); i++ {
+		st.Drops[DropLinkDown]++
+		pp.s.recycle(pp.fl[i].frame)
+	}
+	clear(pp.fl)
+	pp.fl = pp.fl[:0]
+	pp.dh, pp.qh, pp.qbytes = 0, 0, 0
+	pp.pending = false
+	pp.gen++
+	if pp.busy > pp.s.now {
+		pp.busy = pp.s.now
+	}
+}
+
+// send queues frame; the caller has checked the link is up.
+func (pp *pipe) send(frame []byte, st *PortStats) {
+	s := pp.s
+	now := s.now
+	pp.drain(now)
+	if pp.qbytes+len(frame) > pp.limit {
+		st.Drops[DropQueueFull]++
+		s.recycle(frame)
+		return
+	}
+	poisoned := false
+	if pp.fault.active() {
+		if pp.rng == nil {
+			pp.rng = rand.New(rand.NewPCG(s.opts.Seed^0xFA017, splitmix(uint64(pp.idx)+1)))
+		}
+		if pp.fault.Loss > 0 && pp.rng.Float64() < pp.fault.Loss {
+			st.Drops[DropFaultLoss]++
+			s.recycle(frame)
+			return
+		}
+		if pp.fault.Corrupt > 0 && len(frame) > 0 && pp.rng.Float64() < pp.fault.Corrupt {
+			bit := pp.rng.IntN(8 * len(frame))
+			frame[bit/8] ^= 1 << (bit % 8)
+			poisoned = true
+		}
+	}
+	fr := &s.framing
+	wire := max(len(frame), fr.MinFrame) + fr.FCS
+	serT := pp.ser(fr.Preamble + wire)
+	start := max(now, pp.busy)
+	rx := &s.rx
+	if rx.active && rx.ct {
+		// Cut-through: the frame may start before its input has fully
+		// arrived, but may not end before the input's tail is in.
+		start = max(start, rx.tail-serT)
+		if rx.poisoned {
+			if start >= rx.tail {
+				// The whole frame was buffered before it could leave: the
+				// CRC check caught it here (Axon §3.3.1).
+				st.Drops[DropBadFCS]++
+				s.recycle(frame)
+				return
+			}
+			poisoned = true
+		}
+	}
+	end := start + serT
+	pp.busy = end + pp.ser(fr.IFG)
+	to := &s.nodes[pp.to]
+	tail := end + pp.delay
+	deliver := tail
+	if d := to.timing.CutThrough; d > 0 {
+		deliver = start + pp.delay + pp.ser(fr.Preamble+min(d, wire))
+	}
+	deliver += to.timing.Latency
+	st.TxFrames++
+	st.TxBytes += uint64(len(frame))
+	pp.qbytes += len(frame)
+	if pp.qbytes > st.MaxQueue {
+		st.MaxQueue = pp.qbytes
+	}
+	pp.fl = append(pp.fl, flight{frame: frame, end: end, deliver: deliver, tail: tail + to.timing.Latency, qlen: int32(len(frame)), poisoned: poisoned})
+	if w := s.nodes[pp.from].ports[pp.fromPort-1].capture; w != nil {
+		s.captureErr(w.WritePacket(start, frame))
+	}
+	if !pp.pending {
+		pp.pending = true
+		s.schedule(deliver, evPipe, pp.idx, pp.gen)
+	}
+}
+
+// deliver hands the oldest frame in flight to the far end.
+func (s *Sim) deliver(ev event) {
+	pp := &s.pipes[ev.idx]
+	if ev.gen != pp.gen || pp.dh >= len(pp.fl) {
+		return // the link failed after this event was scheduled
+	}
+	f := pp.fl[pp.dh]
+	pp.fl[pp.dh].frame = nil
+	pp.dh++
+	if pp.dh < len(pp.fl) {
+		s.schedule(pp.fl[pp.dh].deliver, evPipe, pp.idx, pp.gen)
+	} else {
+		pp.pending = false
+	}
+	pp.compact()
+	to := &s.nodes[pp.to]
+	pt := &to.ports[pp.toPort-1]
+	switch {
+	case !to.up:
+		pt.stats.Drops[DropNodeDown]++
+	case f.poisoned && to.timing.CutThrough == 0:
+		pt.stats.Drops[DropBadFCS]++
+	case to.elem == nil:
+		// Nothing runs here: the frame falls on the floor, counted so
+		// that the loss is visible.
+		pt.stats.Drops[DropNoElement]++
+	default:
+		pt.stats.RxFrames++
+		pt.stats.RxBytes += uint64(len(f.frame))
+		s.hash.frame(s.now, pp.to, pp.toPort, 0, f.frame)
+		if pt.capture != nil {
+			s.captureErr(pt.capture.WritePacket(s.now, f.frame))
+		}
+		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0, tail: f.tail, poisoned: f.poisoned}
+		to.elem.Receive(pp.toPort, f.frame)
+		s.rx = rxContext{}
+	}
+	s.recycle(f.frame)
+}
