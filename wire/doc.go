@@ -30,7 +30,7 @@
 // Standard headers (ARP, IPv4, UDP, LLDP, DHCPv4, 802.1Q/QinQ, MPLS,
 // VXLAN) are built and parsed through gopacket and insomniacslk/dhcp in
 // std.go; only the per-frame operations above are written by hand, each
-// with a benchmark against the library (docs/performance.md).
+// with a benchmark against the library (docs/wire.md).
 //
 // # Errors
 //

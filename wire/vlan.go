@@ -9,7 +9,7 @@ import (
 // path of SPAIN's VLAN selection, the backplane's next-hop tag and the
 // overlay's VLAN<->VNI mapping. gopacket's decode of Ethernet+Dot1Q plus
 // SerializeLayers costs about 20x more and allocates on every frame; see
-// BenchmarkVLANPop vs BenchmarkGopacketVLANPop and docs/performance.md.
+// BenchmarkVLANPop vs BenchmarkGopacketVLANPop and docs/wire.md.
 //
 //	+--------------+--------------+--------+-----+---+------------+---------
 //	|  dst MAC (6) |  src MAC (6) |  TPID  | PCP |DEI|  VID (12)  | EtherType ...

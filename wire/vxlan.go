@@ -11,7 +11,7 @@ import (
 // serialize the same headers (the tests cross-check against it) but costs
 // an order of magnitude more per frame and allocates; see
 // BenchmarkVXLANDecap vs BenchmarkGopacketVXLANDecap in
-// docs/performance.md.
+// docs/wire.md.
 //
 //	 0                   1                   2                   3
 //	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1

@@ -1,0 +1,384 @@
+-- edgefabric.lua: Wireshark dissector for edgefabric's own wire formats.
+--
+--   * Axon packets (thesis §3.1.1): type, length, hop counts, forward and
+--     reverse paths (4-bit or 8-bit hops), probe options and the timestamp
+--     records probe units append to the tail.
+--   * DumbNet tag stacks after EtherType 0x9800 (DumbNet §5.1).
+--   * edgefabric control messages after EtherType 0x88B5: SPAIN chirps,
+--     Axon hello/Axon-ARP/ether probes, DumbNet probes, switch IDs, port
+--     and host notifications, topology patches, path-graph queries and
+--     replies, overlay vport/vnet records, backplane next hops. The same
+--     messages are dissected inside Axon control packets.
+--   * Captures with link type USER0 (147) written by wire.PcapWriter with
+--     LinkTypeEdgefabric: each record starts with one byte, 1 = Ethernet
+--     frame, 2 = Axon packet.
+--
+-- Use:  wireshark -X lua_script:contrib/wireshark/edgefabric.lua capture.pcap
+--       tshark    -X lua_script:contrib/wireshark/edgefabric.lua -r capture.pcap
+-- or copy this file to ~/.local/lib/wireshark/plugins/. The formats are
+-- described in docs/wire.md; the Go side is package wire, and
+-- wire/tshark_test.go checks this file against the golden vectors.
+
+local eth_dissector = Dissector.get("eth_withoutfcs")
+local ethertype_table = DissectorTable.get("ethertype")
+
+------------------------------------------------------------------------
+-- Control messages (EtherType 0x88B5, one-byte subtype)
+
+local msg = Proto("edgefabric", "edgefabric control message")
+
+local SUBTYPES = {
+  [0x01] = "SPAIN chirp",
+  [0x10] = "Axon hello", [0x11] = "Axon-ARP request", [0x12] = "Axon-ARP reply",
+  [0x13] = "Axon ether probe",
+  [0x20] = "DumbNet probe", [0x21] = "DumbNet probe reply", [0x22] = "DumbNet switch ID",
+  [0x23] = "DumbNet port status", [0x24] = "DumbNet host notify",
+  [0x25] = "DumbNet topology patch", [0x26] = "DumbNet path-graph query",
+  [0x27] = "DumbNet path-graph reply",
+  [0x30] = "Overlay vport", [0x31] = "Overlay vnet",
+  [0x40] = "Backplane next hop",
+}
+local STATES = { [1] = "up", [2] = "down" }
+local OPS = { [1] = "add", [2] = "delete" }
+local PHASES = { [1] = "learn", [2] = "measure" }
+local KINDS = { [1] = "ingress", [2] = "egress" }
+local DIRS = { [1] = "in", [2] = "out" }
+
+local F = {}
+local function add(list, abbr, pf) F[abbr] = pf; list[#list + 1] = pf; return pf end
+local mf = {}
+local function u8(a, n, vs) return add(mf, a, ProtoField.uint8(a, n, base.DEC, vs)) end
+local function u16(a, n) return add(mf, a, ProtoField.uint16(a, n, base.DEC)) end
+local function u24(a, n) return add(mf, a, ProtoField.uint24(a, n, base.DEC)) end
+local function u32(a, n) return add(mf, a, ProtoField.uint32(a, n, base.DEC)) end
+local function u64(a, n) return add(mf, a, ProtoField.uint64(a, n, base.DEC)) end
+local function i64(a, n) return add(mf, a, ProtoField.int64(a, n, base.DEC)) end
+local function mac(a, n) return add(mf, a, ProtoField.ether(a, n)) end
+local function bool(a, n) return add(mf, a, ProtoField.bool(a, n)) end
+local function ip(a, n)
+  add(mf, a .. "_ipv4", ProtoField.ipv4(a .. "_ipv4", n))
+  add(mf, a .. "_ipv6", ProtoField.ipv6(a .. "_ipv6", n))
+  return a
+end
+
+add(mf, "edgefabric.subtype", ProtoField.uint8("edgefabric.subtype", "Subtype", base.HEX, SUBTYPES))
+u8("edgefabric.path_len", "Path length")
+u8("edgefabric.path_tag", "Path tag")
+u16("edgefabric.link_count", "Link count")
+u64("edgefabric.link.a", "Switch A")
+u16("edgefabric.link.a_port", "Port A")
+u64("edgefabric.link.b", "Switch B")
+u16("edgefabric.link.b_port", "Port B")
+u8("edgefabric.link.flags", "Flags (1 up, 2 primary, 4 backup, 8 detour)")
+
+-- Each message is a list of steps: {kind, abbr} read in order.
+local LAYOUT = {
+  [0x01] = { {"flags1", "edgefabric.chirp.want_reply"}, {"ip", ip("edgefabric.chirp", "IP")},
+             {"mac", mac("edgefabric.chirp.mac", "MAC")}, {"u64", u64("edgefabric.chirp.edge_switch", "Edge switch")} },
+  [0x10] = { {"u64", u64("edgefabric.hello.axon_id", "Axon ID")}, {"u16", u16("edgefabric.hello.port", "Port")},
+             {"helloflags"} },
+  [0x11] = "aarp", [0x12] = "aarp",
+  [0x13] = { {"u64", u64("edgefabric.eprobe.axon_id", "Axon ID")}, {"u16", u16("edgefabric.eprobe.src_port", "Source port")},
+             {"u16", u16("edgefabric.eprobe.dst_port", "Destination port")}, {"u32", u32("edgefabric.eprobe.seq", "Seq")},
+             {"u8", u8("edgefabric.eprobe.phase", "Phase", PHASES)}, {"i64", i64("edgefabric.eprobe.sent_at", "Sent at (ps)")} },
+  [0x20] = { {"u32", u32("edgefabric.dnprobe.seq", "Seq")}, {"mac", mac("edgefabric.dnprobe.src_mac", "Source MAC")},
+             {"ip", ip("edgefabric.dnprobe.src", "Source IP")}, {"path"} },
+  [0x21] = { {"u32", u32("edgefabric.dnreply.seq", "Seq")}, {"mac", mac("edgefabric.dnreply.host_mac", "Host MAC")},
+             {"ip", ip("edgefabric.dnreply.host", "Host IP")}, {"mac", mac("edgefabric.dnreply.controller", "Controller MAC")},
+             {"path"} },
+  [0x22] = { {"u64", u64("edgefabric.dnswid.switch_id", "Switch ID")},
+             {"echo", add(mf, "edgefabric.dnswid.echo", ProtoField.bytes("edgefabric.dnswid.echo", "Echoed query", base.COLON))} },
+  [0x23] = { {"u64", u64("edgefabric.dnport.switch_id", "Switch ID")}, {"u16", u16("edgefabric.dnport.port", "Port")},
+             {"u8", u8("edgefabric.dnport.state", "State", STATES)}, {"u8", u8("edgefabric.dnport.hop_limit", "Hop limit")},
+             {"u32", u32("edgefabric.dnport.seq", "Seq")} },
+  [0x24] = { {"mac", mac("edgefabric.dnnotify.origin", "Origin")}, {"u32", u32("edgefabric.dnnotify.seq", "Seq")},
+             {"u64", u64("edgefabric.dnnotify.switch_id", "Switch ID")}, {"u16", u16("edgefabric.dnnotify.port", "Port")},
+             {"u8", u8("edgefabric.dnnotify.state", "State", STATES)} },
+  [0x25] = { {"u64", u64("edgefabric.dnpatch.version", "Topology version")}, {"links"} },
+  [0x26] = { {"u32", u32("edgefabric.dnquery.id", "Query ID")}, {"mac", mac("edgefabric.dnquery.src", "Source MAC")},
+             {"mac", mac("edgefabric.dnquery.dst", "Destination MAC")}, {"ip", ip("edgefabric.dnquery.dst", "Destination IP")} },
+  [0x27] = { {"u32", u32("edgefabric.dnpath.id", "Query ID")}, {"u64", u64("edgefabric.dnpath.version", "Topology version")},
+             {"mac", mac("edgefabric.dnpath.src", "Source MAC")}, {"mac", mac("edgefabric.dnpath.dst", "Destination MAC")},
+             {"u64", u64("edgefabric.dnpath.src_switch", "Source switch")}, {"u16", u16("edgefabric.dnpath.src_port", "Source port")},
+             {"u64", u64("edgefabric.dnpath.dst_switch", "Destination switch")}, {"u16", u16("edgefabric.dnpath.dst_port", "Destination port")},
+             {"links"} },
+  [0x30] = { {"u8", u8("edgefabric.vport.op", "Op", OPS)}, {"u64", u64("edgefabric.vport.switch", "Switch")},
+             {"mac", mac("edgefabric.vport.mac", "MAC")}, {"u24", u24("edgefabric.vport.vni", "VNI")},
+             {"u16", u16("edgefabric.vport.port", "Port")}, {"ip", ip("edgefabric.vport", "IP")} },
+  [0x31] = { {"u8", u8("edgefabric.vnet.op", "Op", OPS)}, {"u24", u24("edgefabric.vnet.vni", "VNI")},
+             {"u16", u16("edgefabric.vnet.vlan", "VLAN")},
+             {"name", add(mf, "edgefabric.vnet.name", ProtoField.string("edgefabric.vnet.name", "Name"))} },
+  [0x40] = { {"u8", u8("edgefabric.nexthop.kind", "Kind", KINDS)}, {"prefix"},
+             {"u16", u16("edgefabric.nexthop.vlan", "VLAN")}, {"mac", mac("edgefabric.nexthop.mac", "MAC")},
+             {"u16", u16("edgefabric.nexthop.port", "Port")} },
+}
+local AARP = { {"u32", u32("edgefabric.aarp.seq", "Seq")}, {"mac", mac("edgefabric.aarp.real_mac", "Real MAC")},
+               {"mac", mac("edgefabric.aarp.route_mac", "Route-memory MAC")}, {"ip", ip("edgefabric.aarp.src", "Source host IP")},
+               {"ip", ip("edgefabric.aarp.tgt", "Target host IP")}, {"u16", u16("edgefabric.aarp.src_port", "Source host port")},
+               {"u16", u16("edgefabric.aarp.tgt_port", "Target host port")} }
+LAYOUT[0x11], LAYOUT[0x12] = AARP, AARP
+bool("edgefabric.chirp.want_reply", "Want reply")
+bool("edgefabric.hello.reply", "Reply")
+bool("edgefabric.hello.wide", "8-bit hops")
+ip("edgefabric.nexthop.prefix", "Prefix")
+u8("edgefabric.nexthop.prefix_len", "Prefix length")
+msg.fields = mf
+
+local ef_malformed = ProtoExpert.new("edgefabric.malformed", "Malformed edgefabric message", expert.group.MALFORMED, expert.severity.ERROR)
+msg.experts = { ef_malformed }
+
+local SIZES = { u8 = 1, u16 = 2, u24 = 3, u32 = 4, u64 = 8, i64 = 8, mac = 6 }
+
+-- dissect_message returns the number of bytes used, or nil if malformed.
+local function dissect_message(tvb, pinfo, tree)
+  local len = tvb:len()
+  if len < 1 then return nil end
+  local st = tvb(0, 1):uint()
+  local t = tree:add(msg, tvb(), "edgefabric " .. (SUBTYPES[st] or string.format("subtype 0x%02x", st)))
+  t:add(F["edgefabric.subtype"], tvb(0, 1))
+  pinfo.cols.protocol = "edgefabric"
+  pinfo.cols.info = SUBTYPES[st] or string.format("unknown subtype 0x%02x", st)
+  local layout = LAYOUT[st]
+  if not layout then t:add_proto_expert_info(ef_malformed, "unknown subtype"); return nil end
+  local off = 1
+  local function need(n)
+    if off + n > len then error("truncated") end
+  end
+  local function addr(abbr)
+    need(1)
+    local n = tvb(off, 1):uint()
+    off = off + 1
+    if n == 4 then need(4); t:add(F[abbr .. "_ipv4"], tvb(off, 4))
+    elseif n == 16 then need(16); t:add(F[abbr .. "_ipv6"], tvb(off, 16))
+    elseif n ~= 0 then error("bad address length") end
+    off = off + n
+  end
+  local ok, err = pcall(function()
+    for _, step in ipairs(layout) do
+      local kind, f = step[1], step[2]
+      if SIZES[kind] then
+        need(SIZES[kind]); t:add(F[f] or f, tvb(off, SIZES[kind])); off = off + SIZES[kind]
+      elseif kind == "flags1" then
+        need(1); t:add(F[f], tvb(off, 1), bit.band(tvb(off, 1):uint(), 1)); off = off + 1
+      elseif kind == "helloflags" then
+        need(1)
+        local v = tvb(off, 1):uint()
+        t:add(F["edgefabric.hello.reply"], tvb(off, 1), bit.band(v, 1))
+        t:add(F["edgefabric.hello.wide"], tvb(off, 1), bit.band(v, 2) ~= 0 and 1 or 0)
+        off = off + 1
+      elseif kind == "ip" then
+        addr(f)
+      elseif kind == "path" then
+        need(1)
+        local n = tvb(off, 1):uint()
+        t:add(F["edgefabric.path_len"], tvb(off, 1)); off = off + 1
+        need(n)
+        for i = 0, n - 1 do t:add(F["edgefabric.path_tag"], tvb(off + i, 1)) end
+        off = off + n
+      elseif kind == "links" then
+        need(2)
+        local n = tvb(off, 2):uint()
+        t:add(F["edgefabric.link_count"], tvb(off, 2)); off = off + 2
+        need(21 * n)
+        for i = 1, n do
+          local lt = t:add(msg, tvb(off, 21), "Link " .. i)
+          lt:add(F["edgefabric.link.a"], tvb(off, 8))
+          lt:add(F["edgefabric.link.a_port"], tvb(off + 8, 2))
+          lt:add(F["edgefabric.link.b"], tvb(off + 10, 8))
+          lt:add(F["edgefabric.link.b_port"], tvb(off + 18, 2))
+          lt:add(F["edgefabric.link.flags"], tvb(off + 20, 1))
+          off = off + 21
+        end
+      elseif kind == "echo" then
+        if off < len then t:add(F[f] or f, tvb(off, len - off)) end
+        off = len
+      elseif kind == "name" then
+        need(1)
+        local n = tvb(off, 1):uint(); off = off + 1
+        need(n)
+        if n > 0 then t:add(F[f] or f, tvb(off, n)) end
+        off = off + n
+      elseif kind == "prefix" then
+        need(1)
+        local n = tvb(off, 1):uint()
+        addr("edgefabric.nexthop.prefix")
+        need(1)
+        if n > 0 then t:add(F["edgefabric.nexthop.prefix_len"], tvb(off, 1)) end
+        off = off + 1
+      end
+    end
+  end)
+  if not ok then
+    t:add_proto_expert_info(ef_malformed, tostring(err))
+    return nil
+  end
+  return off
+end
+
+function msg.dissector(tvb, pinfo, tree)
+  dissect_message(tvb, pinfo, tree)
+  return tvb:len()
+end
+
+ethertype_table:add(0x88B5, msg)
+
+------------------------------------------------------------------------
+-- DumbNet tag stack (EtherType 0x9800)
+
+local dumbnet = Proto("dumbnet", "DumbNet tag stack")
+local dn_tag = ProtoField.uint8("edgefabric.dumbnet.tag", "Tag (output port, 0 = switch ID query)", base.DEC)
+local dn_end = ProtoField.uint8("edgefabric.dumbnet.end", "End marker", base.HEX)
+local dn_inner = ProtoField.uint16("edgefabric.dumbnet.inner_type", "Inner EtherType", base.HEX)
+dumbnet.fields = { dn_tag, dn_end, dn_inner }
+local dn_malformed = ProtoExpert.new("edgefabric.dumbnet.malformed", "Malformed DumbNet tag stack", expert.group.MALFORMED, expert.severity.ERROR)
+dumbnet.experts = { dn_malformed }
+
+function dumbnet.dissector(tvb, pinfo, tree)
+  local len = tvb:len()
+  local t = tree:add(dumbnet, tvb())
+  pinfo.cols.protocol = "DumbNet"
+  local tags = {}
+  for i = 0, math.min(len, 65) - 1 do
+    local v = tvb(i, 1):uint()
+    if v == 0xFF then
+      t:add(dn_end, tvb(i, 1))
+      if i + 3 > len then t:add_proto_expert_info(dn_malformed, "inner EtherType missing"); return len end
+      t:add(dn_inner, tvb(i + 1, 2))
+      t:set_len(i + 3)
+      t:append_text(" [" .. table.concat(tags, "-") .. (#tags > 0 and "-" or "") .. "end]")
+      pinfo.cols.info = "DumbNet path " .. table.concat(tags, "-") .. (#tags > 0 and "-" or "") .. "end"
+      local inner = tvb(i + 1, 2):uint()
+      if i + 3 < len then
+        if not ethertype_table:try(inner, tvb(i + 3):tvb(), pinfo, tree) then
+          Dissector.get("data"):call(tvb(i + 3):tvb(), pinfo, tree)
+        end
+      end
+      return len
+    end
+    t:add(dn_tag, tvb(i, 1))
+    tags[#tags + 1] = tostring(v)
+  end
+  t:add_proto_expert_info(dn_malformed, "no end marker")
+  return len
+end
+
+ethertype_table:add(0x9800, dumbnet)
+
+------------------------------------------------------------------------
+-- Axon packets
+
+local axon = Proto("axon", "Axon source-routed packet")
+local AXON_TYPES = { [1] = "Ethernet", [2] = "Control", [3] = "Error", [4] = "Probe" }
+local ax_type = ProtoField.uint8("edgefabric.axon.type", "Type", base.DEC, AXON_TYPES, 0x7F)
+local ax_wide = ProtoField.bool("edgefabric.axon.wide", "8-bit hops", 8, nil, 0x80)
+local ax_hlen = ProtoField.uint8("edgefabric.axon.hdr_len", "Header length", base.DEC)
+local ax_fcnt = ProtoField.uint8("edgefabric.axon.fwd_count", "Forward hop count", base.DEC)
+local ax_rcnt = ProtoField.uint8("edgefabric.axon.rev_count", "Reverse hop count", base.DEC)
+local ax_opts = ProtoField.uint8("edgefabric.axon.options", "Probe options (1 stamp in, 2 stamp out)", base.DEC)
+local ax_fhop = ProtoField.uint8("edgefabric.axon.fwd_hop", "Forward hop", base.DEC, { [0x0F] = "control plane" })
+local ax_rhop = ProtoField.uint8("edgefabric.axon.rev_hop", "Reverse hop", base.DEC, { [0x0F] = "control plane" })
+local ax_fhop8 = ProtoField.uint8("edgefabric.axon.fwd_hop", "Forward hop", base.DEC, { [0xFF] = "control plane" })
+local ax_rhop8 = ProtoField.uint8("edgefabric.axon.rev_hop", "Reverse hop", base.DEC, { [0xFF] = "control plane" })
+local pr_origin = ProtoField.uint64("edgefabric.probe.origin", "Origin Axon", base.DEC)
+local pr_seq = ProtoField.uint32("edgefabric.probe.seq", "Seq", base.DEC)
+local pr_port = ProtoField.uint8("edgefabric.probe.port", "Port", base.DEC)
+local pr_dir = ProtoField.uint8("edgefabric.probe.dir", "Unit", base.DEC, DIRS)
+local pr_time = ProtoField.int64("edgefabric.probe.time", "Time (ps)", base.DEC)
+axon.fields = { ax_type, ax_wide, ax_hlen, ax_fcnt, ax_rcnt, ax_opts, ax_fhop, ax_rhop, ax_fhop8, ax_rhop8,
+                pr_origin, pr_seq, pr_port, pr_dir, pr_time }
+local ax_malformed = ProtoExpert.new("edgefabric.axon.malformed", "Malformed Axon packet", expert.group.MALFORMED, expert.severity.ERROR)
+axon.experts = { ax_malformed }
+
+local function hop_at(tvb, wide, i)
+  if wide then return tvb(5 + i, 1), tvb(5 + i, 1):uint() end
+  local r = tvb(5 + math.floor(i / 2), 1)
+  local v = r:uint()
+  if i % 2 == 0 then return r, bit.rshift(v, 4) end
+  return r, bit.band(v, 0x0F)
+end
+
+function axon.dissector(tvb, pinfo, tree)
+  local len = tvb:len()
+  pinfo.cols.protocol = "Axon"
+  local t = tree:add(axon, tvb())
+  if len < 5 then t:add_proto_expert_info(ax_malformed, "shorter than the 5-byte fixed header"); return len end
+  local b0 = tvb(0, 1):uint()
+  local wide = bit.band(b0, 0x80) ~= 0
+  local typ = bit.band(b0, 0x7F)
+  local hlen, nf, nr = tvb(1, 1):uint(), tvb(2, 1):uint(), tvb(3, 1):uint()
+  t:add(ax_type, tvb(0, 1))
+  t:add(ax_wide, tvb(0, 1))
+  t:add(ax_hlen, tvb(1, 1))
+  t:add(ax_fcnt, tvb(2, 1))
+  t:add(ax_rcnt, tvb(3, 1))
+  t:add(ax_opts, tvb(4, 1))
+  local want = 5 + (wide and (nf + nr) or math.floor((nf + nr + 1) / 2))
+  if hlen ~= want or hlen > len then
+    t:add_proto_expert_info(ax_malformed, string.format("header length %d, hop counts need %d, packet has %d", hlen, want, len))
+    return len
+  end
+  t:set_len(hlen)
+  local fh, rh = wide and ax_fhop8 or ax_fhop, wide and ax_rhop8 or ax_rhop
+  local fwd, rev = {}, {}
+  for i = 0, nf - 1 do
+    local r, v = hop_at(tvb, wide, i)
+    t:add(fh, r, v); fwd[#fwd + 1] = tostring(v)
+  end
+  for i = 0, nr - 1 do
+    local r, v = hop_at(tvb, wide, nf + i)
+    t:add(rh, r, v); rev[#rev + 1] = tostring(v)
+  end
+  local summary = string.format("Axon %s fwd [%s] rev [%s]", AXON_TYPES[typ] or ("type " .. typ),
+    table.concat(fwd, " "), table.concat(rev, " "))
+  t:append_text(": " .. summary)
+  pinfo.cols.info = summary
+  if hlen >= len then return len end
+  local payload = tvb(hlen):tvb()
+  if typ == 1 or typ == 3 then
+    eth_dissector:call(payload, pinfo, tree)
+  elseif typ == 2 then
+    dissect_message(payload, pinfo, tree)
+  elseif typ == 4 then
+    local plen = payload:len()
+    local pt = tree:add(axon, payload(), "Axon probe")
+    if plen < 12 or (plen - 12) % 10 ~= 0 then
+      pt:add_proto_expert_info(ax_malformed, "probe body is not 12 bytes plus 10-byte records")
+      return len
+    end
+    pt:add(pr_origin, payload(0, 8))
+    pt:add(pr_seq, payload(8, 4))
+    local off = 12
+    while off + 10 <= plen do
+      local rt = pt:add(axon, payload(off, 10), "Timestamp record")
+      rt:add(pr_port, payload(off, 1))
+      rt:add(pr_dir, payload(off + 1, 1))
+      rt:add(pr_time, payload(off + 2, 8))
+      off = off + 10
+    end
+  end
+  return len
+end
+
+------------------------------------------------------------------------
+-- LINKTYPE_USER0 captures: one encapsulation byte, then the frame.
+
+local link = Proto("edgefabric_link", "edgefabric capture record")
+local lk_encap = ProtoField.uint8("edgefabric.encap", "Encapsulation", base.DEC, { [1] = "Ethernet", [2] = "Axon" })
+link.fields = { lk_encap }
+
+function link.dissector(tvb, pinfo, tree)
+  if tvb:len() < 1 then return 0 end
+  local t = tree:add(link, tvb(0, 1))
+  t:add(lk_encap, tvb(0, 1))
+  local e = tvb(0, 1):uint()
+  local rest = tvb(1):tvb()
+  if e == 1 then
+    eth_dissector:call(rest, pinfo, tree)
+  elseif e == 2 then
+    axon.dissector(rest, pinfo, tree)
+  end
+  return tvb:len()
+end
+
+local USER0 = (wtap_encaps and wtap_encaps.USER0) or wtap.USER0
+DissectorTable.get("wtap_encap"):add(USER0, link)
