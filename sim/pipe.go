@@ -210,7 +210,13 @@ func (s *Sim) deliver(ev event) {
 	default:
 		pt.stats.RxFrames++
 		pt.stats.RxBytes += uint64(len(f.frame))
-		s.hash.frame(s.now, pp.to, pp.toPort, 0, f.frame)
+		switch s.opts.Trace {
+		case TraceFull:
+			s.hash.frame(s.now, pp.to, pp.toPort, f.frame)
+		case TraceHeaders:
+			s.hash.frame(s.now, pp.to, pp.toPort, f.frame[:min(len(f.frame), TraceHeaderBytes)])
+			s.hash.mix(uint64(len(f.frame)))
+		}
 		if pt.capture != nil {
 			s.captureErr(pt.capture.WritePacket(s.now, f.frame))
 		}

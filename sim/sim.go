@@ -73,7 +73,31 @@ type Options struct {
 	Framing *Framing
 	// Log receives element logs; nil discards them.
 	Log *slog.Logger
+	// Trace says how much of each delivered frame the trace hash covers.
+	// The zero value hashes every byte.
+	Trace TraceMode
 }
+
+// TraceMode says how much of each delivered frame goes into the trace hash.
+type TraceMode uint8
+
+const (
+	// TraceFull hashes every byte of every delivered frame (the default):
+	// any difference between two runs shows.
+	TraceFull TraceMode = iota
+	// TraceHeaders hashes the first TraceHeaderBytes bytes and the length
+	// of each frame: every header a scheme or the host stack reads, at a
+	// fraction of the cost for full-size frames. A payload-only difference
+	// (a bit flipped by a corruption fault deep in a payload) can go
+	// unnoticed.
+	TraceHeaders
+	// TraceOff keeps no hash (TraceHash returns 0).
+	TraceOff
+)
+
+// TraceHeaderBytes is how much of a frame TraceHeaders hashes: Ethernet,
+// two VLAN tags or an Axon/DumbNet header, IPv4 with options, TCP.
+const TraceHeaderBytes = 128
 
 // Sim is a discrete-event simulation of a topology whose nodes run
 // elements. It is single-threaded: calls into elements never overlap.
@@ -163,6 +187,9 @@ func New(g *topo.Graph, opts Options) (*Sim, error) {
 		if fr.Preamble < 0 || fr.FCS < 0 || fr.IFG < 0 || fr.MinFrame < 0 {
 			return nil, fmt.Errorf("sim: framing %+v: %w: negative", fr, ErrBadOption)
 		}
+	}
+	if opts.Trace > TraceOff {
+		return nil, fmt.Errorf("sim: trace mode %d: %w", opts.Trace, ErrBadOption)
 	}
 	lg := opts.Log
 	if lg == nil {

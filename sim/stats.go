@@ -98,8 +98,8 @@ func (h *traceHash) mix(x uint64) {
 	*h = traceHash(hi ^ lo)
 }
 
-func (h *traceHash) frame(t element.Time, node int32, port element.Port, tag uint64, frame []byte) {
+func (h *traceHash) frame(t element.Time, node int32, port element.Port, frame []byte) {
 	h.mix(uint64(t))
-	h.mix(uint64(uint32(node))<<16 | uint64(port) | tag<<48)
+	h.mix(uint64(uint32(node))<<16 | uint64(port))
 	h.mix(uint64(len(frame))<<32 | uint64(crc32.Checksum(frame, castagnoli)))
 }
