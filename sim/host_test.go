@@ -1,10 +1,14 @@
 package sim
 
 import (
+	"bytes"
+	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/topo"
+	"github.com/edgefabric/edgefabric/wire"
 )
 
 type capRec struct{ pkts []got }
@@ -112,5 +116,32 @@ func TestAllocRecycles(t *testing.T) {
 	s.RunAll()
 	if len(s.pool) != 1 {
 		t.Fatalf("pool took a foreign buffer")
+	}
+}
+
+func TestPcapCapture(t *testing.T) {
+	g := line(t, 0, 1_000_000_000, us)
+	s := mustNew(t, g, Options{})
+	a, b := &rec{}, &rec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, b))
+	var buf bytes.Buffer
+	w, err := wire.NewPcapWriter(&buf, wire.LinkTypeEthernet, time.Time{})
+	must(t, err)
+	must(t, s.Capture(1, 1, Pcap{w}))
+	s.At(3*us, func() { a.env.Send(1, frameOf(100, 0xab)) })
+	s.RunAll()
+	must(t, s.Err())
+	// 24-byte file header, 16-byte record header, 100 bytes; the record is
+	// stamped with the delivery time, 3 us + 0.896 us + 1 us = 4896 ns.
+	raw := buf.Bytes()
+	if len(raw) != 24+16+100 {
+		t.Fatalf("pcap is %d bytes", len(raw))
+	}
+	if sec, nsec := binary.LittleEndian.Uint32(raw[24:]), binary.LittleEndian.Uint32(raw[28:]); sec != 0 || nsec != 4896 {
+		t.Errorf("record time %d.%09d, want 0.000004896", sec, nsec)
+	}
+	if raw[40] != 0xab {
+		t.Errorf("record data %x", raw[40:44])
 	}
 }
