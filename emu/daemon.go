@@ -1,0 +1,547 @@
+package emu
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// StateDir holds one directory per lab: state.json, ctl.sock, daemon.log.
+const StateDir = "/run/edgefabric"
+
+// LabDir returns the lab's state directory.
+func LabDir(name string) string { return filepath.Join(StateDir, name) }
+
+func statePath(name string) string  { return filepath.Join(LabDir(name), "state.json") }
+func socketPath(name string) string { return filepath.Join(LabDir(name), "ctl.sock") }
+
+// LogPath returns the lab daemon's log file.
+func LogPath(name string) string { return filepath.Join(LabDir(name), "daemon.log") }
+
+// State is what a lab daemon writes to state.json: enough for exec (which
+// needs no daemon) and for down to find and check the daemon.
+type State struct {
+	Name     string `json:"name"`
+	Scheme   string `json:"scheme"`
+	Topology string `json:"topology"`
+	Pid      int    `json:"pid"`
+	// PidStart is the daemon's start time in clock ticks since boot
+	// (/proc/PID/stat field 22), so that a recycled pid is never signalled.
+	PidStart uint64      `json:"pid_start"`
+	Started  time.Time   `json:"started"`
+	Prefix   string      `json:"prefix"`
+	Nodes    []StateNode `json:"nodes"`
+	Links    []StateLink `json:"links"`
+}
+
+// StateNode is one node of a lab.
+type StateNode struct {
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	IP        string `json:"ip,omitempty"`
+}
+
+// StateLink is one link: its ends and their interfaces.
+type StateLink struct {
+	A   string `json:"a"`
+	AIf string `json:"a_if"`
+	B   string `json:"b"`
+	BIf string `json:"b_if"`
+}
+
+// ErrBadState is returned for a state file that cannot be read.
+var ErrBadState = errors.New("bad state file")
+
+// ParseState decodes and checks a state file.
+func ParseState(data []byte) (*State, error) {
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("emu: %w: %v", ErrBadState, err)
+	}
+	if err := ValidateName(s.Name); err != nil {
+		return nil, fmt.Errorf("emu: %w: %v", ErrBadState, err)
+	}
+	if s.Pid < 0 {
+		return nil, fmt.Errorf("emu: %w: pid %d", ErrBadState, s.Pid)
+	}
+	for _, n := range s.Nodes {
+		if !strings.HasPrefix(n.Namespace, Prefix(s.Name)) || strings.ContainsAny(n.Namespace, "/\x00") {
+			return nil, fmt.Errorf("emu: %w: node %q: namespace %q lacks the lab's prefix", ErrBadState, n.Name, n.Namespace)
+		}
+	}
+	return &s, nil
+}
+
+// ReadState reads a lab's state file.
+func ReadState(name string) (*State, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(statePath(name))
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("emu: lab %q: %w", name, ErrNoLab)
+		}
+		return nil, fmt.Errorf("emu: %w", err)
+	}
+	s, err := ParseState(data)
+	if err != nil {
+		return nil, err
+	}
+	if s.Name != name {
+		return nil, fmt.Errorf("emu: %w: %s names lab %q", ErrBadState, statePath(name), s.Name)
+	}
+	return s, nil
+}
+
+// State returns the lab's state record.
+func (l *Lab) State() State {
+	s := State{Name: l.name, Scheme: l.scheme, Topology: l.opts.Topology, Started: l.start.UTC(), Prefix: Prefix(l.name)}
+	if s.Topology == "" {
+		s.Topology = l.g.Name
+	}
+	for _, ln := range l.nodes {
+		n := StateNode{Name: ln.name, Kind: ln.kind.String(), Namespace: ln.ns}
+		if ln.ip.IsValid() {
+			n.IP = ln.ip.String()
+		}
+		s.Nodes = append(s.Nodes, n)
+	}
+	for _, ls := range l.Status().Links {
+		s.Links = append(s.Links, StateLink{A: ls.A, AIf: ls.AIf, B: ls.B, BIf: ls.BIf})
+	}
+	return s
+}
+
+// NodeNamespace returns the namespace of node in a lab run by a daemon.
+func NodeNamespace(lab, node string) (string, error) {
+	s, err := ReadState(lab)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range s.Nodes {
+		if n.Name == node {
+			return n.Namespace, nil
+		}
+	}
+	return "", fmt.Errorf("emu: lab %s: %w %q", lab, ErrUnknownNode, node)
+}
+
+// Request is one control-socket request: one JSON object per connection.
+type Request struct {
+	Op string `json:"op"` // "status", "link", "down"
+	A  string `json:"a,omitempty"`
+	B  string `json:"b,omitempty"`
+	Up bool   `json:"up,omitempty"`
+}
+
+// Response answers a Request.
+type Response struct {
+	OK     bool    `json:"ok"`
+	Error  string  `json:"error,omitempty"`
+	Status *Status `json:"status,omitempty"`
+}
+
+// ErrBadRequest is answered to a malformed control request.
+var ErrBadRequest = errors.New("bad control request")
+
+// maxRequest bounds a control request.
+const maxRequest = 4096
+
+// ParseRequest decodes and checks a control request.
+func ParseRequest(data []byte) (Request, error) {
+	var r Request
+	if len(data) > maxRequest {
+		return r, fmt.Errorf("emu: %w: %d bytes", ErrBadRequest, len(data))
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("emu: %w: %v", ErrBadRequest, err)
+	}
+	switch r.Op {
+	case "status", "down":
+	case "link":
+		if r.A == "" || r.B == "" {
+			return r, fmt.Errorf("emu: %w: link needs a and b", ErrBadRequest)
+		}
+	default:
+		return r, fmt.Errorf("emu: %w: unknown op %q", ErrBadRequest, r.Op)
+	}
+	return r, nil
+}
+
+// Serve runs a lab's daemon side: it writes state.json, answers the control
+// socket, and returns (after removing the socket and state) when ctx is done
+// or a "down" request arrives. The caller then calls lab.Down.
+func Serve(ctx context.Context, l *Lab) error {
+	dir := LabDir(l.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	st := l.State()
+	st.Pid = os.Getpid()
+	st.PidStart, _ = procStart(st.Pid)
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := statePath(l.name) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	if err := os.Rename(tmp, statePath(l.name)); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	os.Remove(socketPath(l.name))
+	ln, err := net.Listen("unix", socketPath(l.name))
+	if err != nil {
+		return fmt.Errorf("emu: control socket: %w", err)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			break
+		}
+		go func() {
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(30 * time.Second))
+			line, err := bufio.NewReaderSize(io.LimitReader(c, maxRequest+1), maxRequest+1).ReadBytes('\n')
+			if err != nil && err != io.EOF {
+				return
+			}
+			resp := handle(l, line, stop)
+			json.NewEncoder(c).Encode(resp)
+		}()
+	}
+	os.Remove(socketPath(l.name))
+	os.Remove(statePath(l.name))
+	return nil
+}
+
+func handle(l *Lab, line []byte, stop func()) Response {
+	req, err := ParseRequest(line)
+	if err != nil {
+		return Response{Error: err.Error()}
+	}
+	switch req.Op {
+	case "status":
+		s := l.Status()
+		s.Pid = os.Getpid()
+		return Response{OK: true, Status: &s}
+	case "link":
+		if err := l.SetLink(req.A, req.B, req.Up); err != nil {
+			return Response{Error: err.Error()}
+		}
+		return Response{OK: true}
+	default: // down
+		stop()
+		return Response{OK: true}
+	}
+}
+
+// call sends one request to a lab's daemon.
+func call(name string, req Request, timeout time.Duration) (*Response, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
+	c, err := net.DialTimeout("unix", socketPath(name), timeout)
+	if err != nil {
+		return nil, fmt.Errorf("emu: lab %q: %w: no daemon answers on %s (%v)", name, ErrDaemon, socketPath(name), err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(timeout))
+	data, _ := json.Marshal(req)
+	if _, err := c.Write(append(data, '\n')); err != nil {
+		return nil, fmt.Errorf("emu: lab %q: %w: %v", name, ErrDaemon, err)
+	}
+	var resp Response
+	if err := json.NewDecoder(io.LimitReader(c, 64<<20)).Decode(&resp); err != nil {
+		return nil, fmt.Errorf("emu: lab %q: %w: bad answer: %v", name, ErrDaemon, err)
+	}
+	if !resp.OK {
+		return &resp, fmt.Errorf("emu: lab %q: %s", name, resp.Error)
+	}
+	return &resp, nil
+}
+
+// RemoteStatus asks a lab's daemon for its status.
+func RemoteStatus(name string) (*Status, error) {
+	resp, err := call(name, Request{Op: "status"}, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Status == nil {
+		return nil, fmt.Errorf("emu: lab %q: %w: status missing", name, ErrDaemon)
+	}
+	return resp.Status, nil
+}
+
+// RemoteSetLink asks a lab's daemon to fail or repair the links between a
+// and b.
+func RemoteSetLink(name, a, b string, up bool) error {
+	_, err := call(name, Request{Op: "link", A: a, B: b, Up: up}, 30*time.Second)
+	return err
+}
+
+// CleanupReport says what Cleanup found and did.
+type CleanupReport struct {
+	// Daemon is "stopped" (answered and shut down), "killed" (alive but
+	// unresponsive), "dead" (state file but no process: a crash) or
+	// "none".
+	Daemon string `json:"daemon"`
+	// Leftovers are the namespaces still present after the daemon was
+	// gone: what a crashed daemon left behind. All were removed.
+	Leftovers []string `json:"leftovers,omitempty"`
+	// StateRemoved says a state directory was removed.
+	StateRemoved bool `json:"state_removed"`
+}
+
+// Cleanup stops a lab's daemon if one runs and removes everything named
+// with the lab's prefix: its namespaces (and with them every veth, bridge,
+// qdisc and TAP) and its state directory. It works for a crashed lab too,
+// and reports what it found. Nothing without the prefix is touched.
+func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
+	var rep CleanupReport
+	if err := checkRoot(); err != nil {
+		return rep, err
+	}
+	if err := ValidateName(name); err != nil {
+		return rep, err
+	}
+	rep.Daemon = "none"
+	st, serr := ReadState(name)
+	if serr == nil && st.Pid > 0 {
+		rep.Daemon = "dead"
+		if alive(st.Pid, st.PidStart) {
+			if _, err := call(name, Request{Op: "down"}, 5*time.Second); err == nil && waitGone(st.Pid, st.PidStart, timeout) {
+				rep.Daemon = "stopped"
+			} else {
+				rep.Daemon = "killed"
+				unix.Kill(st.Pid, unix.SIGTERM)
+				if !waitGone(st.Pid, st.PidStart, 5*time.Second) {
+					unix.Kill(st.Pid, unix.SIGKILL)
+					waitGone(st.Pid, st.PidStart, 5*time.Second)
+				}
+			}
+		}
+	}
+	left, err := listNS(Prefix(name))
+	if err != nil {
+		return rep, fmt.Errorf("emu: list namespaces: %w", err)
+	}
+	var errs []error
+	for _, ns := range left {
+		if err := deleteNS(ns); err != nil {
+			errs = append(errs, fmt.Errorf("emu: remove namespace %s: %w", ns, err))
+		}
+	}
+	rep.Leftovers = left
+	if _, err := os.Stat(LabDir(name)); err == nil {
+		if err := os.RemoveAll(LabDir(name)); err != nil {
+			errs = append(errs, fmt.Errorf("emu: %w", err))
+		} else {
+			rep.StateRemoved = true
+		}
+	}
+	if rep.Daemon == "none" && len(left) == 0 && !rep.StateRemoved {
+		return rep, fmt.Errorf("emu: lab %q: %w (nothing named %s* exists)", name, ErrNoLab, Prefix(name))
+	}
+	return rep, errors.Join(errs...)
+}
+
+// Labs lists the labs that exist on this machine: those with a state
+// directory and those with leftover namespaces.
+func Labs() ([]string, error) {
+	set := map[string]bool{}
+	ents, err := os.ReadDir(StateDir)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, e := range ents {
+		if e.IsDir() && ValidateName(e.Name()) == nil {
+			set[e.Name()] = true
+		}
+	}
+	nss, err := listNS("ef-")
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range nss {
+		rest := strings.TrimPrefix(ns, "ef-")
+		if i := strings.IndexByte(rest, '-'); i > 0 && ValidateName(rest[:i]) == nil {
+			set[rest[:i]] = true
+		}
+	}
+	var out []string
+	for n := range set {
+		out = append(out, n)
+	}
+	sortStrings(out)
+	return out, nil
+}
+
+// procStart reads a process's start time (clock ticks since boot).
+func procStart(pid int) (uint64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may hold spaces and parentheses: fields count from
+	// the last ')'.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, errors.New("bad /proc stat")
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 {
+		return 0, errors.New("bad /proc stat")
+	}
+	return strconv.ParseUint(f[19], 10, 64) // field 22 overall
+}
+
+// alive reports whether pid runs and is the process that started at start.
+func alive(pid int, start uint64) bool {
+	s, err := procStart(pid)
+	if err != nil {
+		return false
+	}
+	if start != 0 && s != start {
+		return false
+	}
+	// A zombie is as good as gone.
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if i := strings.LastIndexByte(string(data), ')'); i >= 0 && i+3 < len(data) && data[i+2] == 'Z' {
+		return false
+	}
+	return true
+}
+
+func waitGone(pid int, start uint64, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !alive(pid, start) {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return !alive(pid, start)
+}
+
+// ReadyFDEnv names the environment variable through which SpawnDaemon tells
+// the daemon which fd to report readiness on.
+const ReadyFDEnv = "EDGEFABRIC_READY_FD"
+
+// SpawnDaemon starts argv (the edgefabric binary running a lab in the
+// foreground) as a detached daemon for lab name, with its output in
+// LogPath(name), and waits until it reports ready (nil) or failure (its
+// error), or dies, or ctx ends (then it is killed and cleaned up).
+func SpawnDaemon(ctx context.Context, name string, argv []string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
+	if len(argv) == 0 {
+		return fmt.Errorf("emu: spawn: %w: no command", ErrBadOption)
+	}
+	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	logf, err := os.OpenFile(LogPath(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	defer pr.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{pw} // fd 3
+	cmd.Env = append(os.Environ(), ReadyFDEnv+"=3")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // survive the terminal
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return fmt.Errorf("emu: start daemon: %w", err)
+	}
+	pw.Close()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	msg := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(pr).ReadString('\n')
+		msg <- strings.TrimSpace(line)
+	}()
+	select {
+	case m := <-msg:
+		if m == "ready" {
+			return nil
+		}
+		<-exited
+		if m == "" {
+			return fmt.Errorf("emu: lab %s: %w died before it was ready; log %s:\n%s", name, ErrDaemon, LogPath(name), tail(LogPath(name), 20))
+		}
+		return fmt.Errorf("emu: lab %s: %s", name, strings.TrimPrefix(m, "error: "))
+	case <-ctx.Done():
+		cmd.Process.Signal(unix.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		Cleanup(name, 5*time.Second)
+		return fmt.Errorf("emu: lab %s: %w", name, ctx.Err())
+	}
+}
+
+// NotifyReady is called by a daemon started by SpawnDaemon once its lab is
+// up (err nil) or has failed. Outside SpawnDaemon it does nothing.
+func NotifyReady(err error) {
+	fd, perr := strconv.Atoi(os.Getenv(ReadyFDEnv))
+	if perr != nil || fd < 3 {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	if f == nil {
+		return
+	}
+	defer f.Close()
+	os.Unsetenv(ReadyFDEnv)
+	if err != nil {
+		fmt.Fprintf(f, "error: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return
+	}
+	fmt.Fprintln(f, "ready")
+}
+
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,275 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// learningBridge is a minimal learning switch for the tests: learn the
+// source, forward to the known port or flood.
+type learningBridge struct {
+	env    element.Env
+	ports  []element.PortInfo
+	table  map[[6]byte]element.Port
+	links  []string // LinkChange calls, "p:up"
+	mu     sync.Mutex
+	frames atomic.Uint64
+	c      element.Counters
+}
+
+func (b *learningBridge) Attach(env element.Env, ports []element.PortInfo) {
+	b.env, b.ports, b.table = env, ports, map[[6]byte]element.Port{}
+}
+
+func (b *learningBridge) Receive(p element.Port, f []byte) {
+	b.frames.Add(1)
+	var dst, src [6]byte
+	copy(dst[:], f[0:6])
+	copy(src[:], f[6:12])
+	if src[0]&1 == 0 {
+		b.table[src] = p
+	}
+	if out, ok := b.table[dst]; ok && dst[0]&1 == 0 {
+		if out != p {
+			b.env.Send(out, f)
+			b.c.Inc("forwarded")
+		}
+		return
+	}
+	b.c.Inc("flooded")
+	for _, pi := range b.ports {
+		if pi.Port != p && pi.Up {
+			b.env.Send(pi.Port, f)
+		}
+	}
+}
+
+func (b *learningBridge) LinkChange(p element.Port, up bool) {
+	b.mu.Lock()
+	b.links = append(b.links, fmt.Sprintf("%d:%v", p, up))
+	b.mu.Unlock()
+	b.ports[p-1].Up = up
+	for mac, port := range b.table {
+		if port == p {
+			delete(b.table, mac)
+		}
+	}
+}
+
+func (b *learningBridge) Counters() map[string]uint64 { return b.c.Snapshot() }
+
+func (b *learningBridge) linkCalls() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.links...)
+}
+
+// repeater is a host agent for the tests: it relays between the host's NIC
+// (port 1) and its stack (the Local port 2) and arms a timer to prove
+// timers fire on the element's goroutine.
+type repeater struct {
+	env     element.Env
+	ticks   atomic.Int64
+	relayed atomic.Uint64
+	ready   atomic.Bool
+}
+
+func (r *repeater) Attach(env element.Env, ports []element.PortInfo) {
+	r.env = env
+	if len(ports) != 2 || !ports[1].Local || ports[0].Local {
+		panic(fmt.Sprintf("repeater: unexpected ports %+v", ports))
+	}
+	var tick func()
+	tick = func() {
+		r.ticks.Add(1)
+		if r.ticks.Load() >= 3 {
+			r.ready.Store(true)
+		}
+		r.env.After(10*element.Millisecond, tick)
+	}
+	env.After(10*element.Millisecond, tick)
+}
+
+func (r *repeater) Receive(p element.Port, f []byte) {
+	r.relayed.Add(1)
+	r.env.Send(3-p, f)
+}
+
+func (r *repeater) LinkChange(element.Port, bool) {}
+
+// Ready is called on the element's goroutine: the lab waits for three ticks.
+func (r *repeater) Ready() bool { return r.ready.Load() }
+
+// testFabric runs a learning bridge on every switch and, when agents is
+// set, a repeater on every host.
+type testFabric struct {
+	g       *topo.Graph
+	agents  bool
+	bridges map[topo.NodeID]*learningBridge
+	reps    map[topo.NodeID]*repeater
+}
+
+func (f *testFabric) Element(n topo.NodeID) element.Element {
+	if f.g.Node(n).Kind == topo.Switch {
+		if f.bridges[n] == nil {
+			f.bridges[n] = &learningBridge{}
+		}
+		return f.bridges[n]
+	}
+	if !f.agents {
+		return nil
+	}
+	if f.reps[n] == nil {
+		f.reps[n] = &repeater{}
+	}
+	return f.reps[n]
+}
+
+func testRegistry(t *testing.T, fabrics *[]*testFabric) *scheme.Registry {
+	r := &scheme.Registry{}
+	for _, agents := range []bool{false, true} {
+		name := "learn"
+		if agents {
+			name = "learn-agent"
+		}
+		err := r.Register(scheme.Scheme{Name: name, New: func(g *topo.Graph, _ scheme.Options) (scheme.Fabric, error) {
+			f := &testFabric{g: g, agents: agents, bridges: map[topo.NodeID]*learningBridge{}, reps: map[topo.NodeID]*repeater{}}
+			*fabrics = append(*fabrics, f)
+			return f, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// needRoot skips a test that needs root when not root.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if err := checkRoot(); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+}
+
+var labSeq atomic.Int32
+
+// labName returns a lab name unique to this test process.
+func labName() string {
+	return fmt.Sprintf("t%d_%d", os.Getpid()%100000, labSeq.Add(1))
+}
+
+// star builds hosts h1..hn on one switch s1.
+func star(t *testing.T, n int) *topo.Graph {
+	t.Helper()
+	b := topo.NewBuilder(fmt.Sprintf("star%d", n))
+	s := b.AddNode("s1", topo.Switch)
+	for i := 1; i <= n; i++ {
+		h := b.AddNode(fmt.Sprintf("h%d", i), topo.Host)
+		b.Connect(h, s)
+	}
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// upLab starts a lab and registers its removal, also on failure, and checks
+// that no namespace is left.
+func upLab(t *testing.T, g *topo.Graph, schemeName string, opts Options) *Lab {
+	t.Helper()
+	if opts.Name == "" {
+		opts.Name = labName()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	t.Cleanup(func() {
+		// Whatever happened, nothing of the lab may stay behind.
+		if _, err := Cleanup(opts.Name, 10*time.Second); err != nil && !errors.Is(err, ErrNoLab) {
+			t.Errorf("cleanup: %v", err)
+		}
+		if left, _ := listNS(Prefix(opts.Name)); len(left) > 0 {
+			t.Errorf("namespaces left: %v", left)
+		}
+	})
+	l, err := Up(ctx, g, schemeName, opts)
+	if err != nil {
+		t.Fatalf("Up: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := l.Down(); err != nil {
+			t.Errorf("Down: %v", err)
+		}
+	})
+	return l
+}
+
+// needTool skips a test whose tool is missing, unless CI is set: then it
+// fails, because scripts/deps installs it.
+func needTool(t *testing.T, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not installed (scripts/deps installs it)", name)
+		}
+		t.Skipf("skipping: %s is not installed (apt-get install %s)", name, map[string]string{"ping": "iputils-ping"}[name]+map[string]string{"iperf3": "iperf3"}[name])
+	}
+}
+
+func ping(t *testing.T, l *Lab, from, to string) error {
+	t.Helper()
+	needTool(t, "ping")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	out, err := l.Exec(ctx, from, "ping", "-c", "2", "-i", "0.2", "-W", "2", to)
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
+	if !strings.Contains(string(out), " 0% packet loss") {
+		return fmt.Errorf("loss:\n%s", out)
+	}
+	return nil
+}
+
+func TestCheckRoot(t *testing.T) {
+	if err := CheckRoot(0); err != nil {
+		t.Fatalf("CheckRoot(0) = %v", err)
+	}
+	err := CheckRoot(1000)
+	if err == nil || !strings.Contains(err.Error(), "root") {
+		t.Fatalf("CheckRoot(1000) = %v, want a clear error", err)
+	}
+}
+
+func TestPingThroughElement(t *testing.T) {
+	needRoot(t)
+	var fabrics []*testFabric
+	g := star(t, 2)
+	l := upLab(t, g, "learn", Options{Registry: testRegistry(t, &fabrics)})
+	if err := ping(t, l, "h1", "10.0.0.2"); err != nil {
+		t.Fatalf("ping h1 -> h2: %v", err)
+	}
+	st := l.Status()
+	var sw NodeStatus
+	for _, n := range st.Nodes {
+		if n.Name == "s1" {
+			sw = n
+		}
+	}
+	if sw.Counters["forwarded"] == 0 || len(sw.Ports) != 2 || sw.Ports[0].RxFrames == 0 || sw.Ports[1].TxFrames == 0 {
+		t.Fatalf("switch status shows no forwarding: %+v", sw)
+	}
+}

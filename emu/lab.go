@@ -1,0 +1,627 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/all"
+	"github.com/edgefabric/edgefabric/topo"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// Options configures a lab.
+type Options struct {
+	// Name of the lab (required): 1..16 of [a-z0-9_]. Every namespace is
+	// named Prefix(Name)+node.
+	Name string
+	// Registry resolves the scheme name; nil means every shipped scheme
+	// (scheme/all). KernelBridge needs no registry.
+	Registry *scheme.Registry
+	// Scheme is handed to the scheme's constructor (seed, params). For
+	// KernelBridge, Params holds stp, forward_delay, hello_time, max_age.
+	Scheme scheme.Options
+	// RateLimit shapes every link to its topology rate with a tbf qdisc on
+	// both veth ends.
+	RateLimit bool
+	// Rate, when positive, shapes every link to this many bits per second
+	// (implies RateLimit).
+	Rate int64
+	// IPv6 keeps IPv6 enabled in the lab's namespaces (off by default).
+	IPv6 bool
+	// ReadyTimeout bounds the wait for the fabric to be ready; zero means
+	// 60 s, or long enough for STP to converge with KernelBridge.
+	ReadyTimeout time.Duration
+	// Topology is the spec or file the graph came from, for status only.
+	Topology string
+	// Log receives the engine's and the elements' logs; nil means warnings
+	// and errors on stderr.
+	Log *slog.Logger
+}
+
+// Lab is a running emulated fabric.
+type Lab struct {
+	name, scheme string
+	g            *topo.Graph
+	opts         Options
+	start        time.Time
+	fabric       scheme.Fabric
+	kb           *kbConfig
+	log          *slog.Logger
+	nodes        []*labNode // by NodeID
+	links        []bool     // link state, by LinkID
+
+	mu      sync.Mutex // guards links and closed
+	once    sync.Once
+	downErr error
+}
+
+type labNode struct {
+	id      topo.NodeID
+	name    string
+	kind    topo.Kind
+	ns      string
+	h       netns.NsHandle
+	nl      *netlink.Handle
+	ifnames []string // port p at p-1; "" when unconnected
+	el      element.Element
+	agent   bool // a host with an agent: TAP eth0 + fab0..
+	bridge  bool // a kernel bridge br0 over the ports
+	run     *runner
+	pports  []*packetPort // port p at p-1, for kernel statistics
+	mac     [6]byte
+	ip      netip.Prefix
+}
+
+// Up builds a lab from graph g running scheme schemeName (or KernelBridge)
+// and returns once the fabric is ready. On any failure it removes what it
+// built. The caller must call Down.
+func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*Lab, error) {
+	if err := checkRoot(); err != nil {
+		return nil, err
+	}
+	if err := ValidateName(opts.Name); err != nil {
+		return nil, err
+	}
+	if opts.Rate < 0 {
+		return nil, fmt.Errorf("emu: %w: rate %d", ErrBadOption, opts.Rate)
+	}
+	if left, err := listNS(Prefix(opts.Name)); err != nil {
+		return nil, fmt.Errorf("emu: list namespaces: %w", err)
+	} else if len(left) > 0 {
+		return nil, fmt.Errorf("emu: lab %q: %w (%d namespaces named %s*; run 'edgefabric down %s' to remove them)", opts.Name, ErrLabExists, len(left), Prefix(opts.Name), opts.Name)
+	}
+	l := &Lab{name: opts.Name, scheme: schemeName, g: g, opts: opts, log: opts.Log}
+	if l.log == nil {
+		l.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if schemeName == KernelBridge {
+		c, err := parseKBParams(opts.Scheme.Params)
+		if err != nil {
+			return nil, err
+		}
+		l.kb = &c
+	} else {
+		reg := opts.Registry
+		if reg == nil {
+			reg = all.Registry()
+		}
+		s, err := reg.Get(schemeName)
+		if err != nil {
+			return nil, fmt.Errorf("emu: %w (or %s)", err, KernelBridge)
+		}
+		if l.fabric, err = s.New(g, opts.Scheme); err != nil {
+			return nil, fmt.Errorf("emu: scheme %s on %s: %w", schemeName, g.Name, err)
+		}
+	}
+	if err := l.build(ctx); err != nil {
+		return nil, errors.Join(err, l.Down())
+	}
+	if err := l.waitReady(ctx); err != nil {
+		return nil, errors.Join(err, l.Down())
+	}
+	return l, nil
+}
+
+// Name returns the lab's name.
+func (l *Lab) Name() string { return l.name }
+
+// Graph returns the lab's topology.
+func (l *Lab) Graph() *topo.Graph { return l.g }
+
+func (l *Lab) build(ctx context.Context) error {
+	g := l.g
+	l.start = time.Now()
+	l.links = make([]bool, g.NumLinks())
+	seen := make(map[string]topo.NodeID)
+	for i := 0; i < g.NumNodes(); i++ {
+		n := topo.NodeID(i)
+		nd := g.Node(n)
+		ln := &labNode{id: n, name: nd.Name, kind: nd.Kind, ns: nsName(l.name, g, n), h: -1, ifnames: make([]string, nd.Ports)}
+		if other, dup := seen[ln.ns]; dup {
+			return fmt.Errorf("emu: nodes %q and %q map to the same namespace %s", g.Node(other).Name, nd.Name, ln.ns)
+		}
+		seen[ln.ns] = n
+		if l.fabric != nil {
+			ln.el = l.fabric.Element(n)
+		}
+		switch {
+		case nd.Kind == topo.Host:
+			mac, ip, err := g.HostAddr(n)
+			if err != nil {
+				return fmt.Errorf("emu: %w", err)
+			}
+			ln.mac, ln.ip = mac, ip
+			ln.agent = ln.el != nil
+			ln.bridge = l.kb != nil && nd.Relay
+		case l.kb != nil:
+			ln.bridge = true
+		case ln.el == nil:
+			return fmt.Errorf("emu: scheme %s runs nothing on switch %q: %w", l.scheme, nd.Name, ErrBadOption)
+		}
+		for p := 1; p <= nd.Ports; p++ {
+			if _, ok := g.PortLink(n, element.Port(p)); !ok {
+				continue
+			}
+			switch {
+			case nd.Kind == topo.Switch:
+				ln.ifnames[p-1] = fmt.Sprintf("eth%d", p)
+			case ln.agent:
+				ln.ifnames[p-1] = fmt.Sprintf("fab%d", p-1)
+			default:
+				ln.ifnames[p-1] = fmt.Sprintf("eth%d", p-1)
+			}
+		}
+		l.nodes = append(l.nodes, ln)
+	}
+	// Namespaces.
+	for _, ln := range l.nodes {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		h, err := createNS(ln.ns, l.opts.IPv6)
+		if err != nil {
+			return err
+		}
+		ln.h = h
+		if ln.nl, err = netlink.NewHandleAt(h); err != nil {
+			return fmt.Errorf("emu: netlink in %s: %w", ln.ns, err)
+		}
+	}
+	// Links: each veth pair is created with its two ends straight in their
+	// namespaces under their final names, so nothing of the lab ever
+	// appears in the root namespace and names need no shortening.
+	for i := 0; i < g.NumLinks(); i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		lk := g.Link(topo.LinkID(i))
+		a, b := l.nodes[lk.A.Node], l.nodes[lk.B.Node]
+		v := &netlink.Veth{
+			LinkAttrs: netlink.LinkAttrs{
+				Name:         a.ifnames[lk.A.Port-1],
+				Namespace:    netlink.NsFd(a.h),
+				HardwareAddr: net.HardwareAddr(l.portMAC(a, lk.A.Port)),
+				TxQLen:       1000,
+			},
+			PeerName:         b.ifnames[lk.B.Port-1],
+			PeerNamespace:    netlink.NsFd(b.h),
+			PeerHardwareAddr: net.HardwareAddr(l.portMAC(b, lk.B.Port)),
+			PeerTxQLen:       1000,
+		}
+		if err := netlink.LinkAdd(v); err != nil {
+			return fmt.Errorf("emu: veth %s:%s - %s:%s: %w", a.name, v.Name, b.name, v.PeerName, err)
+		}
+		l.links[i] = true
+	}
+	for _, ln := range l.nodes {
+		if err := l.setupNode(ln); err != nil {
+			return err
+		}
+	}
+	if err := l.rateLimits(); err != nil {
+		return err
+	}
+	for _, ln := range l.nodes {
+		if ln.run != nil {
+			ln.run.run()
+		}
+	}
+	return nil
+}
+
+// portMAC is the address plan: a plain host's first NIC carries the host's
+// MAC (it is the host's eth0); every other port, including an agent host's
+// fab ports, carries topo.PortMAC.
+func (l *Lab) portMAC(ln *labNode, p element.Port) []byte {
+	if ln.kind == topo.Host && !ln.agent && !ln.bridge && ln.ifnames[p-1] == l.firstIf(ln) {
+		m := ln.mac
+		return m[:]
+	}
+	m := topo.PortMAC(ln.id, p)
+	return m[:]
+}
+
+func (l *Lab) firstIf(ln *labNode) string {
+	for _, n := range ln.ifnames {
+		if n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
+// setupNode configures one namespace: offloads, links up, addresses, the
+// kernel bridge, the TAP and the element's ports.
+func (l *Lab) setupNode(ln *labNode) error {
+	return inNS(ln.h, func() error {
+		ifindex := make([]int, len(ln.ifnames))
+		for i, name := range ln.ifnames {
+			if name == "" {
+				continue
+			}
+			if err := offloadsOff(name); err != nil {
+				return fmt.Errorf("emu: %s: %w", ln.ns, err)
+			}
+			lk, err := ln.nl.LinkByName(name)
+			if err != nil {
+				return fmt.Errorf("emu: %s %s: %w", ln.ns, name, err)
+			}
+			ifindex[i] = lk.Attrs().Index
+			if err := ln.nl.LinkSetUp(lk); err != nil {
+				return fmt.Errorf("emu: %s %s up: %w", ln.ns, name, err)
+			}
+		}
+		var addrDev netlink.Link
+		switch {
+		case ln.bridge:
+			br, err := l.setupBridge(ln)
+			if err != nil {
+				return err
+			}
+			addrDev = br
+		case ln.agent:
+			tap, err := openTAP("eth0")
+			if err != nil {
+				return fmt.Errorf("emu: %s: %w", ln.ns, err)
+			}
+			// The runner owns and closes the TAP from here on.
+			if err := l.attach(ln, ifindex, tap); err != nil {
+				tap.Close()
+				return err
+			}
+			lk, err := ln.nl.LinkByName("eth0")
+			if err != nil {
+				return fmt.Errorf("emu: %s eth0: %w", ln.ns, err)
+			}
+			if err := ln.nl.LinkSetHardwareAddr(lk, ln.mac[:]); err != nil {
+				return fmt.Errorf("emu: %s eth0 mac: %w", ln.ns, err)
+			}
+			if err := offloadsOff("eth0"); err != nil {
+				return fmt.Errorf("emu: %s: %w", ln.ns, err)
+			}
+			if err := ln.nl.LinkSetUp(lk); err != nil {
+				return fmt.Errorf("emu: %s eth0 up: %w", ln.ns, err)
+			}
+			addrDev = lk
+		case ln.el != nil:
+			if err := l.attach(ln, ifindex, nil); err != nil {
+				return err
+			}
+		case ln.kind == topo.Host:
+			lk, err := ln.nl.LinkByName(l.firstIf(ln))
+			if err != nil {
+				return fmt.Errorf("emu: %s: host has no connected NIC: %w", ln.ns, err)
+			}
+			addrDev = lk
+		}
+		if ln.kind == topo.Host && addrDev != nil {
+			addr := &netlink.Addr{IPNet: &net.IPNet{IP: ln.ip.Addr().AsSlice(), Mask: net.CIDRMask(ln.ip.Bits(), 32)}}
+			if err := ln.nl.AddrAdd(addrDev, addr); err != nil {
+				return fmt.Errorf("emu: %s address %s: %w", ln.ns, ln.ip, err)
+			}
+		}
+		return nil
+	})
+}
+
+// attach opens the element's ports in the node's namespace (the calling
+// thread is in it) and makes its runner. tap is the agent's Local port.
+func (l *Lab) attach(ln *labNode, ifindex []int, tap *tapPort) error {
+	n := len(ln.ifnames)
+	total := n
+	if tap != nil {
+		total++
+	}
+	ports := make([]element.PortInfo, total)
+	ios := make([]frameIO, total)
+	ln.pports = make([]*packetPort, n)
+	closeAll := func() {
+		for _, io := range ios {
+			if io != nil && io != frameIO(tap) {
+				io.Close()
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		p := element.Port(i + 1)
+		ports[i] = element.PortInfo{Port: p, Name: ln.ifnames[i]}
+		copy(ports[i].MAC[:], l.portMAC(ln, p))
+		if ln.ifnames[i] == "" {
+			continue
+		}
+		lid, _ := l.g.PortLink(ln.id, p)
+		ports[i].Rate = l.g.Link(lid).Rate
+		ports[i].Up = true
+		pp, err := openPacketPort(ifindex[i])
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("emu: %s %s: %w", ln.ns, ln.ifnames[i], err)
+		}
+		ios[i], ln.pports[i] = pp, pp
+	}
+	if tap != nil {
+		ports[n] = element.PortInfo{Port: element.Port(n + 1), Name: "eth0", MAC: ln.mac, Local: true, Up: true}
+		ios[n] = tap
+	}
+	seed := l.opts.Scheme.Seed ^ uint64(ln.id+1)*0x9e3779b97f4a7c15
+	ln.run = newRunner(ln.name, ln.el, ports, ios, l.start, seed, l.log)
+	return nil
+}
+
+// setupBridge makes br0 over the node's ports with the configured STP.
+func (l *Lab) setupBridge(ln *labNode) (netlink.Link, error) {
+	mac := topo.BridgeMAC(ln.id)
+	if ln.kind == topo.Host {
+		mac = ln.mac // a relaying host's address lives on its bridge
+	}
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "br0", HardwareAddr: mac[:]}}
+	if err := ln.nl.LinkAdd(br); err != nil {
+		return nil, fmt.Errorf("emu: %s br0: %w", ln.ns, err)
+	}
+	lk, err := ln.nl.LinkByName("br0")
+	if err != nil {
+		return nil, fmt.Errorf("emu: %s br0: %w", ln.ns, err)
+	}
+	if err := setBridgeSTP(lk.Attrs().Index, *l.kb); err != nil {
+		return nil, fmt.Errorf("emu: %s br0 stp: %w", ln.ns, err)
+	}
+	for _, name := range ln.ifnames {
+		if name == "" {
+			continue
+		}
+		port, err := ln.nl.LinkByName(name)
+		if err != nil {
+			return nil, fmt.Errorf("emu: %s %s: %w", ln.ns, name, err)
+		}
+		if err := ln.nl.LinkSetMaster(port, lk); err != nil {
+			return nil, fmt.Errorf("emu: %s %s master br0: %w", ln.ns, name, err)
+		}
+	}
+	if err := ln.nl.LinkSetUp(lk); err != nil {
+		return nil, fmt.Errorf("emu: %s br0 up: %w", ln.ns, err)
+	}
+	return lk, nil
+}
+
+// waitReady polls until the fabric is ready: every kernel bridge port that
+// has carrier is forwarding or blocking (STP has converged), and every
+// Readier (the Fabric and each element) says so.
+func (l *Lab) waitReady(ctx context.Context) error {
+	timeout := l.opts.ReadyTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+		if l.kb != nil && l.kb.stp {
+			timeout = 2*l.kb.forwardDelay + l.kb.maxAge + 60*time.Second
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		why := l.notReady()
+		if why == "" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("emu: lab %s: %w after %v: %s", l.name, ErrNotReady, timeout, why)
+		case <-tick.C:
+		}
+	}
+}
+
+// notReady returns why the fabric is not ready, or "".
+func (l *Lab) notReady() string {
+	if rd, ok := l.fabric.(Readier); ok && !rd.Ready() {
+		return "the scheme's fabric reports not ready"
+	}
+	for _, ln := range l.nodes {
+		if ln.run != nil {
+			if rd, ok := ln.el.(Readier); ok {
+				var ready bool
+				if !ln.run.do(func() { ready = rd.Ready() }, 2*time.Second) || !ready {
+					return fmt.Sprintf("element on %s reports not ready", ln.name)
+				}
+			}
+		}
+		if ln.bridge {
+			states, err := l.bridgeStates(ln)
+			if err != nil {
+				return fmt.Sprintf("%s: %v", ln.name, err)
+			}
+			for port, st := range states {
+				if st == brListening || st == brLearning {
+					return fmt.Sprintf("%s port %s is %s", ln.name, port, BridgePortStateName(st))
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// bridgeStates returns the STP state of each of the node's bridge ports by
+// interface name.
+func (l *Lab) bridgeStates(ln *labNode) (map[string]uint8, error) {
+	var byIdx map[int]uint8
+	if err := inNS(ln.h, func() (err error) { byIdx, err = bridgePortStates(); return }); err != nil {
+		return nil, err
+	}
+	out := make(map[string]uint8)
+	for _, name := range ln.ifnames {
+		if name == "" {
+			continue
+		}
+		lk, err := ln.nl.LinkByName(name)
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := byIdx[lk.Attrs().Index]; ok {
+			out[name] = st
+		}
+	}
+	return out, nil
+}
+
+// Down stops every element and removes every namespace of the lab (their
+// veths, bridges, qdiscs and TAPs go with them). It is idempotent.
+func (l *Lab) Down() error {
+	l.once.Do(func() {
+		for _, ln := range l.nodes {
+			if ln.run != nil {
+				ln.run.stop()
+			}
+		}
+		var errs []error
+		for _, ln := range l.nodes {
+			if ln.nl != nil {
+				ln.nl.Close()
+			}
+			if ln.h >= 0 {
+				ln.h.Close()
+				if err := deleteNS(ln.ns); err != nil {
+					errs = append(errs, fmt.Errorf("emu: remove namespace %s: %w", ln.ns, err))
+				}
+			}
+		}
+		l.downErr = errors.Join(errs...)
+	})
+	return l.downErr
+}
+
+// node finds a node by name.
+func (l *Lab) node(name string) (*labNode, error) {
+	n, ok := l.g.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("emu: lab %s: %w %q", l.name, ErrUnknownNode, name)
+	}
+	return l.nodes[n], nil
+}
+
+// SetLink fails (up=false) or repairs every link between nodes a and b. Both
+// veth ends are set administratively down (or up), so the peers lose (or
+// regain) carrier as with a pulled cable, and the element on each end gets
+// LinkChange from the engine right away (the engine does the cabling, so it
+// tells the elements itself rather than watching carrier).
+func (l *Lab) SetLink(a, b string, up bool) error {
+	na, err := l.node(a)
+	if err != nil {
+		return err
+	}
+	nb, err := l.node(b)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	found := false
+	for i := 0; i < l.g.NumLinks(); i++ {
+		lk := l.g.Link(topo.LinkID(i))
+		if !(lk.A.Node == na.id && lk.B.Node == nb.id) && !(lk.A.Node == nb.id && lk.B.Node == na.id) {
+			continue
+		}
+		found = true
+		for _, e := range []topo.End{lk.A, lk.B} {
+			ln := l.nodes[e.Node]
+			dev, err := ln.nl.LinkByName(ln.ifnames[e.Port-1])
+			if err != nil {
+				return fmt.Errorf("emu: %s %s: %w", ln.ns, ln.ifnames[e.Port-1], err)
+			}
+			if up {
+				err = ln.nl.LinkSetUp(dev)
+			} else {
+				err = ln.nl.LinkSetDown(dev)
+			}
+			if err != nil {
+				return fmt.Errorf("emu: %s %s: %w", ln.ns, ln.ifnames[e.Port-1], err)
+			}
+		}
+		l.links[i] = up
+		for _, e := range []topo.End{lk.A, lk.B} {
+			if r := l.nodes[e.Node].run; r != nil {
+				r.linkChange(e.Port, up)
+			}
+		}
+	}
+	if !found {
+		return fmt.Errorf("emu: lab %s: %w %q and %q", l.name, ErrNoLink, a, b)
+	}
+	return nil
+}
+
+// NodeNS returns the namespace of a node, for tools that want to enter it
+// ("ip netns exec", nsenter).
+func (l *Lab) NodeNS(node string) (string, error) {
+	ln, err := l.node(node)
+	if err != nil {
+		return "", err
+	}
+	return ln.ns, nil
+}
+
+// Exec runs argv in node's namespace and returns its combined output. The
+// command is an ordinary process of the unmodified host: ping, iperf3, ip.
+func (l *Lab) Exec(ctx context.Context, node string, argv ...string) ([]byte, error) {
+	ns, err := l.NodeNS(node)
+	if err != nil {
+		return nil, err
+	}
+	return ExecIn(ctx, ns, argv...)
+}
+
+// Start starts cmd in node's namespace; the caller Waits for it.
+func (l *Lab) Start(node string, cmd Cmd) error {
+	ns, err := l.NodeNS(node)
+	if err != nil {
+		return err
+	}
+	return StartIn(ns, cmd)
+}
+
+// Cmd is what StartIn starts: an *exec.Cmd.
+type Cmd interface{ Start() error }
+
+// StartIn starts cmd inside the named namespace. The child is forked from a
+// thread switched into the namespace, so it is born there; the Go process
+// itself stays where it was.
+func StartIn(ns string, cmd Cmd) error {
+	h, err := openNS(ns)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	return inNS(h, cmd.Start)
+}
+
+var _ io.Closer = (*packetPort)(nil)

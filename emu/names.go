@@ -1,0 +1,67 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// Errors of the emulator, wrapped with context.
+var (
+	ErrNotRoot     = errors.New("the emulator needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): run as root")
+	ErrBadLabName  = errors.New("bad lab name")
+	ErrLabExists   = errors.New("lab already exists")
+	ErrNoLab       = errors.New("no such lab")
+	ErrUnknownNode = errors.New("unknown node")
+	ErrNoLink      = errors.New("no link between the nodes")
+	ErrNotHost     = errors.New("not a host")
+	ErrBadOption   = errors.New("bad option")
+	ErrDaemon      = errors.New("lab daemon")
+	ErrNotReady    = errors.New("fabric not ready")
+)
+
+// CheckRoot returns ErrNotRoot unless euid is 0. Pass os.Geteuid().
+func CheckRoot(euid int) error {
+	if euid != 0 {
+		return fmt.Errorf("emu: %w (effective uid %d)", ErrNotRoot, euid)
+	}
+	return nil
+}
+
+func checkRoot() error { return CheckRoot(os.Geteuid()) }
+
+// Lab names are short and contain no '-', so that the prefix "ef-<lab>-"
+// of one lab is never a prefix of another lab's names ("ef-a-" against lab
+// "a-b" would otherwise match "ef-a-b-h1").
+var labNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_]{0,15}$`)
+
+// ValidateName checks a lab name: 1..16 characters of [a-z0-9_], starting
+// with a letter or digit.
+func ValidateName(name string) error {
+	if !labNameRE.MatchString(name) {
+		return fmt.Errorf("emu: %w %q: use 1-16 characters of a-z, 0-9 and _ (no '-'), starting with a letter or digit", ErrBadLabName, name)
+	}
+	return nil
+}
+
+// Prefix returns the prefix of every object of lab name.
+func Prefix(name string) string { return "ef-" + name + "-" }
+
+// nodeNameRE is what may appear in a namespace name as is.
+var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9_.]{1,40}$`)
+
+// nsName returns the namespace of node n in lab name: the prefix and the
+// node's name, or "n<id>" when the node's name is unfit for a file name.
+func nsName(lab string, g *topo.Graph, n topo.NodeID) string {
+	name := g.Node(n).Name
+	if !nodeNameRE.MatchString(name) || name == "." || name == ".." {
+		name = fmt.Sprintf("n%d", n)
+	}
+	return Prefix(lab) + name
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,144 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+)
+
+// netnsDir is where named namespaces live, as with "ip netns".
+const netnsDir = "/run/netns"
+
+// inNS runs f on an OS thread switched into namespace ns, then switches the
+// thread back. Sockets and devices created by f stay in ns. If the thread
+// cannot be switched back, it is left locked so that the Go runtime retires
+// it instead of reusing a thread in the wrong namespace.
+func inNS(ns netns.NsHandle, f func() error) error {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("emu: current namespace: %w", err)
+	}
+	defer orig.Close()
+	if err := netns.Set(ns); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("emu: enter namespace: %w", err)
+	}
+	ferr := f()
+	if err := netns.Set(orig); err != nil {
+		return errors.Join(ferr, fmt.Errorf("emu: leave namespace: %w", err))
+	}
+	runtime.UnlockOSThread()
+	return ferr
+}
+
+// createNS makes a named namespace and returns a handle to it, leaving the
+// caller's thread where it was. It brings lo up and applies the sysctls every
+// lab namespace gets.
+func createNS(name string, ipv6 bool) (netns.NsHandle, error) {
+	var h netns.NsHandle = -1
+	err := func() error {
+		runtime.LockOSThread()
+		orig, err := netns.Get()
+		if err != nil {
+			runtime.UnlockOSThread()
+			return err
+		}
+		defer orig.Close()
+		h, err = netns.NewNamed(name) // switches this thread into it
+		if err != nil {
+			// NewNamed may have moved the thread already.
+			if serr := netns.Set(orig); serr == nil {
+				runtime.UnlockOSThread()
+			}
+			return err
+		}
+		serr := nsSysctls(ipv6)
+		if err := netns.Set(orig); err != nil {
+			return errors.Join(serr, err)
+		}
+		runtime.UnlockOSThread()
+		return serr
+	}()
+	if err != nil {
+		if h >= 0 {
+			h.Close()
+		}
+		return -1, fmt.Errorf("emu: namespace %s: %w", name, err)
+	}
+	return h, nil
+}
+
+// nsSysctls runs inside a fresh namespace. /proc/sys/net follows the netns of
+// the calling thread, so writing it here configures only this namespace.
+// IPv6 is off by default: router solicitations, MLD reports and DAD probes
+// from idle hosts and switch ports would otherwise be flooded through every
+// fabric and show up in every counter and capture.
+func nsSysctls(ipv6 bool) error {
+	v := "1"
+	if ipv6 {
+		v = "0"
+	}
+	for _, k := range []string{"net/ipv6/conf/all/disable_ipv6", "net/ipv6/conf/default/disable_ipv6"} {
+		if err := os.WriteFile(filepath.Join("/proc/sys", k), []byte(v), 0o644); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("sysctl %s: %w", k, err)
+		}
+	}
+	lo, err := linkByNameHere("lo")
+	if err != nil {
+		return err
+	}
+	return linkUpHere(lo)
+}
+
+// deleteNS removes a named namespace. The kernel destroys its devices (and
+// the far ends of its veths) once the last reference is gone.
+func deleteNS(name string) error {
+	err := netns.DeleteNamed(name)
+	if err != nil && (errors.Is(err, unix.ENOENT) || errors.Is(err, os.ErrNotExist)) {
+		return nil
+	}
+	if err != nil && errors.Is(err, unix.EINVAL) {
+		// Not a mount point (a half-created namespace): remove the file.
+		if rerr := os.Remove(filepath.Join(netnsDir, name)); rerr == nil || os.IsNotExist(rerr) {
+			return nil
+		}
+	}
+	return err
+}
+
+// listNS returns the named namespaces whose names start with prefix, sorted.
+func listNS(prefix string) ([]string, error) {
+	ents, err := os.ReadDir(netnsDir)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// openNS opens a handle to the named namespace.
+func openNS(name string) (netns.NsHandle, error) {
+	h, err := netns.GetFromName(name)
+	if err != nil {
+		return -1, fmt.Errorf("emu: namespace %s: %w", name, err)
+	}
+	return h, nil
+}
