@@ -295,8 +295,15 @@ func AxonForward(pkt []byte, inPort uint8) (out uint8, err error) {
 	if a.Wide() {
 		copy(a[AxonFixedLen:], a[AxonFixedLen+1:AxonFixedLen+nf])
 	} else {
-		for i := 1; i < nf; i++ {
-			a.setHop(i-1, a.hop(i))
+		// Shift forward nibbles 1..nf-1 down by one, a byte at a time
+		// while both nibbles of the byte stay inside the forward path.
+		p := a[AxonFixedLen:]
+		j := 0
+		for ; 2*j+1 <= nf-2; j++ {
+			p[j] = p[j]<<4 | p[j+1]>>4
+		}
+		if nf >= 2 && (nf-2)%2 == 0 {
+			a.setHop(nf-2, a.hop(nf-1))
 		}
 	}
 	a.setHop(nf-1, inPort)
