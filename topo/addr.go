@@ -22,9 +22,16 @@ import (
 // HostIndex returns the 1-based index of host n among the graph's hosts, in
 // NodeID order, or 0 when n is not a host.
 func (g *Graph) HostIndex(n NodeID) int {
-	if g.nodes[n].Kind != Host {
+	if n < 0 || int(n) >= len(g.nodes) || g.nodes[n].Kind != Host {
 		return 0
 	}
+	g.indexHosts()
+	return int(g.hostIdx[n])
+}
+
+// indexHosts builds, once, the host index of every node and the host of
+// every index, so that HostIndex and HostByIP are O(1).
+func (g *Graph) indexHosts() {
 	g.hostIdxOnce.Do(func() {
 		g.hostIdx = make([]int32, len(g.nodes))
 		k := int32(0)
@@ -32,10 +39,10 @@ func (g *Graph) HostIndex(n NodeID) int {
 			if g.nodes[i].Kind == Host {
 				k++
 				g.hostIdx[i] = k
+				g.hostByIdx = append(g.hostByIdx, NodeID(i))
 			}
 		}
 	})
-	return int(g.hostIdx[n])
 }
 
 // HostMAC returns the MAC address of the host with index k.
@@ -74,11 +81,11 @@ func (g *Graph) HostByIP(ip netip.Addr) (NodeID, bool) {
 		return -1, false
 	}
 	k := int(b[1])<<16 | int(b[2])<<8 | int(b[3])
-	hosts := g.Nodes(Host)
-	if k < 1 || k > len(hosts) {
+	g.indexHosts()
+	if k < 1 || k > len(g.hostByIdx) {
 		return -1, false
 	}
-	return hosts[k-1], true
+	return g.hostByIdx[k-1], true
 }
 
 // PortMAC returns the MAC address of port p of node n.

@@ -105,7 +105,8 @@ type Graph struct {
 	portLink []LinkID
 
 	hostIdxOnce sync.Once
-	hostIdx     []int32
+	hostIdx     []int32  // per node: 1-based host index, 0 for switches
+	hostByIdx   []NodeID // per host index k: the node, at k-1
 }
 
 // NumNodes returns the number of nodes.

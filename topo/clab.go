@@ -1,0 +1,436 @@
+package topo
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Containerlab topology files (https://containerlab.dev):
+//
+//	name: lab
+//	topology:
+//	  nodes:
+//	    s1: {kind: linux, labels: {role: leaf}}
+//	    h1: {kind: linux}
+//	  links:
+//	    - endpoints: ["s1:eth1", "h1:eth1"]
+//
+// Mapping to the model:
+//   - port = the last number in the interface name: eth3, e1-3 and
+//     Ethernet3 are port 3; eth0 (containerlab's management interface) is
+//     rejected.
+//   - a node is a host if its labels say edgefabric.kind: host or
+//     role: host; a switch if they say edgefabric.kind: switch or
+//     role: switch; otherwise a host if its kind is linux and it has exactly
+//     one link, else a switch (bridge, ovs-bridge, srl, ceos, ...).
+//   - labels role (other values) or edgefabric.role set Role;
+//     edgefabric.relay: "true" sets Relay; edgefabric.ports reserves ports.
+//   - link vars rate and delay set the link's rate and delay.
+//   - links of containerlab's special endpoints (host, mgmt-net, macvlan,
+//     and link types other than veth) connect to the machine outside the
+//     lab, not to the fabric, and are left out.
+
+const labelPrefix = "edgefabric."
+
+var clabSpecial = map[string]bool{"host": true, "mgmt-net": true, "macvlan": true}
+
+type clabNode struct {
+	name   string
+	line   int
+	kind   string
+	labels map[string]string
+	lines  map[string]int
+	links  int
+}
+
+type clabEnd struct {
+	node, iface string
+	line        int
+}
+
+type clabLink struct {
+	ends  [2]clabEnd
+	line  int
+	field string
+	vars  []kv
+}
+
+// decodeClab reads a containerlab topology file.
+func decodeClab(file string, data []byte) (*Graph, error) {
+	r := newResolver(file, "")
+	top, err := parseYAML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := r.mapping(top, "document")
+	if err != nil {
+		return nil, err
+	}
+	var topoN *yaml.Node
+	for _, e := range ents {
+		switch e.key {
+		case "name":
+			if r.b.g.Name, err = r.scalar(e.v, "name"); err != nil {
+				return nil, err
+			}
+		case "topology":
+			topoN = e.v
+		}
+	}
+	if topoN == nil {
+		return nil, r.errf(top.Line, "topology", ErrSyntax, "missing")
+	}
+	tents, err := r.mapping(topoN, "topology")
+	if err != nil {
+		return nil, err
+	}
+	defKind := ""
+	kindDefaults := map[string]map[string]string{}
+	var nodesN, linksN *yaml.Node
+	for _, e := range tents {
+		switch e.key {
+		case "nodes":
+			nodesN = e.v
+		case "links":
+			linksN = e.v
+		case "defaults":
+			if defKind, _, err = r.clabKindLabels(e.v, "topology.defaults"); err != nil {
+				return nil, err
+			}
+		case "kinds":
+			kinds, err := r.mapping(e.v, "topology.kinds")
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range kinds {
+				_, labels, err := r.clabKindLabels(k.v, "topology.kinds."+k.key)
+				if err != nil {
+					return nil, err
+				}
+				kindDefaults[k.key] = labels
+			}
+		}
+	}
+	if nodesN == nil {
+		return nil, r.errf(topoN.Line, "topology.nodes", ErrSyntax, "missing")
+	}
+	nents, err := r.mapping(nodesN, "topology.nodes")
+	if err != nil {
+		return nil, err
+	}
+	nodes := make([]*clabNode, 0, len(nents))
+	byName := make(map[string]*clabNode, len(nents))
+	for _, e := range nents {
+		f := "topology.nodes." + e.key
+		n := &clabNode{name: e.key, line: e.k.Line, kind: defKind, labels: map[string]string{}, lines: map[string]int{}}
+		if deref(e.v).Tag != "!!null" {
+			kind, labels, err := r.clabKindLabels(e.v, f)
+			if err != nil {
+				return nil, err
+			}
+			if kind != "" {
+				n.kind = kind
+			}
+			for k, v := range kindDefaults[n.kind] {
+				n.labels[k] = v
+			}
+			for k, v := range labels {
+				n.labels[k] = v
+			}
+			r.labelLines(e.v, n.lines)
+		}
+		nodes = append(nodes, n)
+		byName[n.name] = n
+	}
+	var links []clabLink
+	if linksN != nil {
+		seq, err := r.sequence(linksN, "topology.links")
+		if err != nil {
+			return nil, err
+		}
+		for i, l := range seq {
+			cl, skip, err := r.clabLink(l, index("topology.links", i), byName)
+			if err != nil {
+				return nil, err
+			}
+			if skip {
+				continue
+			}
+			for _, e := range cl.ends {
+				if n := byName[e.node]; n != nil {
+					n.links++
+				}
+			}
+			links = append(links, cl)
+		}
+	}
+	declared := map[NodeID]int{}
+	lines := map[NodeID]int{}
+	fields := map[NodeID]string{}
+	for _, n := range nodes {
+		f := "topology.nodes." + n.name
+		kind := Switch
+		switch {
+		case n.labels[labelPrefix+"kind"] == "host", n.labels["role"] == "host":
+			kind = Host
+		case n.labels[labelPrefix+"kind"] == "switch", n.labels["role"] == "switch":
+		case n.labels[labelPrefix+"kind"] != "":
+			return nil, r.errf(n.lines[labelPrefix+"kind"], f+".labels."+labelPrefix+"kind", ErrBadValue, "%q (want switch or host)", n.labels[labelPrefix+"kind"])
+		case n.kind == "linux" && n.links == 1:
+			kind = Host
+		}
+		role := n.labels[labelPrefix+"role"]
+		if role == "" && n.labels["role"] != "host" && n.labels["role"] != "switch" {
+			role = n.labels["role"]
+		}
+		relay := false
+		if s, ok := n.labels[labelPrefix+"relay"]; ok {
+			v, err := strconv.ParseBool(s)
+			if err != nil {
+				return nil, r.errf(n.lines[labelPrefix+"relay"], f+".labels."+labelPrefix+"relay", ErrBadValue, "%q is not true or false", s)
+			}
+			relay = v
+		}
+		ports := 0
+		if s, ok := n.labels[labelPrefix+"ports"]; ok {
+			v, err := strconv.Atoi(s)
+			if err != nil {
+				return nil, r.errf(n.lines[labelPrefix+"ports"], f+".labels."+labelPrefix+"ports", ErrBadValue, "%q is not an integer", s)
+			}
+			ports = v
+		}
+		id, err := r.node(n.line, f, n.name, kind, role, relay, ports)
+		if err != nil {
+			return nil, err
+		}
+		if ports > 0 {
+			declared[id], lines[id], fields[id] = ports, n.line, f+".labels."+labelPrefix+"ports"
+		}
+	}
+	for _, l := range links {
+		var refs [2]endRef
+		for i, e := range l.ends {
+			p, err := ifacePort(e.iface)
+			if err != nil {
+				return nil, r.errAt(e.line, index(l.field+".endpoints", i), err)
+			}
+			refs[i] = endRef{e.node, p}
+		}
+		rate, delay, err := r.rateDelay(nil, l.field+".vars", DefaultRate, DefaultDelay, l.vars)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.link(l.line, l.field+".endpoints[0]", refs[0], l.field+".endpoints[1]", refs[1], rate, delay); err != nil {
+			return nil, err
+		}
+	}
+	return r.graph(declared, lines, func(id NodeID) string { return fields[id] })
+}
+
+// clabKindLabels reads the kind and labels of a node, kind or defaults
+// entry; other keys (image, binds, exec, ...) belong to containerlab.
+func (r *resolver) clabKindLabels(n *yaml.Node, f string) (string, map[string]string, error) {
+	ents, err := r.mapping(n, f)
+	if err != nil {
+		return "", nil, err
+	}
+	kind := ""
+	labels := map[string]string{}
+	for _, e := range ents {
+		switch e.key {
+		case "kind":
+			if kind, err = r.scalar(e.v, f+".kind"); err != nil {
+				return "", nil, err
+			}
+		case "labels":
+			lents, err := r.mapping(e.v, f+".labels")
+			if err != nil {
+				return "", nil, err
+			}
+			for _, le := range lents {
+				if labels[le.key], err = r.scalar(le.v, f+".labels."+le.key); err != nil {
+					return "", nil, err
+				}
+			}
+		}
+	}
+	return kind, labels, nil
+}
+
+// labelLines records the line of each label value, for errors.
+func (r *resolver) labelLines(n *yaml.Node, out map[string]int) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "labels" {
+			if l := deref(n.Content[i+1]); l != nil && l.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(l.Content); j += 2 {
+					out[l.Content[j].Value] = l.Content[j+1].Line
+				}
+			}
+		}
+	}
+}
+
+// clabLink reads a link in the short form {endpoints: ["a:eth1", "b:eth1"]}
+// or the long form {type: veth, endpoints: [{node: a, interface: eth1}, ..]}.
+// skip reports links to containerlab's special endpoints.
+func (r *resolver) clabLink(n *yaml.Node, f string, byName map[string]*clabNode) (l clabLink, skip bool, err error) {
+	ents, err := r.mapping(n, f)
+	if err != nil {
+		return l, false, err
+	}
+	l.line, l.field = n.Line, f
+	var epN *yaml.Node
+	for _, e := range ents {
+		switch e.key {
+		case "endpoints":
+			epN = e.v
+		case "type":
+			t, err := r.scalar(e.v, f+".type")
+			if err != nil {
+				return l, false, err
+			}
+			if t != "veth" {
+				return l, true, nil
+			}
+		case "vars":
+			if l.vars, err = r.mapping(e.v, f+".vars"); err != nil {
+				return l, false, err
+			}
+			l.vars = keepKeys(l.vars, "rate", "delay")
+		}
+	}
+	if epN == nil {
+		return l, false, r.errf(n.Line, f+".endpoints", ErrSyntax, "missing")
+	}
+	eps, err := r.sequence(epN, f+".endpoints")
+	if err != nil {
+		return l, false, err
+	}
+	if len(eps) != 2 {
+		return l, false, r.errf(line(deref(epN)), f+".endpoints", ErrSyntax, "a veth link joins 2 endpoints, got %d", len(eps))
+	}
+	for i, ep := range eps {
+		ff := index(f+".endpoints", i)
+		var ce clabEnd
+		ce.line = ep.Line
+		if ep.Kind == yaml.MappingNode {
+			eents, err := r.mapping(ep, ff)
+			if err != nil {
+				return l, false, err
+			}
+			for _, e := range eents {
+				switch e.key {
+				case "node":
+					ce.node, err = r.scalar(e.v, ff+".node")
+				case "interface":
+					ce.iface, err = r.scalar(e.v, ff+".interface")
+				}
+				if err != nil {
+					return l, false, err
+				}
+			}
+		} else {
+			s, err := r.scalar(ep, ff)
+			if err != nil {
+				return l, false, err
+			}
+			i := strings.LastIndexByte(s, ':')
+			if i < 0 {
+				return l, false, r.errf(ep.Line, ff, ErrSyntax, "endpoint %q: want node:interface", s)
+			}
+			ce.node, ce.iface = s[:i], s[i+1:]
+		}
+		if ce.node == "" || ce.iface == "" {
+			return l, false, r.errf(ep.Line, ff, ErrSyntax, "endpoint needs a node and an interface")
+		}
+		if clabSpecial[ce.node] && byName[ce.node] == nil {
+			return l, true, nil
+		}
+		l.ends[i] = ce
+	}
+	return l, false, nil
+}
+
+func keepKeys(ents []kv, keys ...string) []kv {
+	var out []kv
+	for _, e := range ents {
+		for _, k := range keys {
+			if e.key == k {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+var lastNumber = regexp.MustCompile(`(\d+)\D*$`)
+
+// ifacePort maps an interface name to a port: its last number.
+func ifacePort(iface string) (int, error) {
+	m := lastNumber.FindStringSubmatch(iface)
+	if m == nil {
+		return 0, fmt.Errorf("%w: interface %q has no port number", ErrBadPort, iface)
+	}
+	p, err := strconv.Atoi(m[1])
+	if err != nil || p < 1 || p > MaxPorts {
+		return 0, fmt.Errorf("%w: interface %q: port must be 1..%d (eth0 is containerlab's management interface)", ErrBadPort, iface, MaxPorts)
+	}
+	return p, nil
+}
+
+var clabNameRE = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// WriteClab writes g as a containerlab topology: every node a linux
+// container (the image is a placeholder to replace: edgefabric's own
+// engine runs switches itself), port p as interface ethp, the model's
+// attributes as labels and link vars so that a round trip keeps them.
+func WriteClab(w io.Writer, g *Graph) error {
+	bw := bufio.NewWriter(w)
+	name := strings.Trim(clabNameRE.ReplaceAllString(g.Name, "-"), "-")
+	if name == "" {
+		name = "edgefabric"
+	}
+	fmt.Fprintf(bw, "# containerlab topology written by edgefabric from %s\n", yamlString(g.Name))
+	fmt.Fprintf(bw, "name: %s\n", yamlString(name))
+	bw.WriteString("topology:\n  kinds:\n    linux:\n      image: alpine:3\n  nodes:\n")
+	for i := range g.nodes {
+		n := &g.nodes[i]
+		fmt.Fprintf(bw, "    %s:\n      kind: linux\n      labels: {%skind: %s", yamlString(n.Name), labelPrefix, n.Kind)
+		if n.Role != "" {
+			fmt.Fprintf(bw, ", %srole: %s", labelPrefix, yamlString(n.Role))
+		}
+		if n.Relay {
+			fmt.Fprintf(bw, ", %srelay: \"true\"", labelPrefix)
+		}
+		if n.Ports > g.usedPorts(NodeID(i)) {
+			fmt.Fprintf(bw, ", %sports: \"%d\"", labelPrefix, n.Ports)
+		}
+		bw.WriteString("}\n")
+	}
+	if len(g.links) == 0 {
+		bw.WriteString("  links: []\n")
+	} else {
+		bw.WriteString("  links:\n")
+	}
+	for i := range g.links {
+		l := &g.links[i]
+		a := yamlString(g.nodes[l.A.Node].Name + ":eth" + strconv.Itoa(int(l.A.Port)))
+		b := yamlString(g.nodes[l.B.Node].Name + ":eth" + strconv.Itoa(int(l.B.Port)))
+		fmt.Fprintf(bw, "    - endpoints: [%s, %s]", a, b)
+		if l.Rate != DefaultRate || l.Delay != DefaultDelay {
+			fmt.Fprintf(bw, "\n      vars: {rate: %s, delay: %s}", FormatRate(l.Rate), FormatDelay(l.Delay))
+		}
+		bw.WriteString("\n")
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,377 @@
+package topo
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// The native format (docs/topology.md), YAML or JSON:
+//
+//	name: pair
+//	defaults: {rate: 1G, delay: 1us}      # optional
+//	nodes:
+//	  - {name: s1, kind: switch, role: leaf, ports: 48}
+//	  - {name: h1, kind: host}
+//	  - {name: b1, kind: host, relay: true}
+//	links:
+//	  - [s1:1, h1:1]                       # short form
+//	  - {a: s1:2, b: b1, rate: 10G, delay: 2us}
+//
+// kind defaults to switch; ports reserves unconnected ports; an endpoint
+// without ":port" takes the node's next free port.
+
+// decodeNative reads the native format from YAML or JSON bytes.
+func decodeNative(file string, data []byte) (*Graph, error) {
+	r := newResolver(file, "")
+	top, err := parseYAML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := r.mapping(top, "document")
+	if err != nil {
+		return nil, err
+	}
+	rate, delay := DefaultRate, DefaultDelay
+	var nodesN, linksN *yaml.Node
+	for _, e := range entries {
+		switch e.key {
+		case "name":
+			if r.b.g.Name, err = r.scalar(e.v, "name"); err != nil {
+				return nil, err
+			}
+		case "defaults":
+			if rate, delay, err = r.rateDelay(e.v, "defaults", rate, delay, nil); err != nil {
+				return nil, err
+			}
+		case "nodes":
+			nodesN = e.v
+		case "links":
+			linksN = e.v
+		default:
+			return nil, r.errf(e.k.Line, e.key, ErrSyntax, "unknown key (want name, defaults, nodes, links)")
+		}
+	}
+	if nodesN == nil {
+		return nil, r.errf(top.Line, "nodes", ErrSyntax, "missing")
+	}
+	nodes, err := r.sequence(nodesN, "nodes")
+	if err != nil {
+		return nil, err
+	}
+	declared := map[NodeID]int{}
+	lines := map[NodeID]int{}
+	fields := map[NodeID]string{}
+	for i, n := range nodes {
+		f := index("nodes", i)
+		ents, err := r.mapping(n, f)
+		if err != nil {
+			return nil, err
+		}
+		var name, role string
+		kind, relay, ports, nameLine := Switch, false, 0, n.Line
+		for _, e := range ents {
+			ff := joinField(f, e.key)
+			switch e.key {
+			case "name":
+				name, err = r.scalar(e.v, ff)
+				nameLine = e.v.Line
+			case "kind":
+				var s string
+				if s, err = r.scalar(e.v, ff); err == nil {
+					switch s {
+					case "switch":
+						kind = Switch
+					case "host":
+						kind = Host
+					default:
+						err = r.errf(e.v.Line, ff, ErrBadValue, "%q (want switch or host)", s)
+					}
+				}
+			case "role":
+				role, err = r.scalar(e.v, ff)
+			case "relay":
+				relay, err = r.boolean(e.v, ff)
+			case "ports":
+				ports, err = r.integer(e.v, ff)
+			default:
+				err = r.errf(e.k.Line, ff, ErrSyntax, "unknown key (want name, kind, role, relay, ports)")
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if name == "" {
+			return nil, r.errf(nameLine, joinField(f, "name"), ErrBadValue, "missing or empty")
+		}
+		id, err := r.node(nameLine, joinField(f, "name"), name, kind, role, relay, ports)
+		if err != nil {
+			return nil, err
+		}
+		if ports > 0 {
+			declared[id], lines[id], fields[id] = ports, n.Line, joinField(f, "ports")
+		}
+	}
+	if linksN != nil {
+		links, err := r.sequence(linksN, "links")
+		if err != nil {
+			return nil, err
+		}
+		for i, l := range links {
+			if err := r.nativeLink(l, index("links", i), rate, delay); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r.graph(declared, lines, func(id NodeID) string { return fields[id] })
+}
+
+// nativeLink reads one link in the short form [a, b] or the long form
+// {a: .., b: .., rate: .., delay: ..}.
+func (r *resolver) nativeLink(n *yaml.Node, f string, rate int64, delay element.Time) error {
+	var ends [2]*yaml.Node
+	switch n.Kind {
+	case yaml.SequenceNode:
+		if len(n.Content) != 2 {
+			return r.errf(n.Line, f, ErrSyntax, "a link joins 2 endpoints, got %d", len(n.Content))
+		}
+		ends = [2]*yaml.Node{deref(n.Content[0]), deref(n.Content[1])}
+	case yaml.MappingNode:
+		ents, err := r.mapping(n, f)
+		if err != nil {
+			return err
+		}
+		var rest []kv
+		for _, e := range ents {
+			switch e.key {
+			case "a":
+				ends[0] = e.v
+			case "b":
+				ends[1] = e.v
+			default:
+				rest = append(rest, e)
+			}
+		}
+		if rate, delay, err = r.rateDelay(nil, f, rate, delay, rest); err != nil {
+			return err
+		}
+		for i, e := range ends {
+			if e == nil {
+				return r.errf(n.Line, joinField(f, "ab"[i:i+1]), ErrSyntax, "missing endpoint")
+			}
+		}
+	default:
+		return r.errf(n.Line, f, ErrSyntax, "want [a, b] or {a: .., b: ..}, got %s", kindName(n))
+	}
+	var refs [2]endRef
+	for i, e := range ends {
+		ff := joinField(f, "ab"[i:i+1])
+		s, err := r.scalar(e, ff)
+		if err != nil {
+			return err
+		}
+		if refs[i], err = parseEnd(s); err != nil {
+			return r.errAt(e.Line, ff, err)
+		}
+	}
+	return r.link(n.Line, joinField(f, "a"), refs[0], joinField(f, "b"), refs[1], rate, delay)
+}
+
+// rateDelay reads rate and delay keys, from a mapping node or from entries
+// already split off one; any other key is an error.
+func (r *resolver) rateDelay(n *yaml.Node, f string, rate int64, delay element.Time, ents []kv) (int64, element.Time, error) {
+	if n != nil {
+		var err error
+		if ents, err = r.mapping(n, f); err != nil {
+			return 0, 0, err
+		}
+	}
+	for _, e := range ents {
+		ff := joinField(f, e.key)
+		s, err := r.scalar(e.v, ff)
+		if err != nil {
+			return 0, 0, err
+		}
+		switch e.key {
+		case "rate":
+			if rate, err = ParseRate(s); err != nil {
+				return 0, 0, r.errAt(e.v.Line, ff, err)
+			}
+		case "delay":
+			if delay, err = ParseDelay(s); err != nil {
+				return 0, 0, r.errAt(e.v.Line, ff, err)
+			}
+		default:
+			return 0, 0, r.errf(e.k.Line, ff, ErrSyntax, "unknown key (want rate, delay)")
+		}
+	}
+	return rate, delay, nil
+}
+
+// commonRateDelay picks the most frequent link rate and delay, written
+// once as defaults so that only the exceptions repeat them.
+func commonRateDelay(g *Graph) (int64, element.Time) {
+	rates := map[int64]int{}
+	delays := map[element.Time]int{}
+	for i := range g.links {
+		rates[g.links[i].Rate]++
+		delays[g.links[i].Delay]++
+	}
+	rate, delay := DefaultRate, DefaultDelay
+	best := -1
+	for r, n := range rates {
+		if n > best || n == best && r < rate {
+			rate, best = r, n
+		}
+	}
+	best = -1
+	for d, n := range delays {
+		if n > best || n == best && d < delay {
+			delay, best = d, n
+		}
+	}
+	return rate, delay
+}
+
+// usedPorts returns the highest connected port of n, 0 if none.
+func (g *Graph) usedPorts(n NodeID) int {
+	ps := g.Ports(n)
+	for i := len(ps) - 1; i >= 0; i-- {
+		if ps[i] != NoLink {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+var plainYAML = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
+
+// yamlString quotes s unless it is a plain scalar YAML reads back as the
+// same string.
+func yamlString(s string) string {
+	if plainYAML.MatchString(s) && !yamlSpecial(s) {
+		return s
+	}
+	b, _ := json.Marshal(s) // a JSON string is a valid YAML double-quoted scalar
+	return string(b)
+}
+
+// yamlSpecial reports plain scalars YAML would read as something else.
+func yamlSpecial(s string) bool {
+	switch s {
+	case "true", "false", "yes", "no", "on", "off", "null", "y", "n", "True", "False", "Yes", "No", "On", "Off", "Null", "NULL", "TRUE", "FALSE", "YES", "NO", "ON", "OFF", "Y", "N", "~":
+		return true
+	}
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+func endString(g *Graph, e End) string {
+	return g.nodes[e.Node].Name + ":" + strconv.Itoa(int(e.Port))
+}
+
+// WriteYAML writes g in the native format as YAML, one node or link a line.
+func WriteYAML(w io.Writer, g *Graph) error {
+	bw := bufio.NewWriter(w)
+	rate, delay := commonRateDelay(g)
+	fmt.Fprintf(bw, "# edgefabric topology, native format (docs/topology.md)\n")
+	fmt.Fprintf(bw, "name: %s\n", yamlString(g.Name))
+	fmt.Fprintf(bw, "defaults: {rate: %s, delay: %s}\n", FormatRate(rate), FormatDelay(delay))
+	bw.WriteString("nodes:\n")
+	for i := range g.nodes {
+		n := &g.nodes[i]
+		fmt.Fprintf(bw, "  - {name: %s, kind: %s", yamlString(n.Name), n.Kind)
+		if n.Role != "" {
+			fmt.Fprintf(bw, ", role: %s", yamlString(n.Role))
+		}
+		if n.Relay {
+			bw.WriteString(", relay: true")
+		}
+		if n.Ports > g.usedPorts(NodeID(i)) {
+			fmt.Fprintf(bw, ", ports: %d", n.Ports)
+		}
+		bw.WriteString("}\n")
+	}
+	if len(g.links) == 0 {
+		bw.WriteString("links: []\n")
+	} else {
+		bw.WriteString("links:\n")
+	}
+	for i := range g.links {
+		l := &g.links[i]
+		a, b := yamlString(endString(g, l.A)), yamlString(endString(g, l.B))
+		if l.Rate == rate && l.Delay == delay {
+			fmt.Fprintf(bw, "  - [%s, %s]\n", a, b)
+			continue
+		}
+		fmt.Fprintf(bw, "  - {a: %s, b: %s", a, b)
+		if l.Rate != rate {
+			fmt.Fprintf(bw, ", rate: %s", FormatRate(l.Rate))
+		}
+		if l.Delay != delay {
+			fmt.Fprintf(bw, ", delay: %s", FormatDelay(l.Delay))
+		}
+		bw.WriteString("}\n")
+	}
+	return bw.Flush()
+}
+
+type jsonNode struct {
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Role  string `json:"role,omitempty"`
+	Relay bool   `json:"relay,omitempty"`
+	Ports int    `json:"ports,omitempty"`
+}
+
+type jsonLink struct {
+	A     string `json:"a"`
+	B     string `json:"b"`
+	Rate  string `json:"rate,omitempty"`
+	Delay string `json:"delay,omitempty"`
+}
+
+type jsonTopo struct {
+	Name     string            `json:"name"`
+	Defaults map[string]string `json:"defaults"`
+	Nodes    []jsonNode        `json:"nodes"`
+	Links    []jsonLink        `json:"links"`
+}
+
+// WriteJSON writes g in the native format as JSON.
+func WriteJSON(w io.Writer, g *Graph) error {
+	rate, delay := commonRateDelay(g)
+	t := jsonTopo{
+		Name:     g.Name,
+		Defaults: map[string]string{"rate": FormatRate(rate), "delay": FormatDelay(delay)},
+		Nodes:    make([]jsonNode, len(g.nodes)),
+		Links:    make([]jsonLink, len(g.links)),
+	}
+	for i := range g.nodes {
+		n := &g.nodes[i]
+		t.Nodes[i] = jsonNode{Name: n.Name, Kind: n.Kind.String(), Role: n.Role, Relay: n.Relay}
+		if n.Ports > g.usedPorts(NodeID(i)) {
+			t.Nodes[i].Ports = n.Ports
+		}
+	}
+	for i := range g.links {
+		l := &g.links[i]
+		t.Links[i] = jsonLink{A: endString(g, l.A), B: endString(g, l.B)}
+		if l.Rate != rate {
+			t.Links[i].Rate = FormatRate(l.Rate)
+		}
+		if l.Delay != delay {
+			t.Links[i].Delay = FormatDelay(l.Delay)
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(t)
+}

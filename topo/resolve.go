@@ -1,0 +1,183 @@
+package topo
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// ErrSyntax reports a file that its format's parser rejects.
+var ErrSyntax = errors.New("syntax error")
+
+// posError is a loader error: file, line (0 when the format has none),
+// the field at fault and the cause. It prints on one line:
+//
+//	topo: lab.yaml:12: links[3].b: unknown node: "s9"
+type posError struct {
+	file  string
+	line  int
+	field string
+	err   error
+}
+
+func (e *posError) Error() string {
+	var b strings.Builder
+	b.WriteString("topo: ")
+	b.WriteString(e.file)
+	if e.line > 0 {
+		b.WriteString(":")
+		b.WriteString(strconv.Itoa(e.line))
+	}
+	if e.field != "" {
+		b.WriteString(": ")
+		b.WriteString(e.field)
+	}
+	b.WriteString(": ")
+	b.WriteString(oneLine(strings.TrimPrefix(e.err.Error(), "topo: ")))
+	return b.String()
+}
+
+func (e *posError) Unwrap() error { return e.err }
+
+// oneLine keeps error texts on one line whatever the input contained.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
+}
+
+// resolver turns a file's raw nodes and links into a Graph, checking each
+// one where it can still name the line and field: the one place every
+// loader validates ("parse raw, then resolve").
+type resolver struct {
+	file  string
+	b     *Builder
+	links int
+}
+
+func newResolver(file, name string) *resolver {
+	return &resolver{file: file, b: NewBuilder(name)}
+}
+
+func (r *resolver) errAt(line int, field string, err error) error {
+	return &posError{file: r.file, line: line, field: field, err: err}
+}
+
+func (r *resolver) errf(line int, field string, sentinel error, format string, args ...any) error {
+	return r.errAt(line, field, fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...)))
+}
+
+// node adds a node; ports (0 = as many as its links need) may reserve
+// unconnected ports.
+func (r *resolver) node(line int, field, name string, kind Kind, role string, relay bool, ports int) (NodeID, error) {
+	if name == "" {
+		return -1, r.errf(line, field, ErrBadValue, "empty node name")
+	}
+	if _, dup := r.b.Lookup(name); dup {
+		return -1, r.errf(line, field, ErrDuplicateName, "%q", name)
+	}
+	if ports < 0 || ports > MaxPorts {
+		return -1, r.errf(line, field, ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, ports)
+	}
+	if r.b.g.NumNodes() >= MaxNodes {
+		return -1, r.errf(line, field, ErrTooLarge, "more than %d nodes", MaxNodes)
+	}
+	id := r.b.AddNode(name, kind)
+	if err := r.b.Err(); err != nil {
+		return -1, r.errAt(line, field, err)
+	}
+	n := r.b.Node(id)
+	n.Role, n.Relay, n.Ports = role, relay, ports
+	return id, nil
+}
+
+// endRef is an endpoint as written: a node name and a port, 0 for the next
+// free one.
+type endRef struct {
+	node string
+	port int
+}
+
+// parseEnd reads "node:port" or "node". The port is the number after the
+// last colon; a name may itself contain colons when a port follows.
+func parseEnd(s string) (endRef, error) {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		p, err := strconv.Atoi(s[i+1:])
+		if err != nil {
+			return endRef{}, fmt.Errorf("%w: endpoint %q: port %q is not a number", ErrBadPort, s, s[i+1:])
+		}
+		if p < 1 || p > MaxPorts {
+			return endRef{}, fmt.Errorf("%w: endpoint %q: port must be 1..%d", ErrBadPort, s, MaxPorts)
+		}
+		if i == 0 {
+			return endRef{}, fmt.Errorf("%w: endpoint %q: no node name", ErrBadValue, s)
+		}
+		return endRef{s[:i], p}, nil
+	}
+	if s == "" {
+		return endRef{}, fmt.Errorf("%w: empty endpoint", ErrBadValue)
+	}
+	return endRef{s, 0}, nil
+}
+
+func (r *resolver) end(line int, field string, e endRef) (End, error) {
+	id, ok := r.b.Lookup(e.node)
+	if !ok {
+		return End{}, r.errf(line, field, ErrUnknownNode, "%q", e.node)
+	}
+	p := Port(e.port)
+	if e.port == 0 {
+		p = r.b.nextPort(id)
+		if p == 0 || int(p) > MaxPorts {
+			return End{}, r.errf(line, field, ErrBadPort, "%q has no free port", e.node)
+		}
+	}
+	if ps := r.b.ports[id]; int(p) <= len(ps) && ps[p-1] != NoLink {
+		return End{}, r.errf(line, field, ErrPortInUse, "%s port %d", e.node, p)
+	}
+	return End{id, p}, nil
+}
+
+// link joins two endpoints; fieldA and fieldB name them for errors.
+func (r *resolver) link(line int, fieldA string, a endRef, fieldB string, c endRef, rate int64, delay element.Time) error {
+	if r.links >= MaxLinks {
+		return r.errf(line, fieldA, ErrTooLarge, "more than %d links", MaxLinks)
+	}
+	ea, err := r.end(line, fieldA, a)
+	if err != nil {
+		return err
+	}
+	ec, err := r.end(line, fieldB, c)
+	if err != nil {
+		return err
+	}
+	if ea == ec {
+		return r.errf(line, fieldB, ErrSelfLoop, "%s:%d", a.node, ea.Port)
+	}
+	r.b.ConnectPorts(ea, ec, rate, delay)
+	if err := r.b.Err(); err != nil {
+		return r.errAt(line, fieldA, err)
+	}
+	r.links++
+	return nil
+}
+
+// graph finishes the build; a node whose declared ports are fewer than its
+// links use is an error at the node's own line.
+func (r *resolver) graph(declared map[NodeID]int, lines map[NodeID]int, field func(NodeID) string) (*Graph, error) {
+	for id, want := range declared {
+		if have := len(r.b.ports[id]); want > 0 && have > want {
+			return nil, r.errf(lines[id], field(id), ErrBadPort, "declares %d ports but a link uses port %d", want, have)
+		}
+	}
+	g, err := r.b.Graph()
+	if err != nil {
+		return nil, r.errAt(0, "", err)
+	}
+	return g, nil
+}

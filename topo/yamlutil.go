@@ -1,0 +1,156 @@
+package topo
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Helpers over yaml.v3 nodes: the loaders walk the node tree rather than
+// decode into structs, so that every error carries the line of the value
+// at fault and unknown or duplicate keys are caught.
+
+// parseYAML parses data into its document's top node. A syntax error
+// becomes a posError with the parser's line.
+func parseYAML(file string, data []byte) (*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &posError{file: file, line: yamlErrLine(err), field: "syntax", err: fmt.Errorf("%w: %s", ErrSyntax, yamlErrText(err))}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return nil, &posError{file: file, line: 1, field: "document", err: fmt.Errorf("%w: empty file", ErrSyntax)}
+	}
+	return deref(doc.Content[0]), nil
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrLine(err error) int {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	return 0
+}
+
+var yamlPrefixRE = regexp.MustCompile(`^yaml: (line \d+: )?`)
+
+func yamlErrText(err error) string { return yamlPrefixRE.ReplaceAllString(err.Error(), "") }
+
+// deref follows aliases (a bounded number of times: yaml.v3 rejects cycles,
+// the bound is a second line of defence).
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && n.Alias != nil && i < 8; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+type kv struct {
+	key string
+	k   *yaml.Node
+	v   *yaml.Node
+}
+
+// mapping returns a mapping's entries in document order, rejecting
+// duplicate keys.
+func (r *resolver) mapping(n *yaml.Node, field string) ([]kv, error) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, r.errf(line(n), field, ErrSyntax, "want a mapping, got %s", kindName(n))
+	}
+	out := make([]kv, 0, len(n.Content)/2)
+	seen := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if k == nil || k.Kind != yaml.ScalarNode {
+			return nil, r.errf(line(k), field, ErrSyntax, "mapping keys must be plain strings")
+		}
+		if seen[k.Value] {
+			return nil, r.errf(k.Line, joinField(field, k.Value), ErrSyntax, "key %q given twice", k.Value)
+		}
+		seen[k.Value] = true
+		out = append(out, kv{k.Value, k, v})
+	}
+	return out, nil
+}
+
+func (r *resolver) sequence(n *yaml.Node, field string) ([]*yaml.Node, error) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil, r.errf(line(n), field, ErrSyntax, "want a list, got %s", kindName(n))
+	}
+	out := make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		out[i] = deref(c)
+	}
+	return out, nil
+}
+
+func (r *resolver) scalar(n *yaml.Node, field string) (string, error) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return "", r.errf(line(n), field, ErrSyntax, "want a single value, got %s", kindName(n))
+	}
+	return n.Value, nil
+}
+
+func (r *resolver) integer(n *yaml.Node, field string) (int, error) {
+	s, err := r.scalar(n, field)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, r.errf(line(n), field, ErrBadValue, "%q is not an integer", s)
+	}
+	return v, nil
+}
+
+func (r *resolver) boolean(n *yaml.Node, field string) (bool, error) {
+	s, err := r.scalar(n, field)
+	if err != nil {
+		return false, err
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, r.errf(line(n), field, ErrBadValue, "%q is not true or false", s)
+	}
+	return v, nil
+}
+
+func line(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	return n.Line
+}
+
+func kindName(n *yaml.Node) string {
+	if n == nil {
+		return "nothing"
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "an alias"
+}
+
+func joinField(parent, child string) string {
+	if parent == "" {
+		return child
+	}
+	return parent + "." + child
+}
+
+func index(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
