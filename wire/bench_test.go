@@ -14,7 +14,7 @@ import (
 
 type inplaceOp struct {
 	name string
-	src  func(testing.TB) []byte           // the frame to start from
+	src  func(testing.TB) []byte          // the frame to start from
 	op   func(buf []byte) ([]byte, error) // runs on a fresh copy of src
 }
 
