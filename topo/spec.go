@@ -119,7 +119,7 @@ func pow(b float64, e int) float64 {
 
 func gridSize(a []int) (float64, float64) {
 	x, y, z, h := float64(a[0]), float64(a[1]), float64(a[2]), float64(argOr(a, 3, 10))
-	return x*y*z*(1+h), 3*x*y*z + x*y*z*h
+	return x * y * z * (1 + h), 3*x*y*z + x*y*z*h
 }
 
 // Specs describes every spec the parser accepts, one line each, for help
