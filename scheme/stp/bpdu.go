@@ -1,0 +1,276 @@
+package stp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// Sentinel errors of the BPDU codec, wrapped with the field at fault: test
+// with errors.Is.
+var (
+	// ErrTruncated: the frame ends before the field being read.
+	ErrTruncated = errors.New("truncated")
+	// ErrNotBPDU: the frame is not an 802.3/LLC frame to the bridge group
+	// address with the spanning tree SAPs.
+	ErrNotBPDU = errors.New("not a bpdu")
+	// ErrBadValue: a field holds a value the protocol forbids (protocol
+	// identifier other than 0, an 802.3 length that disagrees with the
+	// frame).
+	ErrBadValue = errors.New("bad value")
+	// ErrUnknownType: a BPDU type other than configuration (0x00) or
+	// topology change notification (0x80). An 802.1D-1998 bridge discards
+	// RST and MST BPDUs (types 0x02 and up).
+	ErrUnknownType = errors.New("unknown bpdu type")
+)
+
+// GroupAddress is the bridge group address 01:80:C2:00:00:00 that BPDUs are
+// sent to (802.1D-1998 §7.12.3). Frames to any of 01:80:C2:00:00:00..0F are
+// link-local and never forwarded by a bridge.
+var GroupAddress = [6]byte{0x01, 0x80, 0xc2, 0x00, 0x00, 0x00}
+
+// BPDU types (802.1D-1998 §9.3).
+const (
+	TypeConfig uint8 = 0x00
+	TypeTCN    uint8 = 0x80
+)
+
+// LLC header of every BPDU: DSAP 0x42, SSAP 0x42, UI (control 0x03).
+const (
+	llcSAP     = 0x42
+	llcControl = 0x03
+)
+
+// Encoded sizes.
+const (
+	ConfigLen = 35 // configuration BPDU body
+	TCNLen    = 4  // topology change notification body
+	llcLen    = 3
+	ethLen    = 14 // 802.3 header: dst, src, length
+	minFrame  = 60 // minimum Ethernet frame without FCS; BPDUs are padded to it
+)
+
+// Flag bits of a configuration BPDU.
+const (
+	flagTC  = 0x01
+	flagTCA = 0x80
+)
+
+// Time256 is a protocol timer value as carried on the wire: an unsigned
+// count of 1/256 s (802.1D-1998 §9.2.8), so 2 s is 512.
+type Time256 uint16
+
+// tick is one unit of Time256 in picoseconds: 10^12/256, exactly.
+const tick = element.Second / 256
+
+// Time converts t to picoseconds, exactly.
+func (t Time256) Time() element.Time { return element.Time(t) * tick }
+
+// ToTime256 converts d to wire units, rounding down, and saturates at the
+// largest value the field holds (255.996 s).
+func ToTime256(d element.Time) Time256 {
+	if d <= 0 {
+		return 0
+	}
+	v := d / tick
+	if v > 0xffff {
+		return 0xffff
+	}
+	return Time256(v)
+}
+
+// BridgeID is an 802.1D bridge identifier: the 16-bit priority in the top
+// bits, then the bridge's 48-bit MAC address. As an integer it compares the
+// way the protocol compares identifiers: the lower one wins.
+type BridgeID uint64
+
+// MakeBridgeID builds a bridge identifier from a priority and a MAC.
+func MakeBridgeID(priority uint16, mac [6]byte) BridgeID {
+	var b [8]byte
+	binary.BigEndian.PutUint16(b[:], priority)
+	copy(b[2:], mac[:])
+	return BridgeID(binary.BigEndian.Uint64(b[:]))
+}
+
+// Priority returns the priority part of id.
+func (id BridgeID) Priority() uint16 { return uint16(id >> 48) }
+
+// MAC returns the address part of id.
+func (id BridgeID) MAC() [6]byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(id))
+	return [6]byte(b[2:])
+}
+
+// String formats id the way tshark and Linux show it: priority in hex
+// digits, a dot, the MAC without separators ("8000.060000010000").
+func (id BridgeID) String() string {
+	return fmt.Sprintf("%04x.%012x", uint16(id>>48), uint64(id)&(1<<48-1))
+}
+
+// PortID is an 802.1D port identifier: a 4-bit priority and a 12-bit port
+// number as 802.1t reassigned the field, so that switches of up to 4095
+// ports get distinct identifiers. With the default priority 128 the
+// identifier reads 0x8000|port, as in 802.1D-1998 for ports below 256.
+type PortID uint16
+
+// MakePortID builds a port identifier from an 8-bit priority (its top four
+// bits are kept, as 802.1t specifies) and a port number below 4096.
+func MakePortID(priority uint8, port element.Port) PortID {
+	return PortID(uint16(priority&0xf0)<<8 | uint16(port)&0x0fff)
+}
+
+// BPDU is a decoded Bridge Protocol Data Unit: a configuration BPDU or,
+// when Type is TypeTCN, a topology change notification, whose only fields
+// are the protocol identifier, version and type.
+//
+//	 0                   1                   2                   3
+//	+-------------------------------+---------------+---------------+
+//	|   protocol identifier (0)     |  version (0)  |     type      |  type 0x80 (TCN) ends here
+//	+---------------+---------------+---------------+---------------+
+//	|     flags     |         root identifier (8): priority, MAC     |
+//	+---------------+                                               +
+//	|                                               +---------------+
+//	|                                               | root path ... |
+//	+---------------+---------------+---------------+---------------+
+//	|  ... cost (4)                 |   bridge identifier (8)       |
+//	+---------------+---------------+                               +
+//	|                                                               |
+//	+---------------+---------------+---------------+---------------+
+//	|      ...      |   port identifier (2)         |  message age  |
+//	+---------------+---------------+---------------+---------------+
+//	|   age (2)     |        max age (2)            |  hello time   |
+//	+---------------+---------------+---------------+---------------+
+//	|   time (2)    |     forward delay (2)         |
+//	+---------------+---------------+---------------+
+//
+// flags: 0x01 topology change, 0x80 topology change acknowledgment. Times
+// are in 1/256 s. A BPDU travels in an 802.3 frame to GroupAddress: the
+// length field, then LLC DSAP 0x42, SSAP 0x42, control 0x03 (UI), then the
+// BPDU, padded to the 60-byte minimum frame.
+type BPDU struct {
+	Type         uint8 // TypeConfig or TypeTCN
+	Version      uint8 // 0 for 802.1D; decoded as found, encoded as given
+	TC, TCA      bool
+	Root         BridgeID
+	RootPathCost uint32
+	Bridge       BridgeID
+	Port         PortID
+	MessageAge   Time256
+	MaxAge       Time256
+	HelloTime    Time256
+	ForwardDelay Time256
+}
+
+// DecodeFromBytes decodes a BPDU body (after the LLC header). Bytes after
+// the BPDU are ignored: 802.1D-1998 §9.3.4 validates only the length the
+// type needs, and later protocol versions append fields.
+func (m *BPDU) DecodeFromBytes(b []byte) error {
+	if len(b) < TCNLen {
+		return fmt.Errorf("stp: bpdu: %d bytes, header needs %d: %w", len(b), TCNLen, ErrTruncated)
+	}
+	if pid := binary.BigEndian.Uint16(b); pid != 0 {
+		return fmt.Errorf("stp: bpdu: protocol identifier %#04x: %w", pid, ErrBadValue)
+	}
+	*m = BPDU{Version: b[2], Type: b[3]}
+	switch m.Type {
+	case TypeTCN:
+		return nil
+	case TypeConfig:
+	default:
+		return fmt.Errorf("stp: bpdu: type %#02x: %w", m.Type, ErrUnknownType)
+	}
+	if len(b) < ConfigLen {
+		return fmt.Errorf("stp: configuration bpdu: %d bytes, needs %d: %w", len(b), ConfigLen, ErrTruncated)
+	}
+	m.TC = b[4]&flagTC != 0
+	m.TCA = b[4]&flagTCA != 0
+	m.Root = BridgeID(binary.BigEndian.Uint64(b[5:]))
+	m.RootPathCost = binary.BigEndian.Uint32(b[13:])
+	m.Bridge = BridgeID(binary.BigEndian.Uint64(b[17:]))
+	m.Port = PortID(binary.BigEndian.Uint16(b[25:]))
+	m.MessageAge = Time256(binary.BigEndian.Uint16(b[27:]))
+	m.MaxAge = Time256(binary.BigEndian.Uint16(b[29:]))
+	m.HelloTime = Time256(binary.BigEndian.Uint16(b[31:]))
+	m.ForwardDelay = Time256(binary.BigEndian.Uint16(b[33:]))
+	return nil
+}
+
+// AppendTo appends the BPDU body: 4 bytes for a TCN, 35 for a
+// configuration BPDU. Any Type other than TypeTCN encodes as a
+// configuration BPDU.
+func (m *BPDU) AppendTo(b []byte) []byte {
+	if m.Type == TypeTCN {
+		return append(b, 0, 0, m.Version, TypeTCN)
+	}
+	var f uint8
+	if m.TC {
+		f |= flagTC
+	}
+	if m.TCA {
+		f |= flagTCA
+	}
+	b = append(b, 0, 0, m.Version, TypeConfig, f)
+	b = binary.BigEndian.AppendUint64(b, uint64(m.Root))
+	b = binary.BigEndian.AppendUint32(b, m.RootPathCost)
+	b = binary.BigEndian.AppendUint64(b, uint64(m.Bridge))
+	b = binary.BigEndian.AppendUint16(b, uint16(m.Port))
+	b = binary.BigEndian.AppendUint16(b, uint16(m.MessageAge))
+	b = binary.BigEndian.AppendUint16(b, uint16(m.MaxAge))
+	b = binary.BigEndian.AppendUint16(b, uint16(m.HelloTime))
+	return binary.BigEndian.AppendUint16(b, uint16(m.ForwardDelay))
+}
+
+// AppendFrame appends a complete BPDU frame from src: the 802.3 header to
+// GroupAddress, the LLC header, the BPDU and zero padding to 60 bytes.
+func AppendFrame(b []byte, src [6]byte, m *BPDU) []byte {
+	start := len(b)
+	b = append(b, GroupAddress[:]...)
+	b = append(b, src[:]...)
+	b = append(b, 0, 0) // length, filled in below
+	b = append(b, llcSAP, llcSAP, llcControl)
+	b = m.AppendTo(b)
+	binary.BigEndian.PutUint16(b[start+12:], uint16(len(b)-start-ethLen))
+	for len(b)-start < minFrame {
+		b = append(b, 0)
+	}
+	return b
+}
+
+// IsBridgeGroup reports whether dst is one of the link-local group
+// addresses 01:80:C2:00:00:00..0F that 802.1D reserves: a bridge consumes
+// or discards such frames and never forwards them.
+func IsBridgeGroup(dst []byte) bool {
+	return len(dst) >= 6 && dst[0] == 0x01 && dst[1] == 0x80 && dst[2] == 0xc2 &&
+		dst[3] == 0 && dst[4] == 0 && dst[5]&0xf0 == 0
+}
+
+// DecodeFrame decodes a BPDU frame as AppendFrame writes it: an 802.3 frame
+// to GroupAddress whose LLC header carries the spanning tree SAPs. The
+// 802.3 length must fit in the frame; padding after it is ignored.
+func DecodeFrame(frame []byte, m *BPDU) error {
+	if len(frame) < ethLen {
+		return fmt.Errorf("stp: bpdu frame: %d bytes, header needs %d: %w", len(frame), ethLen, ErrTruncated)
+	}
+	if [6]byte(frame[:6]) != GroupAddress {
+		return fmt.Errorf("stp: bpdu frame: destination %x: %w", frame[:6], ErrNotBPDU)
+	}
+	n := int(binary.BigEndian.Uint16(frame[12:]))
+	if n >= 0x0600 {
+		return fmt.Errorf("stp: bpdu frame: ethertype %#04x, bpdus use 802.3 length: %w", n, ErrNotBPDU)
+	}
+	body := frame[ethLen:]
+	if n > len(body) {
+		return fmt.Errorf("stp: bpdu frame: 802.3 length %d, frame holds %d: %w", n, len(body), ErrTruncated)
+	}
+	body = body[:n]
+	if len(body) < llcLen {
+		return fmt.Errorf("stp: bpdu frame: 802.3 length %d, llc needs %d: %w", n, llcLen, ErrTruncated)
+	}
+	if body[0] != llcSAP || body[1] != llcSAP || body[2] != llcControl {
+		return fmt.Errorf("stp: bpdu frame: llc %x, want 42 42 03: %w", body[:3], ErrNotBPDU)
+	}
+	return m.DecodeFromBytes(body[llcLen:])
+}

@@ -1,0 +1,1053 @@
+package stp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// Protocol defaults (802.1D-1998 Table 8-3 and §7.9.2).
+const (
+	DefaultPriority            uint16       = 0x8000
+	DefaultPortPriority        uint8        = 0x80
+	DefaultHelloTime           element.Time = 2 * element.Second
+	DefaultMaxAge              element.Time = 20 * element.Second
+	DefaultForwardDelay        element.Time = 15 * element.Second
+	DefaultHoldTime            element.Time = 1 * element.Second
+	DefaultMessageAgeIncrement element.Time = 1 * element.Second
+	DefaultAgingTime           element.Time = 300 * element.Second
+	DefaultMaxEntries                       = 1 << 16
+	// MaxPort is the highest port number an 802.1t port identifier holds.
+	MaxPort element.Port = 0x0fff
+)
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("bad configuration")
+
+// Config sets up one bridge. Zero fields take the defaults above.
+type Config struct {
+	// Name for logs.
+	Name string
+	// MAC is the bridge address, the low 48 bits of the bridge ID. Ports
+	// whose PortInfo carries no MAC use it with the port number in the
+	// last two bytes (as topo.PortMAC does).
+	MAC [6]byte
+	// Priority is the high 16 bits of the bridge ID. Zero means
+	// DefaultPriority; use PriorityZero for a real priority of 0.
+	Priority     uint16
+	PriorityZero bool
+	// PortPriority is the priority part of every port identifier (its top
+	// four bits are used).
+	PortPriority uint8
+	// Timers the bridge uses when it is the root (Bridge Hello Time,
+	// Bridge Max Age, Bridge Forward Delay) and for its own timers.
+	HelloTime, MaxAge, ForwardDelay element.Time
+	// HoldTime is the least interval between two configuration BPDUs on a
+	// port (802.1D-1998 fixes it at 1 s).
+	HoldTime element.Time
+	// MessageAgeIncrement is what a bridge adds to the message age it
+	// relays, beyond the time the information spent in the bridge
+	// (802.1D-1998's Message Age Increment Overestimate, 1 s).
+	MessageAgeIncrement element.Time
+	// AgingTime is the MAC table's aging time outside topology changes.
+	AgingTime element.Time
+	// MaxEntries caps the MAC table; stations beyond it are not learned
+	// (counted as learn_table_full) and their frames flood.
+	MaxEntries int
+	// PathCost overrides the rate-derived cost of a port.
+	PathCost map[element.Port]uint32
+	// PortRate gives a port's link rate in bits/s when the engine's
+	// PortInfo carries none (element p-1 for port p).
+	PortRate []int64
+	// Edge marks ports that face end stations (element p-1 for port p),
+	// like Cisco's PortFast: they forward as soon as they are enabled and
+	// their changes raise no topology change. A BPDU received on an edge
+	// port turns the port back into an ordinary one. Classic 802.1D has
+	// no edge ports; leave nil for the standard's behaviour.
+	Edge []bool
+}
+
+func (c *Config) withDefaults() Config {
+	d := *c
+	if d.Priority == 0 && !d.PriorityZero {
+		d.Priority = DefaultPriority
+	}
+	if d.PortPriority == 0 {
+		d.PortPriority = DefaultPortPriority
+	}
+	def := func(v *element.Time, dv element.Time) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	def(&d.HelloTime, DefaultHelloTime)
+	def(&d.MaxAge, DefaultMaxAge)
+	def(&d.ForwardDelay, DefaultForwardDelay)
+	def(&d.HoldTime, DefaultHoldTime)
+	def(&d.MessageAgeIncrement, DefaultMessageAgeIncrement)
+	def(&d.AgingTime, DefaultAgingTime)
+	if d.MaxEntries == 0 {
+		d.MaxEntries = DefaultMaxEntries
+	}
+	return d
+}
+
+// validate checks the timer relations of 802.1D-1998 §8.10.2, which keep
+// a bridge from forwarding before the tree's information has crossed the
+// network: 2 × (Forward Delay − 1 s) ≥ Max Age ≥ 2 × (Hello Time + 1 s).
+// The absolute ranges of Table 8-3 (hello 1–10 s ...) are not enforced so
+// that the simulator can run faster timers; the wire holds up to 255.99 s.
+func (c *Config) validate() error {
+	for _, t := range []struct {
+		name string
+		v    element.Time
+	}{{"hello", c.HelloTime}, {"max_age", c.MaxAge}, {"forward_delay", c.ForwardDelay},
+		{"hold", c.HoldTime}, {"message_age_increment", c.MessageAgeIncrement}, {"aging", c.AgingTime}} {
+		if t.v < 0 {
+			return fmt.Errorf("stp: %s %v: %w: negative", t.name, t.v, ErrConfig)
+		}
+		if t.name != "aging" && t.v > 0xffff*tick {
+			return fmt.Errorf("stp: %s %v: %w: above 255.99s, the BPDU's limit", t.name, t.v, ErrConfig)
+		}
+	}
+	if c.MaxAge < 2*(c.HelloTime+element.Second) {
+		return fmt.Errorf("stp: max_age %v < 2 × (hello %v + 1s): %w", c.MaxAge, c.HelloTime, ErrConfig)
+	}
+	if 2*(c.ForwardDelay-element.Second) < c.MaxAge {
+		return fmt.Errorf("stp: 2 × (forward_delay %v − 1s) < max_age %v: %w", c.ForwardDelay, c.MaxAge, ErrConfig)
+	}
+	if c.MaxEntries < 0 {
+		return fmt.Errorf("stp: max_entries %d: %w: negative", c.MaxEntries, ErrConfig)
+	}
+	return nil
+}
+
+// PathCostForRate returns the recommended port path cost of 802.1D-1998
+// Table 8-5 for a link of rate bits/s: 100 for 10 Mb/s, 19 for 100 Mb/s,
+// 4 for 1 Gb/s, 2 for 10 Gb/s; rates between take the cost of the next
+// slower entry, rates of 100 Gb/s and above cost 1 (the lowest value the
+// 10 Gb/s range allows), and an unknown rate (0) is taken as 1 Gb/s, the
+// default link rate of edgefabric topologies.
+func PathCostForRate(rate int64) uint32 {
+	switch {
+	case rate <= 0:
+		return 4
+	case rate >= 100_000_000_000:
+		return 1
+	case rate >= 10_000_000_000:
+		return 2
+	case rate >= 1_000_000_000:
+		return 4
+	case rate >= 100_000_000:
+		return 19
+	case rate >= 16_000_000:
+		return 62
+	case rate >= 10_000_000:
+		return 100
+	}
+	return 250
+}
+
+// timer is one of the protocol's timers (802.1D-1998 §8.5.4–8.5.6) over
+// Env.After. gen guards against a callback of a stopped timer that an
+// engine delivers anyway. For the message age timer, value reports the
+// timer's current value: the age it started at plus the time since.
+type timer struct {
+	active bool
+	gen    uint32
+	start  element.Time
+	base   element.Time
+	cancel func()
+}
+
+func (t *timer) stop() {
+	if t.active {
+		t.active = false
+		t.gen++
+		if t.cancel != nil {
+			t.cancel()
+			t.cancel = nil
+		}
+	}
+}
+
+func (t *timer) value(now element.Time) element.Time { return t.base + now - t.start }
+
+type port struct {
+	num      element.Port
+	id       PortID
+	mac      [6]byte
+	local    bool // faces the node's own stack: no STP, always forwarding
+	edge     bool // operational edge port (PortFast)
+	state    State
+	pathCost uint32
+
+	// The port's designated information (§8.5.5).
+	desRoot   BridgeID
+	desCost   uint32
+	desBridge BridgeID
+	desPort   PortID
+
+	tca             bool // topology change acknowledge pending
+	configPending   bool
+	changeDetection bool
+
+	msgAge, fwdDelay, hold timer
+}
+
+// Bridge is an 802.1D-1998 MAC bridge: a learning bridge whose ports are
+// put into forwarding or blocking by the spanning tree algorithm and
+// protocol of clause 8, exchanging real BPDUs with its neighbours. It is an
+// element.Element; port numbers are the node's topology ports.
+//
+// The protocol code follows the standard's procedural model (§8.6–8.8)
+// name for name, so that it can be read beside the text.
+type Bridge struct {
+	cfg   Config
+	env   element.Env
+	log   *slog.Logger
+	id    BridgeID
+	ports []port // port p at index p-1; unconnected ports stay Disabled
+
+	// Bridge parameters (§8.5.3).
+	desRoot  BridgeID
+	rootCost uint32
+	rootPort element.Port // 0: none, this bridge is the root
+	maxAge   element.Time
+	hello    element.Time
+	fwdDelay element.Time
+	tcDet    bool // topology_change_detected
+	tc       bool // topology_change
+
+	helloT, tcnT, tcT timer
+
+	fdb      fdb
+	sweepArm bool
+	ctr      element.Counters
+	scratch  []byte
+}
+
+// New checks cfg and returns a bridge ready to be attached.
+func New(cfg Config) (*Bridge, error) {
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	b := &Bridge{cfg: c, id: MakeBridgeID(c.Priority, c.MAC)}
+	b.fdb.max = c.MaxEntries
+	return b, nil
+}
+
+// ID returns the bridge identifier.
+func (b *Bridge) ID() BridgeID { return b.id }
+
+// Counters reports frames forwarded and flooded, drops by reason, BPDUs
+// sent and received, MAC table events and topology changes.
+func (b *Bridge) Counters() map[string]uint64 { return b.ctr.Snapshot() }
+
+// Attach takes the bridge's ports and starts the protocol
+// (initialisation, §8.8.1): every port that is up begins Blocking as a
+// designated port, and the bridge claims to be the root until it hears
+// better.
+func (b *Bridge) Attach(env element.Env, infos []element.PortInfo) {
+	b.env = env
+	b.log = env.Log()
+	n := 0
+	for _, pi := range infos {
+		if int(pi.Port) > n {
+			n = int(pi.Port)
+		}
+	}
+	b.ports = make([]port, n)
+	for i := range b.ports {
+		p := &b.ports[i]
+		p.num = element.Port(i + 1)
+		p.id = MakePortID(b.cfg.PortPriority, p.num)
+		p.state = Disabled
+		p.mac = b.cfg.MAC
+		p.mac[4], p.mac[5] = byte(p.num>>8), byte(p.num)
+		p.pathCost = b.cfg.pathCost(p.num, 0)
+		p.changeDetection = true
+	}
+	up := make([]bool, n)
+	for _, pi := range infos {
+		if pi.Port < 1 {
+			b.ctr.Inc("port_invalid")
+			continue
+		}
+		p := &b.ports[pi.Port-1]
+		if pi.MAC != ([6]byte{}) {
+			p.mac = pi.MAC
+		}
+		p.pathCost = b.cfg.pathCost(pi.Port, pi.Rate)
+		p.local = pi.Local
+		if pi.Port > MaxPort && !pi.Local {
+			// An 802.1t port identifier holds 12 bits; such a port
+			// cannot take part in the protocol. The fabric refuses
+			// these topologies; an engine that passes one anyway
+			// gets a disabled port and a counter, not a panic.
+			b.ctr.Inc("port_out_of_range")
+			b.log.Warn("stp: port number beyond 4095 stays disabled", "bridge", b.cfg.Name, "port", pi.Port)
+			continue
+		}
+		up[pi.Port-1] = pi.Up
+	}
+
+	// Initialisation (§8.8.1).
+	b.desRoot = b.id
+	b.rootCost = 0
+	b.rootPort = 0
+	b.maxAge, b.hello, b.fwdDelay = b.cfg.MaxAge, b.cfg.HelloTime, b.cfg.ForwardDelay
+	b.tcDet, b.tc = false, false
+	for i := range b.ports {
+		p := &b.ports[i]
+		if p.local {
+			if up[i] {
+				p.state = Forwarding
+			}
+			continue
+		}
+		if up[i] {
+			b.initializePort(p)
+		} else {
+			b.becomeDesignatedPort(p)
+		}
+	}
+	b.portStateSelection()
+	b.configBPDUGeneration()
+	b.startTimer(&b.helloT, b.cfg.HelloTime, b.helloTimerExpiry)
+}
+
+func (c *Config) pathCost(p element.Port, rate int64) uint32 {
+	if v, ok := c.PathCost[p]; ok {
+		return v
+	}
+	if rate == 0 && int(p) <= len(c.PortRate) {
+		rate = c.PortRate[p-1]
+	}
+	return PathCostForRate(rate)
+}
+
+func (b *Bridge) isEdgeCfg(p element.Port) bool {
+	return int(p) <= len(b.cfg.Edge) && b.cfg.Edge[p-1]
+}
+
+// LinkChange enables a port whose link came up (§8.8.2) and disables one
+// whose link went down (§8.8.3).
+func (b *Bridge) LinkChange(pn element.Port, up bool) {
+	p := b.port(pn)
+	if p == nil {
+		b.ctr.Inc("port_invalid")
+		return
+	}
+	if p.local {
+		if up {
+			b.setState(p, Forwarding)
+		} else {
+			b.setState(p, Disabled)
+		}
+		return
+	}
+	if pn > MaxPort {
+		return
+	}
+	if up {
+		if p.state == Disabled {
+			b.enablePort(p)
+		}
+		return
+	}
+	if p.state != Disabled {
+		b.disablePort(p)
+	}
+}
+
+func (b *Bridge) port(pn element.Port) *port {
+	if pn < 1 || int(pn) > len(b.ports) {
+		return nil
+	}
+	return &b.ports[pn-1]
+}
+
+// ---- data plane -------------------------------------------------------
+
+// Receive relays a frame (§7.5–7.7) or consumes a BPDU.
+func (b *Bridge) Receive(pn element.Port, frame []byte) {
+	p := b.port(pn)
+	if p == nil {
+		b.ctr.Inc("drop_port_invalid")
+		return
+	}
+	if len(frame) < ethLen {
+		b.ctr.Inc("drop_runt")
+		return
+	}
+	if IsBridgeGroup(frame[:6]) {
+		if [6]byte(frame[:6]) == GroupAddress {
+			b.receiveBPDU(p, frame)
+			return
+		}
+		// 01:80:C2:00:00:01..0F (pause, LACP, LLDP, ...): link-local,
+		// never relayed (§7.12.6), and nothing here consumes them.
+		b.ctr.Inc("drop_link_local")
+		return
+	}
+	switch p.state {
+	case Disabled:
+		b.ctr.Inc("drop_port_disabled")
+		return
+	case Blocking, Listening:
+		b.ctr.Inc("drop_port_blocked")
+		return
+	}
+	src := [6]byte(frame[6:12])
+	if src[0]&1 != 0 {
+		// A group address is never a source (§7.8): learning it
+		// would send unicast traffic into a multicast.
+		b.ctr.Inc("drop_bad_source")
+		return
+	}
+	now := b.env.Now()
+	switch b.fdb.learn(src, pn, now) {
+	case learnNew:
+		b.ctr.Inc("learned")
+		b.armSweep()
+	case learnMoved:
+		b.ctr.Inc("moved")
+	case learnFull:
+		b.ctr.Inc("learn_table_full")
+	}
+	if p.state == Learning {
+		b.ctr.Inc("drop_port_learning")
+		return
+	}
+	dst := [6]byte(frame[:6])
+	if dst[0]&1 == 0 {
+		out, ok, expired := b.fdb.lookup(dst, now, b.agingTime())
+		if expired {
+			b.ctr.Inc("aged_out")
+		}
+		if ok {
+			if out == pn {
+				// The station is on the LAN the frame came
+				// from: it already has it (§7.7.1).
+				b.ctr.Inc("filtered_same_port")
+				return
+			}
+			if q := b.port(out); q != nil && q.state == Forwarding {
+				b.ctr.Inc("forwarded")
+				b.env.Send(out, clone(frame))
+				return
+			}
+			// Entries of a port that left Forwarding are flushed,
+			// so this is unreachable; flood rather than lose.
+		}
+	}
+	b.flood(pn, frame)
+}
+
+// flood sends frame out of every forwarding port but the one it came in
+// on.
+func (b *Bridge) flood(in element.Port, frame []byte) {
+	n := 0
+	for i := range b.ports {
+		q := &b.ports[i]
+		if q.num == in || q.state != Forwarding {
+			continue
+		}
+		b.env.Send(q.num, clone(frame))
+		n++
+	}
+	if n == 0 {
+		b.ctr.Inc("drop_no_egress")
+		return
+	}
+	b.ctr.Inc("flooded")
+	b.ctr.Add("flood_copies", uint64(n))
+}
+
+func clone(f []byte) []byte {
+	c := make([]byte, len(f))
+	copy(c, f)
+	return c
+}
+
+// agingTime is the MAC table's aging time in force: the forward delay
+// while a topology change is signalled (§8.3.5), so that stations that
+// moved to another branch of the new tree are relearned within it.
+func (b *Bridge) agingTime() element.Time {
+	if b.tc {
+		return b.fwdDelay
+	}
+	return b.cfg.AgingTime
+}
+
+func (b *Bridge) armSweep() {
+	if b.sweepArm {
+		return
+	}
+	b.sweepArm = true
+	b.env.After(b.cfg.AgingTime, b.sweep)
+}
+
+// sweep frees aged entries that no lookup has removed. It runs only while
+// the table holds entries, so an idle bridge has no timer besides hello.
+func (b *Bridge) sweep() {
+	b.sweepArm = false
+	if n := b.fdb.sweep(b.env.Now(), b.agingTime()); n > 0 {
+		b.ctr.Add("aged_out", uint64(n))
+	}
+	if len(b.fdb.m) > 0 {
+		b.armSweep()
+	}
+}
+
+// Lookup returns the port the MAC table holds for mac, as forwarding
+// would see it now (an aged entry misses).
+func (b *Bridge) Lookup(mac [6]byte) (element.Port, bool) {
+	e, ok := b.fdb.m[mac]
+	if !ok || b.env == nil || b.env.Now()-e.seen > b.agingTime() {
+		return 0, false
+	}
+	return e.port, true
+}
+
+// Entries returns the number of entries in the MAC table, aged ones not
+// yet swept included.
+func (b *Bridge) Entries() int { return len(b.fdb.m) }
+
+// setState changes a port's state. A port that stops learning loses its
+// MAC table entries: its stations are now reached, if at all, through
+// another port.
+func (b *Bridge) setState(p *port, s State) {
+	old := p.state
+	if old == s {
+		return
+	}
+	p.state = s
+	b.ctr.Inc("port_state_" + s.String())
+	if (old == Learning || old == Forwarding) && (s == Blocking || s == Disabled || s == Listening) {
+		if n := b.fdb.flushPort(p.num); n > 0 {
+			b.ctr.Add("flushed", uint64(n))
+		}
+	}
+	if b.log.Enabled(context.Background(), slog.LevelDebug) {
+		b.log.Debug("stp: port state", "bridge", b.cfg.Name, "port", p.num, "from", old, "to", s)
+	}
+}
+
+// ---- BPDU reception (§8.7.1, §8.7.2) -----------------------------------
+
+func (b *Bridge) receiveBPDU(p *port, frame []byte) {
+	if p.local {
+		b.ctr.Inc("drop_bpdu_local_port")
+		return
+	}
+	var m BPDU
+	if err := DecodeFrame(frame, &m); err != nil {
+		if errors.Is(err, ErrUnknownType) {
+			b.ctr.Inc("drop_bpdu_unknown_type")
+		} else {
+			b.ctr.Inc("drop_bpdu_malformed")
+		}
+		return
+	}
+	if p.state == Disabled {
+		b.ctr.Inc("drop_port_disabled")
+		return
+	}
+	if p.edge {
+		// A bridge answered on an edge port: it is not an edge after
+		// all. Take it through listening and learning like any port.
+		p.edge = false
+		p.changeDetection = true
+		b.ctr.Inc("edge_lost")
+		if p.state == Forwarding {
+			b.setState(p, Blocking)
+			b.makeForwarding(p)
+		}
+	}
+	if m.Type == TypeTCN {
+		b.ctr.Inc("bpdu_rx_tcn")
+		b.receivedTCNBPDU(p)
+		return
+	}
+	b.ctr.Inc("bpdu_rx_config")
+	if m.MessageAge >= m.MaxAge {
+		// Information as old as its own lifetime (802.1D-2004 §9.3.4
+		// makes this validation explicit).
+		b.ctr.Inc("drop_bpdu_aged")
+		return
+	}
+	b.receivedConfigBPDU(p, &m)
+}
+
+// receivedConfigBPDU is §8.7.1.
+func (b *Bridge) receivedConfigBPDU(p *port, c *BPDU) {
+	wasRoot := b.rootBridge()
+	if b.supersedesPortInfo(p, c) {
+		b.recordConfigInformation(p, c)
+		b.configurationUpdate()
+		b.portStateSelection()
+		if !b.rootBridge() && wasRoot {
+			b.helloT.stop()
+			if b.tcDet {
+				b.tcT.stop()
+				b.transmitTCN()
+				b.startTimer(&b.tcnT, b.cfg.HelloTime, b.tcnTimerExpiry)
+			}
+		}
+		if p.num == b.rootPort {
+			b.recordConfigTimeoutValues(c)
+			b.configBPDUGeneration()
+			if c.TCA {
+				b.topologyChangeAcknowledged()
+			}
+		}
+	} else if b.designatedPort(p) {
+		b.reply(p)
+	}
+}
+
+// receivedTCNBPDU is §8.7.2.
+func (b *Bridge) receivedTCNBPDU(p *port) {
+	if b.designatedPort(p) {
+		b.topologyChangeDetection()
+		b.acknowledgeTopologyChange(p)
+	}
+}
+
+// ---- the procedures of §8.6 -------------------------------------------
+
+func (b *Bridge) rootBridge() bool { return b.desRoot == b.id }
+
+func (b *Bridge) designatedPort(p *port) bool {
+	return p.desBridge == b.id && p.desPort == p.id
+}
+
+// transmitConfig is §8.6.1.
+func (b *Bridge) transmitConfig(p *port) {
+	if p.hold.active {
+		p.configPending = true
+		return
+	}
+	m := BPDU{
+		Type:         TypeConfig,
+		Root:         b.desRoot,
+		RootPathCost: b.rootCost,
+		Bridge:       b.id,
+		Port:         p.id,
+		MaxAge:       ToTime256(b.maxAge),
+		HelloTime:    ToTime256(b.hello),
+		ForwardDelay: ToTime256(b.fwdDelay),
+		TCA:          p.tca,
+		TC:           b.tc,
+	}
+	age := element.Time(0)
+	if !b.rootBridge() {
+		if rp := b.port(b.rootPort); rp != nil && rp.msgAge.active {
+			age = rp.msgAge.value(b.env.Now())
+		}
+		age += b.cfg.MessageAgeIncrement
+	}
+	if age >= b.maxAge {
+		// The root's information would arrive dead: say nothing and
+		// let the neighbour's message age timer run out.
+		return
+	}
+	m.MessageAge = ToTime256(age)
+	p.tca = false
+	p.configPending = false
+	b.send(p, &m)
+	b.ctr.Inc("bpdu_tx_config")
+	b.startTimer(&p.hold, b.cfg.HoldTime, func() { b.holdTimerExpiry(p) })
+}
+
+func (b *Bridge) send(p *port, m *BPDU) {
+	b.scratch = AppendFrame(b.scratch[:0], p.mac, m)
+	b.env.Send(p.num, clone(b.scratch))
+}
+
+// supersedesPortInfo is §8.6.2.2: is c better than what the port holds?
+// The last clause lets a designated bridge's own repeated information
+// (equal in every part) refresh the port's message age timer.
+func (b *Bridge) supersedesPortInfo(p *port, c *BPDU) bool {
+	if c.Root != p.desRoot {
+		return c.Root < p.desRoot
+	}
+	if c.RootPathCost != p.desCost {
+		return c.RootPathCost < p.desCost
+	}
+	if c.Bridge != p.desBridge {
+		return c.Bridge < p.desBridge
+	}
+	return c.Bridge != b.id || c.Port <= p.desPort
+}
+
+// recordConfigInformation is §8.6.2.
+func (b *Bridge) recordConfigInformation(p *port, c *BPDU) {
+	p.desRoot, p.desCost, p.desBridge, p.desPort = c.Root, c.RootPathCost, c.Bridge, c.Port
+	age := c.MessageAge.Time()
+	b.startTimer(&p.msgAge, b.maxAge-age, func() { b.messageAgeTimerExpiry(p) })
+	p.msgAge.base = age
+}
+
+// recordConfigTimeoutValues is §8.6.3: the root's timers rule the tree.
+func (b *Bridge) recordConfigTimeoutValues(c *BPDU) {
+	b.maxAge = c.MaxAge.Time()
+	b.hello = c.HelloTime.Time()
+	b.fwdDelay = c.ForwardDelay.Time()
+	b.tc = c.TC
+}
+
+// configBPDUGeneration is §8.6.4.
+func (b *Bridge) configBPDUGeneration() {
+	for i := range b.ports {
+		p := &b.ports[i]
+		if !p.local && p.state != Disabled && b.designatedPort(p) {
+			b.transmitConfig(p)
+		}
+	}
+}
+
+// reply is §8.6.5: answer inferior information on a designated port.
+func (b *Bridge) reply(p *port) { b.transmitConfig(p) }
+
+// transmitTCN is §8.6.6.
+func (b *Bridge) transmitTCN() {
+	p := b.port(b.rootPort)
+	if p == nil {
+		return
+	}
+	b.send(p, &BPDU{Type: TypeTCN})
+	b.ctr.Inc("bpdu_tx_tcn")
+}
+
+// configurationUpdate is §8.6.7.
+func (b *Bridge) configurationUpdate() {
+	b.rootSelection()
+	b.designatedPortSelection()
+}
+
+// rootSelection is §8.6.8: the root port is the port, not designated and
+// not disabled, whose information names the best root, then the lowest
+// cost to it, the lowest designated bridge, designated port and own port
+// identifier.
+func (b *Bridge) rootSelection() {
+	var best *port
+	for i := range b.ports {
+		p := &b.ports[i]
+		if p.local || p.state == Disabled || b.designatedPort(p) || p.desRoot >= b.id {
+			continue
+		}
+		if best == nil || betterRootPort(p, best) {
+			best = p
+		}
+	}
+	if best == nil {
+		b.rootPort = 0
+		b.desRoot = b.id
+		b.rootCost = 0
+		return
+	}
+	b.rootPort = best.num
+	b.desRoot = best.desRoot
+	b.rootCost = best.desCost + best.pathCost
+}
+
+func betterRootPort(p, q *port) bool {
+	if p.desRoot != q.desRoot {
+		return p.desRoot < q.desRoot
+	}
+	if pc, qc := p.desCost+p.pathCost, q.desCost+q.pathCost; pc != qc {
+		return pc < qc
+	}
+	if p.desBridge != q.desBridge {
+		return p.desBridge < q.desBridge
+	}
+	if p.desPort != q.desPort {
+		return p.desPort < q.desPort
+	}
+	return p.id < q.id
+}
+
+// designatedPortSelection is §8.6.9.
+func (b *Bridge) designatedPortSelection() {
+	for i := range b.ports {
+		p := &b.ports[i]
+		if p.local {
+			continue
+		}
+		if b.designatedPort(p) ||
+			p.desRoot != b.desRoot ||
+			b.rootCost < p.desCost ||
+			(b.rootCost == p.desCost &&
+				(b.id < p.desBridge || (b.id == p.desBridge && p.id <= p.desPort))) {
+			b.becomeDesignatedPort(p)
+		}
+	}
+}
+
+// becomeDesignatedPort is §8.6.10.
+func (b *Bridge) becomeDesignatedPort(p *port) {
+	p.desRoot = b.desRoot
+	p.desCost = b.rootCost
+	p.desBridge = b.id
+	p.desPort = p.id
+}
+
+// portStateSelection is §8.6.11.
+func (b *Bridge) portStateSelection() {
+	for i := range b.ports {
+		p := &b.ports[i]
+		if p.local {
+			continue
+		}
+		switch {
+		case p.num == b.rootPort:
+			p.configPending = false
+			p.tca = false
+			b.makeForwarding(p)
+		case b.designatedPort(p):
+			p.msgAge.stop()
+			b.makeForwarding(p)
+		default:
+			p.configPending = false
+			p.tca = false
+			b.makeBlocking(p)
+		}
+	}
+}
+
+// makeForwarding is §8.6.12. An edge port skips listening and learning.
+func (b *Bridge) makeForwarding(p *port) {
+	if p.state != Blocking {
+		return
+	}
+	if p.edge {
+		b.setState(p, Forwarding)
+		return
+	}
+	b.setState(p, Listening)
+	b.startTimer(&p.fwdDelay, b.fwdDelay, func() { b.forwardDelayTimerExpiry(p) })
+}
+
+// makeBlocking is §8.6.13.
+func (b *Bridge) makeBlocking(p *port) {
+	if p.state == Disabled || p.state == Blocking {
+		return
+	}
+	if (p.state == Forwarding || p.state == Learning) && p.changeDetection {
+		b.topologyChangeDetection()
+	}
+	b.setState(p, Blocking)
+	p.fwdDelay.stop()
+}
+
+// topologyChangeDetection is §8.6.14.
+func (b *Bridge) topologyChangeDetection() {
+	b.ctr.Inc("topology_change_detected")
+	if b.rootBridge() {
+		b.tc = true
+		b.startTimer(&b.tcT, b.cfg.MaxAge+b.cfg.ForwardDelay, b.topologyChangeTimerExpiry)
+	} else if !b.tcDet {
+		b.transmitTCN()
+		b.startTimer(&b.tcnT, b.cfg.HelloTime, b.tcnTimerExpiry)
+	}
+	b.tcDet = true
+}
+
+// topologyChangeAcknowledged is §8.6.15.
+func (b *Bridge) topologyChangeAcknowledged() {
+	b.tcDet = false
+	b.tcnT.stop()
+}
+
+// acknowledgeTopologyChange is §8.6.16.
+func (b *Bridge) acknowledgeTopologyChange(p *port) {
+	p.tca = true
+	b.transmitConfig(p)
+}
+
+// ---- timer expiry (§8.7.3–8.7.8) ---------------------------------------
+
+func (b *Bridge) startTimer(t *timer, d element.Time, f func()) {
+	t.stop()
+	if d < 0 {
+		d = 0
+	}
+	t.active = true
+	t.start = b.env.Now()
+	t.base = 0
+	g := t.gen
+	t.cancel = b.env.After(d, func() {
+		if !t.active || t.gen != g {
+			return
+		}
+		t.active = false
+		t.cancel = nil
+		f()
+	})
+}
+
+func (b *Bridge) helloTimerExpiry() {
+	b.configBPDUGeneration()
+	b.startTimer(&b.helloT, b.cfg.HelloTime, b.helloTimerExpiry)
+}
+
+func (b *Bridge) messageAgeTimerExpiry(p *port) {
+	b.ctr.Inc("message_age_expired")
+	wasRoot := b.rootBridge()
+	b.becomeDesignatedPort(p)
+	b.configurationUpdate()
+	b.portStateSelection()
+	if b.rootBridge() && !wasRoot {
+		b.becameRoot()
+	}
+}
+
+// becameRoot is the tail shared by §8.7.4 and §8.8.3: a bridge that finds
+// itself root takes its own timers, announces a topology change and starts
+// sending hellos.
+func (b *Bridge) becameRoot() {
+	b.maxAge, b.hello, b.fwdDelay = b.cfg.MaxAge, b.cfg.HelloTime, b.cfg.ForwardDelay
+	b.topologyChangeDetection()
+	b.tcnT.stop()
+	b.configBPDUGeneration()
+	b.startTimer(&b.helloT, b.cfg.HelloTime, b.helloTimerExpiry)
+}
+
+func (b *Bridge) forwardDelayTimerExpiry(p *port) {
+	switch p.state {
+	case Listening:
+		b.setState(p, Learning)
+		b.startTimer(&p.fwdDelay, b.fwdDelay, func() { b.forwardDelayTimerExpiry(p) })
+	case Learning:
+		b.setState(p, Forwarding)
+		if b.designatedForSomePort() && p.changeDetection {
+			b.topologyChangeDetection()
+		}
+	}
+}
+
+func (b *Bridge) designatedForSomePort() bool {
+	for i := range b.ports {
+		p := &b.ports[i]
+		if !p.local && p.state != Disabled && p.desBridge == b.id {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *Bridge) tcnTimerExpiry() {
+	b.transmitTCN()
+	b.startTimer(&b.tcnT, b.cfg.HelloTime, b.tcnTimerExpiry)
+}
+
+func (b *Bridge) topologyChangeTimerExpiry() {
+	b.tcDet = false
+	b.tc = false
+}
+
+func (b *Bridge) holdTimerExpiry(p *port) {
+	if p.configPending {
+		b.transmitConfig(p)
+	}
+}
+
+// ---- port management (§8.8) --------------------------------------------
+
+// initializePort is §8.8.1's per-port part.
+func (b *Bridge) initializePort(p *port) {
+	b.becomeDesignatedPort(p)
+	b.setState(p, Blocking)
+	p.tca = false
+	p.configPending = false
+	p.edge = b.isEdgeCfg(p.num)
+	p.changeDetection = !p.edge
+	p.msgAge.stop()
+	p.fwdDelay.stop()
+	p.hold.stop()
+}
+
+// enablePort is §8.8.2.
+func (b *Bridge) enablePort(p *port) {
+	b.initializePort(p)
+	b.portStateSelection()
+}
+
+// disablePort is §8.8.3. Beyond the standard, a port that was learning or
+// forwarding raises a topology change when its link fails, as Cisco's and
+// 802.1D-2004's bridges do: stations behind it are gone, and the rest of
+// the tree must age them out fast rather than in 300 s.
+func (b *Bridge) disablePort(p *port) {
+	wasActive := p.state == Forwarding || p.state == Learning
+	wasRoot := b.rootBridge()
+	b.becomeDesignatedPort(p)
+	b.setState(p, Disabled)
+	p.tca = false
+	p.configPending = false
+	p.msgAge.stop()
+	p.fwdDelay.stop()
+	p.hold.stop()
+	b.configurationUpdate()
+	b.portStateSelection()
+	if b.rootBridge() && !wasRoot {
+		b.becameRoot()
+	} else if wasActive && p.changeDetection {
+		b.topologyChangeDetection()
+	}
+}
+
+// Status returns the bridge's spanning tree state.
+func (b *Bridge) Status() Status {
+	s := Status{
+		Bridge:                 b.id,
+		Root:                   b.desRoot,
+		RootPathCost:           b.rootCost,
+		RootPort:               b.rootPort,
+		MaxAge:                 b.maxAge,
+		HelloTime:              b.hello,
+		ForwardDelay:           b.fwdDelay,
+		TopologyChange:         b.tc,
+		TopologyChangeDetected: b.tcDet,
+		Ports:                  make([]PortStatus, len(b.ports)),
+	}
+	for i := range b.ports {
+		p := &b.ports[i]
+		s.Ports[i] = PortStatus{
+			Port: p.num, ID: p.id, Role: b.role(p), State: p.state, PathCost: p.pathCost,
+			DesignatedRoot: p.desRoot, DesignatedCost: p.desCost,
+			DesignatedBridge: p.desBridge, DesignatedPort: p.desPort,
+		}
+	}
+	return s
+}
+
+// PortState returns port pn's state and role (StateInvalid for a port the
+// bridge does not have).
+func (b *Bridge) PortState(pn element.Port) (State, Role) {
+	p := b.port(pn)
+	if p == nil {
+		return StateInvalid, RoleInvalid
+	}
+	return p.state, b.role(p)
+}
+
+func (b *Bridge) role(p *port) Role {
+	switch {
+	case p.local:
+		return RoleLocal
+	case p.state == Disabled:
+		return RoleDisabled
+	case p.num == b.rootPort:
+		return RoleRoot
+	case b.designatedPort(p):
+		return RoleDesignated
+	}
+	return RoleBlocked
+}

@@ -1,0 +1,217 @@
+package stp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// Name is the scheme's registry name.
+const Name = "stp"
+
+// ErrParam is wrapped by every error about a scheme parameter.
+var ErrParam = errors.New("bad parameter")
+
+// Register adds the stp scheme to r.
+func Register(r *scheme.Registry) error {
+	return r.Register(scheme.Scheme{
+		Name:    Name,
+		Summary: "baseline: learning bridges on one IEEE 802.1D spanning tree",
+		New: func(g *topo.Graph, opts scheme.Options) (scheme.Fabric, error) {
+			return NewFabric(g, opts.Params)
+		},
+	})
+}
+
+// Params are the scheme's settings, as key=value strings. Durations take a
+// Go duration ("2s", "500ms") or a number of seconds ("2", "1.5").
+var Params = []struct{ Key, Help string }{
+	{"hello", "hello time, default 2s"},
+	{"max_age", "max age, default 20s"},
+	{"forward_delay", "forward delay, default 15s"},
+	{"priority", "bridge priority of every bridge, 0..65535, default 32768"},
+	{"priority.<node>", "bridge priority of one bridge (priority.s1=4096)"},
+	{"aging", "MAC table aging time, default 300s"},
+	{"max_entries", "MAC table capacity per bridge, default 65536"},
+	{"edge_ports", "true: host-facing ports forward at once, PortFast-style (default false, classic 802.1D)"},
+}
+
+// Fabric is the stp scheme on one topology: a Bridge on every switch and
+// relaying host, nothing on plain hosts.
+type Fabric struct {
+	g       *topo.Graph
+	bridges []*Bridge // by NodeID; nil on plain hosts
+}
+
+// NewFabric builds a bridge for every forwarding node of g. Bridge IDs are
+// the priority and the node's plan address topo.BridgeMAC, so that in a
+// topology of equal priorities the lowest NodeID becomes the root.
+func NewFabric(g *topo.Graph, params map[string]string) (*Fabric, error) {
+	ps, err := parseParams(g, params)
+	if err != nil {
+		return nil, err
+	}
+	base := ps.cfg
+	f := &Fabric{g: g, bridges: make([]*Bridge, g.NumNodes())}
+	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
+		node := g.Node(n)
+		if !node.Forwards() {
+			continue
+		}
+		if node.Ports > int(MaxPort) {
+			return nil, fmt.Errorf("stp: node %q: %d ports, an 802.1D port identifier numbers at most %d: %w",
+				node.Name, node.Ports, MaxPort, ErrConfig)
+		}
+		cfg := base
+		cfg.Name = node.Name
+		cfg.MAC = topo.BridgeMAC(n)
+		if p, ok := ps.prio[node.Name]; ok {
+			cfg.Priority, cfg.PriorityZero = p, p == 0
+		}
+		ports := g.Ports(n)
+		cfg.PortRate = make([]int64, len(ports))
+		edge := make([]bool, len(ports))
+		for i, l := range ports {
+			if l == topo.NoLink {
+				continue
+			}
+			cfg.PortRate[i] = g.Link(l).Rate
+			peer := g.Link(l).Other(n)
+			edge[i] = !g.Node(peer.Node).Forwards()
+		}
+		if ps.edge {
+			cfg.Edge = edge
+		}
+		b, err := New(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("stp: node %q: %w", node.Name, err)
+		}
+		f.bridges[n] = b
+	}
+	return f, nil
+}
+
+// Element returns the bridge of a switch or relaying host, nil on a plain
+// host.
+func (f *Fabric) Element(n topo.NodeID) element.Element {
+	if n < 0 || int(n) >= len(f.bridges) || f.bridges[n] == nil {
+		return nil
+	}
+	return f.bridges[n]
+}
+
+// Bridge returns node n's bridge, or nil.
+func (f *Fabric) Bridge(n topo.NodeID) *Bridge {
+	if n < 0 || int(n) >= len(f.bridges) {
+		return nil
+	}
+	return f.bridges[n]
+}
+
+// Graph returns the topology the fabric was built for.
+func (f *Fabric) Graph() *topo.Graph { return f.g }
+
+type parsed struct {
+	cfg  Config
+	prio map[string]uint16 // per-node priorities
+	edge bool
+}
+
+func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
+	ps := parsed{prio: map[string]uint16{}}
+	c := &ps.cfg
+	keys := make([]string, 0, len(params))
+	for k := range params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // the first bad key reported is the same every run
+	for _, k := range keys {
+		v := params[k]
+		bad := func(format string, a ...any) error {
+			return fmt.Errorf("stp: param %s=%q: %w: %s", k, v, ErrParam, fmt.Sprintf(format, a...))
+		}
+		switch {
+		case k == "hello" || k == "max_age" || k == "forward_delay" || k == "aging":
+			d, err := parseDuration(v)
+			if err != nil {
+				return ps, bad("%v", err)
+			}
+			switch k {
+			case "hello":
+				c.HelloTime = d
+			case "max_age":
+				c.MaxAge = d
+			case "forward_delay":
+				c.ForwardDelay = d
+			case "aging":
+				c.AgingTime = d
+			}
+		case k == "priority" || strings.HasPrefix(k, "priority."):
+			p, err := strconv.ParseUint(v, 0, 16)
+			if err != nil {
+				return ps, bad("want an integer 0..65535")
+			}
+			if k == "priority" {
+				c.Priority, c.PriorityZero = uint16(p), p == 0
+				continue
+			}
+			name := strings.TrimPrefix(k, "priority.")
+			n, ok := g.Lookup(name)
+			if !ok {
+				return ps, bad("no node %q in topology %q", name, g.Name)
+			}
+			if !g.Node(n).Forwards() {
+				return ps, bad("node %q is a host, it runs no bridge", name)
+			}
+			ps.prio[name] = uint16(p)
+		case k == "max_entries":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return ps, bad("want a positive integer")
+			}
+			c.MaxEntries = n
+		case k == "edge_ports":
+			on, err := strconv.ParseBool(v)
+			if err != nil {
+				return ps, bad("want true or false")
+			}
+			ps.edge = on
+		default:
+			known := make([]string, len(Params))
+			for i, p := range Params {
+				known[i] = p.Key
+			}
+			return ps, fmt.Errorf("stp: unknown param %q: %w (known: %s)", k, ErrParam, strings.Join(known, ", "))
+		}
+	}
+	d := c.withDefaults()
+	if err := d.validate(); err != nil {
+		return ps, fmt.Errorf("%w: %w", err, ErrParam)
+	}
+	return ps, nil
+}
+
+// parseDuration reads "2s", "500ms" or a plain number of seconds, into
+// picoseconds. Zero and negative durations are refused.
+func parseDuration(s string) (element.Time, error) {
+	var sec float64
+	if d, err := time.ParseDuration(s); err == nil {
+		sec = d.Seconds()
+	} else if f, err2 := strconv.ParseFloat(s, 64); err2 == nil {
+		sec = f
+	} else {
+		return 0, fmt.Errorf("want a duration like 2s or 500ms")
+	}
+	if math.IsNaN(sec) || sec <= 0 || sec > 1e6 {
+		return 0, fmt.Errorf("want a positive duration")
+	}
+	return element.Time(math.Round(sec * float64(element.Second))), nil
+}

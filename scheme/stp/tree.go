@@ -1,0 +1,109 @@
+package stp
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// ErrNotTree is wrapped by CheckTree's errors.
+var ErrNotTree = errors.New("forwarding links do not form one spanning tree")
+
+// endForwards reports whether the link end e relays frames: a plain host's
+// NIC always does, a bridge port only in the Forwarding state.
+func (f *Fabric) endForwards(e topo.End) bool {
+	b := f.Bridge(e.Node)
+	if b == nil {
+		return true
+	}
+	s, _ := b.PortState(e.Port)
+	return s == Forwarding
+}
+
+// ActiveLinks returns the links that carry frames in both directions now:
+// both ends forwarding. In a converged fabric they are the spanning tree
+// plus every host's link.
+func (f *Fabric) ActiveLinks() []topo.LinkID {
+	var out []topo.LinkID
+	for l := topo.LinkID(0); int(l) < f.g.NumLinks(); l++ {
+		lk := f.g.Link(l)
+		if f.endForwards(lk.A) && f.endForwards(lk.B) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// CheckTree verifies that the fabric has converged to one spanning tree:
+// every bridge names the same root, which is the one bridge that believes
+// it is the root, and the active links (ActiveLinks) form a tree that
+// reaches every connected node, so that between any two hosts there is
+// exactly one forwarding path. Nodes without links are ignored.
+func (f *Fabric) CheckTree() error {
+	g := f.g
+	var root BridgeID
+	roots := 0
+	first := true
+	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
+		b := f.bridges[n]
+		if b == nil {
+			continue
+		}
+		if first {
+			root, first = b.desRoot, false
+		} else if b.desRoot != root {
+			return fmt.Errorf("stp: %s names root %v, another bridge names %v: %w", g.Node(n).Name, b.desRoot, root, ErrNotTree)
+		}
+		if b.rootBridge() {
+			roots++
+		}
+	}
+	if !first && roots != 1 {
+		return fmt.Errorf("stp: %d bridges believe they are root %v: %w", roots, root, ErrNotTree)
+	}
+
+	// Union-find over the active links: a link joining two nodes already
+	// connected closes a cycle.
+	parent := make([]topo.NodeID, g.NumNodes())
+	for i := range parent {
+		parent[i] = topo.NodeID(i)
+	}
+	var find func(topo.NodeID) topo.NodeID
+	find = func(x topo.NodeID) topo.NodeID {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for l := topo.LinkID(0); int(l) < g.NumLinks(); l++ {
+		lk := g.Link(l)
+		if !f.endForwards(lk.A) || !f.endForwards(lk.B) {
+			continue
+		}
+		ra, rb := find(lk.A.Node), find(lk.B.Node)
+		if ra == rb {
+			return fmt.Errorf("stp: link %s closes a forwarding loop: %w", f.linkName(l), ErrNotTree)
+		}
+		parent[ra] = rb
+	}
+	var comp topo.NodeID = -1
+	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
+		if g.Degree(n) == 0 {
+			continue
+		}
+		r := find(n)
+		if comp < 0 {
+			comp = r
+		} else if r != comp {
+			return fmt.Errorf("stp: %s is cut off from %s by blocked or failed ports: %w", g.Node(n).Name, g.Node(comp).Name, ErrNotTree)
+		}
+	}
+	return nil
+}
+
+func (f *Fabric) linkName(l topo.LinkID) string {
+	lk := f.g.Link(l)
+	return fmt.Sprintf("%s:%d-%s:%d", f.g.Node(lk.A.Node).Name, lk.A.Port, f.g.Node(lk.B.Node).Name, lk.B.Port)
+}
