@@ -19,7 +19,11 @@ func appendPath(b []byte, p []uint8) ([]byte, error) {
 }
 
 func (r *reader) path(field string) []uint8 {
-	n := int(r.u8(field + " length"))
+	if !r.need(1, field) { // the length byte
+		return nil
+	}
+	n := int(r.b[r.off])
+	r.off++
 	if r.err == nil && n > DumbNetMaxTags {
 		r.fail("%s of %d tags, at most %d: %w", field, n, DumbNetMaxTags, ErrBadLength)
 	}

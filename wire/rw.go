@@ -87,10 +87,11 @@ func (r *reader) bytes(n int, field string) []byte {
 // addr reads a length-prefixed IP address: one byte 0 (no address), 4
 // (IPv4) or 16 (IPv6), then that many bytes.
 func (r *reader) addr(field string) netip.Addr {
-	n := r.u8(field + " length")
-	if r.err != nil {
+	if !r.need(1, field) { // the length byte
 		return netip.Addr{}
 	}
+	n := r.b[r.off]
+	r.off++
 	switch n {
 	case 0:
 		return netip.Addr{}
