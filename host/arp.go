@@ -1,0 +1,199 @@
+package host
+
+import (
+	"net/netip"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// arpTable is the neighbour cache. An entry is incomplete (a request is
+// out, frames wait in its queue) or resolved. A resolved entry past its
+// age is still used, as Linux's STALE state is, while a fresh request
+// re-confirms it: throughput does not stall every ARPTimeout. If nobody
+// answers the re-confirmation, the entry is removed and the next packet
+// resolves from scratch.
+type arpTable struct {
+	m map[[4]byte]*arpEntry
+}
+
+type arpEntry struct {
+	ip       netip.Addr
+	mac      wire.MAC
+	resolved bool
+	expires  element.Time // resolved: fresh until then
+	probing  bool         // a request is out (incomplete, or re-confirming)
+	sent     int          // requests sent in the current probe
+	queue    [][]byte     // frames waiting for resolution (incomplete only)
+}
+
+func (t *arpTable) init() { t.m = make(map[[4]byte]*arpEntry) }
+
+// ARPEntry is one neighbour cache entry, for reports and tests.
+type ARPEntry struct {
+	IP       netip.Addr   `json:"ip"`
+	MAC      wire.MAC     `json:"mac"`
+	Resolved bool         `json:"resolved"`
+	Expires  element.Time `json:"expires_ps"`
+	Queued   int          `json:"queued"`
+}
+
+// ARPCache returns the neighbour cache entry for ip.
+func (h *Host) ARPCache(ip netip.Addr) (ARPEntry, bool) {
+	if !ip.Is4() {
+		return ARPEntry{}, false
+	}
+	e := h.arp.m[ip.As4()]
+	if e == nil {
+		return ARPEntry{}, false
+	}
+	return ARPEntry{IP: e.ip, MAC: e.mac, Resolved: e.resolved, Expires: e.expires, Queued: len(e.queue)}, true
+}
+
+// resolveAndSend fills in f's destination MAC for next hop nh and sends
+// it, or queues it while nh is resolved.
+func (h *Host) resolveAndSend(nh netip.Addr, f []byte) {
+	k := nh.As4()
+	e := h.arp.m[k]
+	if e != nil && e.resolved {
+		copy(f[0:6], e.mac[:])
+		h.send(f)
+		if h.env.Now() >= e.expires && !e.probing {
+			h.ctr.Inc("arp_refresh")
+			h.arpProbe(e)
+		}
+		return
+	}
+	if e == nil {
+		e = &arpEntry{ip: nh}
+		h.arp.m[k] = e
+		h.arpProbe(e)
+	}
+	if len(e.queue) >= h.cfg.ARPQueue {
+		h.ctr.Inc("drop_arp_queue_full")
+		return
+	}
+	e.queue = append(e.queue, f)
+}
+
+// arpProbe starts a round of requests for e.
+func (h *Host) arpProbe(e *arpEntry) {
+	e.probing = true
+	e.sent = 0
+	h.arpRequest(e)
+}
+
+func (h *Host) arpRequest(e *arpEntry) {
+	e.sent++
+	h.sendARP(wire.ARPRequest, wire.Broadcast, wire.MAC{}, e.ip)
+	h.env.After(h.cfg.ARPRetryInterval, func() { h.arpRetry(e) })
+}
+
+func (h *Host) arpRetry(e *arpEntry) {
+	if h.arp.m[e.ip.As4()] != e || !e.probing {
+		return // answered, or replaced
+	}
+	if e.sent < h.cfg.ARPRetries {
+		h.ctr.Inc("arp_retry")
+		h.arpRequest(e)
+		return
+	}
+	h.ctr.Inc("arp_failed")
+	if n := len(e.queue); n > 0 {
+		h.ctr.Add("drop_arp_unresolved", uint64(n))
+	}
+	delete(h.arp.m, e.ip.As4())
+}
+
+func (h *Host) sendARP(op uint16, dst, tmac wire.MAC, tip netip.Addr) {
+	sip := h.ip
+	if !sip.IsValid() {
+		sip = netip.AddrFrom4([4]byte{})
+	}
+	f, err := wire.AppendARPFrame(nil, dst, 0, &wire.ARP{Op: op, SenderMAC: h.mac, SenderIP: sip, TargetMAC: tmac, TargetIP: tip})
+	if err != nil {
+		// Only a non-IPv4 target can fail, and the callers pass IPv4.
+		h.ctr.Inc("arp_build_error")
+		return
+	}
+	if op == wire.ARPRequest {
+		h.ctr.Inc("arp_request_tx")
+	} else {
+		h.ctr.Inc("arp_reply_tx")
+	}
+	h.send(f)
+}
+
+// gratuitousARP announces the host's binding: a broadcast request for its
+// own address (RFC 5227 §3), which refreshes neighbours' caches and
+// switches' learning tables.
+func (h *Host) gratuitousARP() {
+	if !h.ip.IsValid() {
+		return
+	}
+	h.ctr.Inc("arp_gratuitous_tx")
+	h.sendARP(wire.ARPRequest, wire.Broadcast, wire.MAC{}, h.ip)
+}
+
+func (h *Host) receiveARP(frame []byte) {
+	a, err := wire.DecodeARP(frame)
+	if err != nil {
+		h.ctr.Inc("drop_arp_malformed")
+		return
+	}
+	if a.SenderMAC.IsMulticast() || a.SenderMAC == (wire.MAC{}) || (a.Op != wire.ARPRequest && a.Op != wire.ARPReply) {
+		h.ctr.Inc("drop_arp_invalid")
+		return
+	}
+	h.ctr.Inc("arp_rx")
+	if a.SenderIP.IsUnspecified() {
+		// An address probe (RFC 5227): nothing to learn; answer if it
+		// asks for our address, which defends it.
+		if h.ip.IsValid() && a.TargetIP == h.ip && a.Op == wire.ARPRequest {
+			h.sendARP(wire.ARPReply, a.SenderMAC, a.SenderMAC, a.SenderIP)
+		}
+		return
+	}
+	if h.ip.IsValid() && a.SenderIP == h.ip {
+		if a.SenderMAC != h.mac {
+			h.ctr.Inc("arp_conflict")
+		}
+		return
+	}
+	if a.SenderIP == a.TargetIP {
+		h.ctr.Inc("arp_gratuitous_rx")
+	}
+	// RFC 826: merge the sender into an existing entry; create one only
+	// when the packet is for us.
+	forUs := h.ip.IsValid() && a.TargetIP == h.ip
+	k := a.SenderIP.As4()
+	e := h.arp.m[k]
+	if e == nil && forUs {
+		e = &arpEntry{ip: a.SenderIP}
+		h.arp.m[k] = e
+	}
+	if e != nil {
+		h.arpLearn(e, a.SenderMAC)
+	} else if a.Op == wire.ARPReply {
+		h.ctr.Inc("arp_unsolicited")
+	}
+	if forUs && a.Op == wire.ARPRequest {
+		h.sendARP(wire.ARPReply, a.SenderMAC, a.SenderMAC, a.SenderIP)
+	}
+}
+
+func (h *Host) arpLearn(e *arpEntry, mac wire.MAC) {
+	if e.resolved && e.mac != mac {
+		h.ctr.Inc("arp_changed")
+	}
+	e.mac = mac
+	e.resolved = true
+	e.probing = false
+	e.expires = h.env.Now() + h.cfg.ARPTimeout
+	q := e.queue
+	e.queue = nil
+	for _, f := range q {
+		copy(f[0:6], mac[:])
+		h.send(f)
+	}
+}

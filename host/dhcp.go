@@ -1,0 +1,285 @@
+package host
+
+import (
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/iana"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+const dhcpClientPort = wire.DHCPClientPort
+
+// DHCPState is the client's RFC 2131 §4.4 state.
+type DHCPState uint8
+
+const (
+	_ DHCPState = iota
+	DHCPInit
+	DHCPSelecting
+	DHCPRequesting
+	DHCPBound
+	DHCPRenewing
+	DHCPRebinding
+)
+
+var dhcpStateNames = [...]string{"invalid", "INIT", "SELECTING", "REQUESTING", "BOUND", "RENEWING", "REBINDING"}
+
+func (s DHCPState) String() string {
+	if int(s) < len(dhcpStateNames) {
+		return dhcpStateNames[s]
+	}
+	return "DHCPState(?)"
+}
+
+// Lease describes the client's current lease.
+type Lease struct {
+	State   string       `json:"state"`
+	Addr    netip.Prefix `json:"addr"`
+	Router  netip.Addr   `json:"router"`
+	Server  netip.Addr   `json:"server"`
+	Bound   element.Time `json:"bound_ps"`
+	Renew   element.Time `json:"renew_ps"`   // T1, absolute
+	Rebind  element.Time `json:"rebind_ps"`  // T2, absolute
+	Expires element.Time `json:"expires_ps"` // absolute
+	Acks    int          `json:"acks"`
+}
+
+// dhcpClient runs DISCOVER/OFFER/REQUEST/ACK, renews at T1 (unicast to the
+// server), rebinds at T2 (broadcast) and gives the address up when the
+// lease expires. Retransmissions back off 4, 8 ... 64 s, randomised by
+// +-1 s (RFC 2131 §4.1), from the engine's random source.
+type dhcpClient struct {
+	h      *Host
+	state  DHCPState
+	xid    dhcpv4.TransactionID
+	tries  int
+	gen    uint64 // invalidates timers of earlier states
+	offer  netip.Addr
+	server netip.Addr
+	lease  Lease
+}
+
+func newDHCPClient(h *Host) *dhcpClient { return &dhcpClient{h: h, state: DHCPInit} }
+
+// DHCP returns the DHCP client's lease, and false when DHCP is off.
+func (h *Host) DHCP() (Lease, bool) {
+	if h.dhcp == nil {
+		return Lease{}, false
+	}
+	l := h.dhcp.lease
+	l.State = h.dhcp.state.String()
+	return l, true
+}
+
+func (d *dhcpClient) begin() {
+	d.state = DHCPSelecting
+	d.tries = 0
+	r := d.h.env.Rand().Uint32()
+	d.xid = dhcpv4.TransactionID{byte(r >> 24), byte(r >> 16), byte(r >> 8), byte(r)}
+	d.discover()
+}
+
+func (d *dhcpClient) after(delay element.Time, f func()) {
+	d.gen++
+	g := d.gen
+	d.h.env.After(delay, func() {
+		if d.gen == g {
+			f()
+		}
+	})
+}
+
+// backoff is the RFC 2131 §4.1 retransmission delay.
+func (d *dhcpClient) backoff() element.Time {
+	base := 4 * element.Second << min(d.tries, 4)
+	d.tries++
+	jitter := element.Time(d.h.env.Rand().Int64N(int64(2*element.Second))) - element.Second
+	return base + jitter
+}
+
+func (d *dhcpClient) message(t dhcpv4.MessageType) *dhcpv4.DHCPv4 {
+	m := &dhcpv4.DHCPv4{
+		OpCode: dhcpv4.OpcodeBootRequest, HWType: iana.HWTypeEthernet, TransactionID: d.xid,
+		ClientHWAddr: net.HardwareAddr(append([]byte(nil), d.h.mac[:]...)),
+		ClientIPAddr: net.IPv4zero, YourIPAddr: net.IPv4zero, ServerIPAddr: net.IPv4zero, GatewayIPAddr: net.IPv4zero,
+		Options: make(dhcpv4.Options),
+	}
+	m.UpdateOption(dhcpv4.OptMessageType(t))
+	m.UpdateOption(dhcpv4.OptClientIdentifier(append([]byte{1}, d.h.mac[:]...)))
+	m.UpdateOption(dhcpv4.OptParameterRequestList(dhcpv4.OptionSubnetMask, dhcpv4.OptionRouter,
+		dhcpv4.OptionIPAddressLeaseTime, dhcpv4.OptionRenewTimeValue, dhcpv4.OptionRebindingTimeValue))
+	if d.h.cfg.Name != "" {
+		m.UpdateOption(dhcpv4.OptHostName(d.h.cfg.Name))
+	}
+	return m
+}
+
+func ipOf(a netip.Addr) net.IP {
+	v := a.As4()
+	return net.IP(v[:])
+}
+
+// broadcast sends m from 0.0.0.0 (or our address) to 255.255.255.255.
+func (d *dhcpClient) broadcast(m *dhcpv4.DHCPv4) {
+	m.SetBroadcast() // we cannot receive unicast before we are configured
+	src := netip.AddrFrom4([4]byte{})
+	if d.h.ip.IsValid() {
+		src = d.h.ip
+	}
+	f, err := wire.AppendDHCPFrame(nil, wire.Broadcast, d.h.mac, src, netip.AddrFrom4([4]byte{255, 255, 255, 255}), m)
+	if err != nil {
+		d.h.ctr.Inc("dhcp_build_error")
+		return
+	}
+	d.h.send(f)
+}
+
+func (d *dhcpClient) discover() {
+	d.h.ctr.Inc("dhcp_discover_tx")
+	d.broadcast(d.message(dhcpv4.MessageTypeDiscover))
+	d.after(d.backoff(), d.discover)
+}
+
+func (d *dhcpClient) request() {
+	m := d.message(dhcpv4.MessageTypeRequest)
+	m.UpdateOption(dhcpv4.OptRequestedIPAddress(ipOf(d.offer)))
+	m.UpdateOption(dhcpv4.OptServerIdentifier(ipOf(d.server)))
+	d.h.ctr.Inc("dhcp_request_tx")
+	d.broadcast(m)
+	if d.tries >= 4 { // the server went quiet: start over
+		d.after(d.backoff(), d.begin)
+		return
+	}
+	d.after(d.backoff(), d.request)
+}
+
+// renew asks the server for an extension, unicast in RENEWING and
+// broadcast in REBINDING, with ciaddr set (RFC 2131 §4.3.2).
+func (d *dhcpClient) renew() {
+	m := d.message(dhcpv4.MessageTypeRequest)
+	m.ClientIPAddr = ipOf(d.h.ip)
+	d.h.ctr.Inc("dhcp_request_tx")
+	now := d.h.env.Now()
+	if d.state == DHCPRenewing {
+		f, err := wire.AppendDHCPFrame(nil, wire.MAC{}, d.h.mac, d.h.ip, d.server, m)
+		if err != nil {
+			d.h.ctr.Inc("dhcp_build_error")
+			return
+		}
+		d.h.output(d.server, f)
+		// Retry halfway to T2, then rebind at T2 (§4.4.5).
+		if half := (d.lease.Rebind - now) / 2; half >= element.Second {
+			d.after(half, d.renew)
+		} else {
+			d.after(d.lease.Rebind-now, d.rebind)
+		}
+		return
+	}
+	d.broadcast(m)
+	if half := (d.lease.Expires - now) / 2; half >= element.Second {
+		d.after(half, d.renew)
+	} else {
+		d.after(d.lease.Expires-now, d.expire)
+	}
+}
+
+func (d *dhcpClient) rebind() {
+	d.state = DHCPRebinding
+	d.renew()
+}
+
+func (d *dhcpClient) expire() {
+	d.h.ctr.Inc("dhcp_expired")
+	d.h.SetAddr(netip.Prefix{})
+	d.lease = Lease{Acks: d.lease.Acks}
+	d.begin()
+}
+
+func (d *dhcpClient) receive(b []byte) {
+	h := d.h
+	m, err := dhcpv4.FromBytes(b)
+	if err != nil {
+		h.ctr.Inc("drop_dhcp_malformed")
+		return
+	}
+	if m.OpCode != dhcpv4.OpcodeBootReply || m.TransactionID != d.xid || len(m.ClientHWAddr) != 6 || wire.MAC(m.ClientHWAddr) != h.mac {
+		h.ctr.Inc("dhcp_not_ours")
+		return
+	}
+	yi, ok := netip.AddrFromSlice(m.YourIPAddr.To4())
+	sid, sok := netip.AddrFromSlice(m.ServerIdentifier().To4())
+	switch t := m.MessageType(); {
+	case t == dhcpv4.MessageTypeOffer && d.state == DHCPSelecting:
+		if !ok || !sok || !yi.IsGlobalUnicast() {
+			h.ctr.Inc("drop_dhcp_bad_offer")
+			return
+		}
+		h.ctr.Inc("dhcp_offer_rx")
+		d.offer, d.server = yi, sid
+		d.state = DHCPRequesting
+		d.tries = 0
+		d.request()
+	case t == dhcpv4.MessageTypeAck && (d.state == DHCPRequesting || d.state == DHCPRenewing || d.state == DHCPRebinding):
+		if !ok || !yi.IsGlobalUnicast() {
+			h.ctr.Inc("drop_dhcp_bad_ack")
+			return
+		}
+		h.ctr.Inc("dhcp_ack_rx")
+		if sok {
+			d.server = sid
+		}
+		d.bind(m, yi)
+	case t == dhcpv4.MessageTypeNak && d.state != DHCPSelecting && d.state != DHCPBound:
+		h.ctr.Inc("dhcp_nak_rx")
+		h.SetAddr(netip.Prefix{})
+		d.lease = Lease{Acks: d.lease.Acks}
+		d.begin()
+	default:
+		h.ctr.Inc("dhcp_unexpected")
+	}
+}
+
+func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
+	h := d.h
+	now := h.env.Now()
+	bits := 24 // a client without a mask option assumes the common /24
+	if mask := m.SubnetMask(); mask != nil {
+		if ones, sz := mask.Size(); sz == 32 {
+			bits = ones
+		}
+	}
+	lease := m.IPAddressLeaseTime(24 * time.Hour)
+	t1 := m.IPAddressRenewalTime(lease / 2)
+	t2 := m.IPAddressRebindingTime(lease * 7 / 8)
+	dur := func(x time.Duration) element.Time { return element.Time(x.Nanoseconds()) * element.Nanosecond }
+	d.lease.Addr = netip.PrefixFrom(addr, bits)
+	if r := m.Router(); len(r) > 0 {
+		if ra, ok := netip.AddrFromSlice(r[0].To4()); ok {
+			d.lease.Router = ra
+			h.cfg.Gateway = ra
+		}
+	}
+	d.lease.Server = d.server
+	d.lease.Bound = now
+	d.lease.Renew = now + dur(t1)
+	d.lease.Rebind = now + dur(t2)
+	d.lease.Expires = now + dur(lease)
+	d.lease.Acks++
+	if d.state == DHCPRequesting {
+		h.ctr.Inc("dhcp_bound")
+	} else {
+		h.ctr.Inc("dhcp_renewed")
+	}
+	d.state = DHCPBound
+	d.tries = 0
+	h.SetAddr(d.lease.Addr)
+	d.after(d.lease.Renew-now, func() {
+		d.state = DHCPRenewing
+		d.renew()
+	})
+}

@@ -1,0 +1,361 @@
+package host
+
+import (
+	"errors"
+	"net/netip"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// Sentinel errors, wrapped with context; test with errors.Is.
+var (
+	// ErrNotAttached: an app was started on a host the engine has not
+	// attached yet.
+	ErrNotAttached = errors.New("host not attached")
+	// ErrNoAddress: the host has no IPv4 address (DHCP not bound yet).
+	ErrNoAddress = errors.New("no address")
+	// ErrBadArgument: an app was started with an invalid parameter.
+	ErrBadArgument = errors.New("bad argument")
+	// ErrRefused: the peer answered a SYN with a reset.
+	ErrRefused = errors.New("connection refused")
+	// ErrReset: the peer reset an established connection.
+	ErrReset = errors.New("connection reset")
+	// ErrTimeout: a connection gave up after its retries.
+	ErrTimeout = errors.New("connection timed out")
+	// ErrPortsExhausted: no free ephemeral port toward that peer.
+	ErrPortsExhausted = errors.New("ephemeral ports exhausted")
+)
+
+// Defaults of Config.
+const (
+	DefaultMTU              = 1500
+	DefaultARPTimeout       = 60 * element.Second
+	DefaultARPRetries       = 3
+	DefaultARPRetryInterval = element.Second
+	DefaultARPQueue         = 256
+	// RRPort is where every host serves request/response transactions
+	// (netperf's netserver port).
+	RRPort = 12865
+	// DiscardPort is the default destination of bulk TCP and UDP apps
+	// (the iperf port).
+	DiscardPort = 5001
+)
+
+// Config describes a host.
+type Config struct {
+	// Name is the host's name, for logs and results.
+	Name string
+	// MAC is the NIC's hardware address.
+	MAC [6]byte
+	// IP is the static address and subnet. Ignored when DHCP is set.
+	IP netip.Prefix
+	// Gateway, when valid, receives traffic for destinations outside the
+	// subnet; without one such traffic is dropped and counted.
+	Gateway netip.Addr
+	// DHCP makes the host obtain its address with a DHCP client at start.
+	DHCP bool
+	// MTU of the NIC; MSS is MTU-40. Default 1500.
+	MTU int
+	// ARPTimeout is how long a resolved entry stays fresh. Default 60 s.
+	ARPTimeout element.Time
+	// ARPRetries is how many requests are sent for an address before the
+	// packets waiting for it are dropped. Default 3.
+	ARPRetries int
+	// ARPRetryInterval is the time between requests. Default 1 s.
+	ARPRetryInterval element.Time
+	// ARPQueue bounds the frames waiting for one address's resolution;
+	// overflow is dropped and counted. Default 256.
+	ARPQueue int
+	// NoSink turns off the TCP sink that accepts connections on any port;
+	// connections are then accepted only on ports given to Listen (and on
+	// RRPort), and other SYNs get a reset.
+	NoSink bool
+	// TCP tunes the TCP model.
+	TCP TCPConfig
+}
+
+func (c *Config) defaults() {
+	if c.MTU <= 0 {
+		c.MTU = DefaultMTU
+	}
+	if c.MTU < 576 {
+		c.MTU = 576
+	}
+	if c.ARPTimeout <= 0 {
+		c.ARPTimeout = DefaultARPTimeout
+	}
+	if c.ARPRetries <= 0 {
+		c.ARPRetries = DefaultARPRetries
+	}
+	if c.ARPRetryInterval <= 0 {
+		c.ARPRetryInterval = DefaultARPRetryInterval
+	}
+	if c.ARPQueue <= 0 {
+		c.ARPQueue = DefaultARPQueue
+	}
+	c.TCP.defaults()
+}
+
+// Host is a simulated end host: one NIC (port 1) and an IPv4 stack with
+// ARP, ICMP echo, UDP, TCP and a DHCP client. It is an element.Element, so
+// it runs under either engine; apps are started on it from inside the
+// engine's context (an event or a timer), never concurrently with it.
+type Host struct {
+	cfg    Config
+	env    element.Env
+	mac    wire.MAC
+	ip     netip.Addr
+	prefix netip.Prefix
+	linkUp bool
+	ipID   uint16
+	ctr    element.Counters
+
+	arp arpTable
+
+	conns     map[connKey]*TCPConn
+	listeners map[uint16]func(*TCPConn)
+	nextPort  uint16
+
+	pings   map[uint16]*PingApp
+	nextPID uint16
+
+	udpPorts map[uint16]*UDPPortStats
+	udpFlows map[udpFlowKey]*UDPFlowStats
+
+	dhcp *dhcpClient
+
+	pool allocator // the engine's frame pool, when it has one
+}
+
+// allocator is the optional frame-buffer pool an engine's Env may offer
+// (the simulator's sim.Allocator): frames built in it are recycled after
+// delivery instead of left to the garbage collector.
+type allocator interface{ Alloc(n int) []byte }
+
+// alloc returns a zeroed frame buffer of length n.
+func (h *Host) alloc(n int) []byte {
+	if h.pool != nil {
+		b := h.pool.Alloc(n)
+		clear(b)
+		return b
+	}
+	return make([]byte, n)
+}
+
+// New returns a host configured by cfg. It does nothing until an engine
+// attaches it.
+func New(cfg Config) *Host {
+	cfg.defaults()
+	h := &Host{
+		cfg:       cfg,
+		mac:       wire.MAC(cfg.MAC),
+		conns:     make(map[connKey]*TCPConn),
+		listeners: make(map[uint16]func(*TCPConn)),
+		nextPort:  49152,
+	}
+	if !cfg.DHCP && cfg.IP.Addr().Is4() {
+		h.ip = cfg.IP.Addr()
+		h.prefix = cfg.IP.Masked()
+	}
+	h.arp.init()
+	return h
+}
+
+// Name returns the configured name.
+func (h *Host) Name() string { return h.cfg.Name }
+
+// MAC returns the NIC's address.
+func (h *Host) MAC() [6]byte { return h.mac }
+
+// Addr returns the host's IPv4 address, invalid while DHCP is unbound.
+func (h *Host) Addr() netip.Addr { return h.ip }
+
+// Prefix returns the address with its prefix length.
+func (h *Host) Prefix() netip.Prefix {
+	if !h.ip.IsValid() {
+		return netip.Prefix{}
+	}
+	return netip.PrefixFrom(h.ip, h.prefix.Bits())
+}
+
+// Counters returns the host's event and drop counters
+// (element.CounterReporter).
+func (h *Host) Counters() map[string]uint64 { return h.ctr.Snapshot() }
+
+// Counter returns one counter's value.
+func (h *Host) Counter(name string) uint64 { return h.ctr.Get(name) }
+
+// Attach implements element.Element. The host announces itself (gratuitous
+// ARP) or starts DHCP right after attach, from a zero-delay timer, so that
+// nothing is sent from inside Attach.
+func (h *Host) Attach(env element.Env, ports []element.PortInfo) {
+	h.env = env
+	h.pool, _ = env.(allocator)
+	h.linkUp = true
+	for _, p := range ports {
+		if p.Port == 1 {
+			h.linkUp = p.Up
+		}
+	}
+	env.After(0, h.start)
+}
+
+func (h *Host) start() {
+	if h.cfg.DHCP {
+		h.dhcp = newDHCPClient(h)
+		h.dhcp.begin()
+		return
+	}
+	if h.ip.IsValid() {
+		h.gratuitousARP()
+	}
+}
+
+// SetAddr changes the host's address (a VM that moved, a renumbering) and
+// announces it with a gratuitous ARP.
+func (h *Host) SetAddr(p netip.Prefix) {
+	if !p.Addr().Is4() {
+		h.ip, h.prefix = netip.Addr{}, netip.Prefix{}
+		return
+	}
+	changed := p.Addr() != h.ip
+	h.ip, h.prefix = p.Addr(), p.Masked()
+	if changed && h.env != nil && h.linkUp {
+		h.gratuitousARP()
+	}
+}
+
+// LinkChange implements element.Element. A link that comes back up
+// re-announces the address, as Linux does on carrier up.
+func (h *Host) LinkChange(p element.Port, up bool) {
+	if p != 1 {
+		return
+	}
+	was := h.linkUp
+	h.linkUp = up
+	if up && !was && h.ip.IsValid() {
+		h.gratuitousARP()
+	}
+}
+
+// send transmits a complete frame on the NIC, counting what a down link
+// swallows.
+func (h *Host) send(f []byte) {
+	if !h.linkUp {
+		h.ctr.Inc("drop_link_down")
+		return
+	}
+	h.ctr.Inc("tx_frames")
+	h.ctr.Add("tx_bytes", uint64(len(f)))
+	h.env.Send(1, f)
+}
+
+// Receive implements element.Element.
+func (h *Host) Receive(p element.Port, frame []byte) {
+	if p != 1 {
+		h.ctr.Inc("drop_bad_port")
+		return
+	}
+	h.ctr.Inc("rx_frames")
+	h.ctr.Add("rx_bytes", uint64(len(frame)))
+	f, err := wire.ParseFrame(frame)
+	if err != nil {
+		h.ctr.Inc("drop_eth_truncated")
+		return
+	}
+	if d := f.Dst(); d != h.mac && !d.IsBroadcast() {
+		h.ctr.Inc("drop_not_for_us")
+		return
+	}
+	switch f.EtherType() {
+	case wire.EtherTypeARP:
+		h.receiveARP(frame)
+	case wire.EtherTypeIPv4:
+		h.receiveIPv4(f.Src(), f.Payload())
+	case wire.EtherTypeVLAN, wire.EtherTypeQinQ:
+		// A host NIC is an access port: a tag reaching it means a
+		// misconfigured edge (or a SPAIN driver that did not strip it).
+		h.ctr.Inc("drop_vlan_tagged")
+	default:
+		h.ctr.Inc("drop_ethertype")
+	}
+}
+
+func (h *Host) receiveIPv4(src wire.MAC, b []byte) {
+	ip, reason := parseIPv4(b)
+	if reason != "" {
+		h.ctr.Inc(reason)
+		return
+	}
+	dst := netip.AddrFrom4(ip.dst)
+	if !h.acceptsIP(dst, &ip) {
+		h.ctr.Inc("drop_ip_not_for_us")
+		return
+	}
+	h.ctr.Inc("rx_ip")
+	switch ip.proto {
+	case protoICMP:
+		h.receiveICMP(&ip)
+	case protoUDP:
+		h.receiveUDP(&ip)
+	case protoTCP:
+		h.receiveTCP(&ip)
+	default:
+		h.ctr.Inc("drop_ip_proto")
+	}
+}
+
+// acceptsIP reports whether a packet to dst is for this host: its address,
+// the limited or subnet broadcast, or (while DHCP is not bound) a DHCP
+// reply to the address being offered.
+func (h *Host) acceptsIP(dst netip.Addr, ip *ipv4) bool {
+	if h.ip.IsValid() && dst == h.ip {
+		return true
+	}
+	if dst == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+		return true
+	}
+	if h.ip.IsValid() && dst == broadcastOf(h.Prefix()) {
+		return true
+	}
+	return h.dhcp != nil && !h.ip.IsValid() && ip.proto == protoUDP
+}
+
+func broadcastOf(p netip.Prefix) netip.Addr {
+	if !p.Addr().Is4() || p.Bits() >= 31 {
+		return netip.Addr{}
+	}
+	a := p.Addr().As4()
+	v := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
+	v |= 1<<(32-p.Bits()) - 1
+	return netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
+}
+
+// nextHop returns the address to resolve for dst, or false when dst is
+// off-subnet and there is no gateway.
+func (h *Host) nextHop(dst netip.Addr) (netip.Addr, bool) {
+	if h.prefix.Contains(dst) {
+		return dst, true
+	}
+	if h.cfg.Gateway.IsValid() {
+		return h.cfg.Gateway, true
+	}
+	return netip.Addr{}, false
+}
+
+// output sends an IPv4 frame built by newIPFrame toward dst: it resolves
+// the next hop's MAC, queueing the frame while ARP runs.
+func (h *Host) output(dst netip.Addr, f []byte) {
+	if dst == netip.AddrFrom4([4]byte{255, 255, 255, 255}) || (h.ip.IsValid() && dst == broadcastOf(h.Prefix())) {
+		copy(f[0:6], wire.Broadcast[:])
+		h.send(f)
+		return
+	}
+	nh, ok := h.nextHop(dst)
+	if !ok {
+		h.ctr.Inc("drop_no_route")
+		return
+	}
+	h.resolveAndSend(nh, f)
+}

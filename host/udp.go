@@ -1,0 +1,296 @@
+package host
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// udpMagic opens the header the UDP app writes into each datagram (when it
+// fits): magic, sequence number, send time. The receiving host uses it
+// for loss, reordering and one-way delay, as iperf's UDP mode does.
+//
+//	0               4                              12                   20
+//	+---------------+-------------------------------+--------------------+
+//	|  "EFU1"       |     sequence (u64)            |  send time (ps)    |
+//	+---------------+-------------------------------+--------------------+
+const (
+	udpMagic  = 0x45465531 // "EFU1"
+	udpHdrLen = 20
+)
+
+// UDPPortStats counts what arrived on one UDP port.
+type UDPPortStats struct {
+	Packets uint64 `json:"packets"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+type udpFlowKey struct {
+	src              [4]byte
+	srcPort, dstPort uint16
+}
+
+// UDPFlowStats describes one UDP app flow as the receiver saw it.
+type UDPFlowStats struct {
+	Packets    uint64       `json:"packets"`
+	Bytes      uint64       `json:"bytes"`
+	MaxSeq     uint64       `json:"max_seq"`
+	OutOfOrder uint64       `json:"out_of_order"`
+	First      element.Time `json:"first_ps"`
+	Last       element.Time `json:"last_ps"`
+	DelaySum   element.Time `json:"delay_sum_ps"`
+	DelayMax   element.Time `json:"delay_max_ps"`
+}
+
+// Lost is the number of sequence numbers up to the highest seen that
+// never arrived.
+func (s *UDPFlowStats) Lost() uint64 {
+	if s.Packets == 0 || s.MaxSeq+1 < s.Packets {
+		return 0
+	}
+	return s.MaxSeq + 1 - s.Packets
+}
+
+// UDPPort returns what arrived on port so far.
+func (h *Host) UDPPort(port uint16) UDPPortStats {
+	if s := h.udpPorts[port]; s != nil {
+		return *s
+	}
+	return UDPPortStats{}
+}
+
+// UDPFlow returns the receiver's view of the UDP app flow from src:srcPort
+// to this host's dstPort.
+func (h *Host) UDPFlow(src netip.Addr, srcPort, dstPort uint16) (UDPFlowStats, bool) {
+	if !src.Is4() {
+		return UDPFlowStats{}, false
+	}
+	s := h.udpFlows[udpFlowKey{src.As4(), srcPort, dstPort}]
+	if s == nil {
+		return UDPFlowStats{}, false
+	}
+	return *s, true
+}
+
+func (h *Host) receiveUDP(ip *ipv4) {
+	d, reason := parseUDP(ip)
+	if reason != "" {
+		h.ctr.Inc(reason)
+		return
+	}
+	if d.dstPort == dhcpClientPort {
+		if h.dhcp != nil {
+			h.dhcp.receive(d.payload)
+		} else {
+			h.ctr.Inc("dhcp_ignored")
+		}
+		return
+	}
+	if !h.ip.IsValid() {
+		h.ctr.Inc("drop_no_address")
+		return
+	}
+	h.ctr.Inc("udp_rx")
+	if h.udpPorts == nil {
+		h.udpPorts = make(map[uint16]*UDPPortStats)
+	}
+	ps := h.udpPorts[d.dstPort]
+	if ps == nil {
+		ps = &UDPPortStats{}
+		h.udpPorts[d.dstPort] = ps
+	}
+	ps.Packets++
+	ps.Bytes += uint64(len(d.payload))
+	p := d.payload
+	if len(p) < udpHdrLen || binary.BigEndian.Uint32(p[0:4]) != udpMagic {
+		return
+	}
+	seq := binary.BigEndian.Uint64(p[4:12])
+	sent := element.Time(binary.BigEndian.Uint64(p[12:20]))
+	if h.udpFlows == nil {
+		h.udpFlows = make(map[udpFlowKey]*UDPFlowStats)
+	}
+	k := udpFlowKey{ip.src, d.srcPort, d.dstPort}
+	fs := h.udpFlows[k]
+	now := h.env.Now()
+	if fs == nil {
+		fs = &UDPFlowStats{First: now}
+		h.udpFlows[k] = fs
+	} else if seq < fs.MaxSeq {
+		fs.OutOfOrder++
+	}
+	fs.Packets++
+	fs.Bytes += uint64(len(p))
+	fs.MaxSeq = max(fs.MaxSeq, seq)
+	fs.Last = now
+	if dl := now - sent; dl >= 0 && sent > 0 {
+		fs.DelaySum += dl
+		fs.DelayMax = max(fs.DelayMax, dl)
+	}
+}
+
+// sendUDP builds and sends one datagram; payload may be nil for zeros of
+// length n.
+func (h *Host) sendUDP(dst netip.Addr, srcPort, dstPort uint16, payload []byte, n int) []byte {
+	if payload != nil {
+		n = len(payload)
+	}
+	f := h.newIPFrame(dst.As4(), protoUDP, udpLen+n)
+	u := f[ethLen+ipLen:]
+	binary.BigEndian.PutUint16(u[0:2], srcPort)
+	binary.BigEndian.PutUint16(u[2:4], dstPort)
+	binary.BigEndian.PutUint16(u[4:6], uint16(udpLen+n))
+	copy(u[udpLen:], payload)
+	return f
+}
+
+// finishUDP writes the checksum of the datagram in f and sends it.
+func (h *Host) finishUDP(dst netip.Addr, f []byte) {
+	u := f[ethLen+ipLen:]
+	var src [4]byte
+	if h.ip.Is4() {
+		src = h.ip.As4()
+	}
+	c := l4Checksum(src, dst.As4(), protoUDP, u)
+	if c == 0 {
+		c = 0xffff // RFC 768: a computed zero is sent as all ones
+	}
+	binary.BigEndian.PutUint16(u[6:8], c)
+	h.ctr.Inc("udp_tx")
+	h.output(dst, f)
+}
+
+// UDPResult is the outcome of a constant-rate UDP run. Received and Lost
+// come from the receiving host (ResultWith); Result alone has the
+// sender's view.
+type UDPResult struct {
+	Src         string       `json:"src"`
+	Dst         string       `json:"dst"`
+	SrcPort     uint16       `json:"src_port"`
+	DstPort     uint16       `json:"dst_port"`
+	Size        int          `json:"size"`
+	RateBps     int64        `json:"rate_bps"`
+	Sent        uint64       `json:"sent"`
+	SentBytes   uint64       `json:"sent_bytes"`
+	Received    uint64       `json:"received"`
+	Lost        uint64       `json:"lost"`
+	Loss        float64      `json:"loss"`
+	Start       element.Time `json:"start_ps"`
+	End         element.Time `json:"end_ps"`
+	GoodputBps  float64      `json:"goodput_bps"`
+	MeanDelayUs float64      `json:"mean_delay_us,omitempty"`
+	Error       string       `json:"error,omitempty"`
+}
+
+// UDPApp sends fixed-size datagrams at a constant rate for a duration.
+type UDPApp struct {
+	done
+	h        *Host
+	dst      netip.Addr
+	srcPort  uint16
+	dstPort  uint16
+	size     int
+	rate     int64
+	interval element.Time
+	until    element.Time
+	sent     uint64
+	start    element.Time
+	last     element.Time
+	err      error
+}
+
+// UDP sends size-byte payloads to dst:dstPort at rateBps (payload bits per
+// second, as iperf -b counts) for dur. The first datagram leaves now; the
+// app completes after the last one is sent.
+func (h *Host) UDP(dst netip.Addr, dstPort uint16, rateBps int64, size int, dur element.Time) *UDPApp {
+	a := &UDPApp{h: h, dst: dst, dstPort: dstPort, size: size, rate: rateBps}
+	if err := h.appCheck(dst); err != nil {
+		a.err = fmt.Errorf("host: %s: udp %v: %w", h.cfg.Name, dst, err)
+		a.fire()
+		return a
+	}
+	if rateBps <= 0 || size <= 0 || size > h.cfg.MTU-ipLen-udpLen || dur <= 0 || dstPort == 0 {
+		a.err = fmt.Errorf("host: %s: udp %v: rate %d, size %d, duration %v, port %d: %w", h.cfg.Name, dst, rateBps, size, dur, dstPort, ErrBadArgument)
+		a.fire()
+		return a
+	}
+	a.interval = element.Time(int64(size) * 8 * int64(element.Second) / rateBps)
+	if a.interval <= 0 {
+		a.interval = 1
+	}
+	a.srcPort = h.ephemeralUDP()
+	a.start = h.env.Now()
+	a.until = a.start + dur
+	a.tick()
+	return a
+}
+
+func (h *Host) ephemeralUDP() uint16 {
+	h.nextPort++
+	if h.nextPort < 49152 {
+		h.nextPort = 49152
+	}
+	return h.nextPort
+}
+
+func (a *UDPApp) tick() {
+	h := a.h
+	now := h.env.Now()
+	f := h.sendUDP(a.dst, a.srcPort, a.dstPort, nil, a.size)
+	if a.size >= udpHdrLen {
+		p := f[ethLen+ipLen+udpLen:]
+		binary.BigEndian.PutUint32(p[0:4], udpMagic)
+		binary.BigEndian.PutUint64(p[4:12], a.sent)
+		binary.BigEndian.PutUint64(p[12:20], uint64(now))
+	}
+	h.finishUDP(a.dst, f)
+	a.sent++
+	a.last = now
+	if next := a.start + element.Time(a.sent)*a.interval; next < a.until {
+		h.env.After(next-now, a.tick)
+		return
+	}
+	a.fire()
+}
+
+// Result returns the sender's view.
+func (a *UDPApp) Result() UDPResult {
+	r := UDPResult{Src: a.h.cfg.Name, Dst: a.dst.String(), SrcPort: a.srcPort, DstPort: a.dstPort, Size: a.size, RateBps: a.rate,
+		Sent: a.sent, SentBytes: a.sent * uint64(a.size), Start: a.start, End: a.last}
+	if a.err != nil {
+		r.Error = a.err.Error()
+	}
+	return r
+}
+
+// ResultWith completes the result with the receiving host's counts: what
+// arrived, what was lost, goodput over the receiver's first-to-last span
+// plus one interval (the sending time of the last datagram).
+func (a *UDPApp) ResultWith(rx *Host) UDPResult {
+	r := a.Result()
+	s, ok := rx.UDPFlow(a.h.ip, a.srcPort, a.dstPort)
+	if !ok {
+		r.Lost = r.Sent
+		if r.Sent > 0 {
+			r.Loss = 1
+		}
+		return r
+	}
+	r.Received = s.Packets
+	if r.Sent >= r.Received {
+		r.Lost = r.Sent - r.Received
+	}
+	if r.Sent > 0 {
+		r.Loss = float64(r.Lost) / float64(r.Sent)
+	}
+	r.GoodputBps = bps(int64(s.Bytes), s.Last-s.First+a.interval)
+	if s.Packets > 0 {
+		r.MeanDelayUs = float64(s.DelaySum) / float64(s.Packets) / float64(element.Microsecond)
+	}
+	return r
+}
+
+// Err returns why the app could not run, or nil.
+func (a *UDPApp) Err() error { return a.err }
