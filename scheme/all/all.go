@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
 	"github.com/edgefabric/edgefabric/scheme/stp"
 )
 
 // registrars lists every scheme's Register function, explicitly: no init()
 // magic. Add a scheme here once.
 var registrars = []func(*scheme.Registry) error{
+	dumbnet.Register,
 	stp.Register,
 }
 

@@ -1,0 +1,929 @@
+package dumbnet
+
+import (
+	"errors"
+		"net/netip"
+	"slices"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// Config configures a host agent. Zero values take the defaults
+// (DefaultConfig).
+type Config struct {
+	// Name is the host's name, for logs.
+	Name string
+	// MAC and IP are the host's identity: the address its unmodified stack
+	// uses on the Local port, announced in probe replies.
+	MAC wire.MAC
+	IP  netip.Addr
+	// Controller makes this host's agent run the controller.
+	Controller bool
+	// Store keeps the controller's state; nil is a MemStore.
+	Store Store
+	// K is how many shortest paths the PathTable keeps per destination.
+	K int
+	// S and Eps are Algorithm 1's window and slack for local detours.
+	S, Eps int
+	// Flowlets turns on flowlet load balancing (§6.2): a flow moves to a
+	// new random path after FlowletGap of silence. Off, a flow is bound to
+	// one of the k paths by its hash.
+	Flowlets   bool
+	FlowletGap element.Time
+	// MPLS sends data frames with the MPLS encoding (§5.3) instead of the
+	// 0x9800 tag stack; control messages keep the tag stack.
+	MPLS bool
+	// MaxPorts is the highest port number discovery probes on each switch
+	// (the paper's optional "maximum number of ports" argument).
+	MaxPorts int
+	// ProbeTimeout ends a BFS round once no probe has been sent for this
+	// long; ProbeGap paces probes.
+	ProbeTimeout, ProbeGap element.Time
+	// Search is how long a host waits for the controller's announcement
+	// before it starts probing for the controller itself; negative: never.
+	Search element.Time
+	// QueryTimeout is the first retry interval of a path query (doubled at
+	// each of QueryRetries retries).
+	QueryTimeout element.Time
+	QueryRetries int
+	// MaxReplyLinks bounds a path graph so that its reply fits a frame.
+	MaxReplyLinks int
+	// QueueLen bounds the frames held per destination while its path is
+	// being queried.
+	QueueLen int
+}
+
+// Defaults of Config.
+const (
+	DefaultK             = 4
+	DefaultFlowletGap    = 500 * element.Microsecond
+	DefaultMaxPorts      = 64
+	DefaultProbeTimeout  = 2 * element.Millisecond
+	DefaultProbeGap      = 2 * element.Microsecond
+	DefaultSearch        = 200 * element.Millisecond
+	DefaultQueryTimeout  = 10 * element.Millisecond
+	DefaultQueryRetries  = 6
+	DefaultMaxReplyLinks = 64
+	DefaultQueueLen      = 64
+	// maxLearned bounds the return paths remembered from other hosts' PMs.
+	maxLearned = 1024
+)
+
+func (c *Config) defaults() {
+	if c.K <= 0 {
+		c.K = DefaultK
+	}
+	if c.S <= 0 {
+		c.S = DefaultS
+	}
+	if c.Eps < 0 {
+		c.Eps = DefaultEps
+	}
+	if c.FlowletGap <= 0 {
+		c.FlowletGap = DefaultFlowletGap
+	}
+	if c.MaxPorts <= 0 {
+		c.MaxPorts = DefaultMaxPorts
+	}
+	c.MaxPorts = min(c.MaxPorts, 254)
+	if c.ProbeTimeout <= 0 {
+		c.ProbeTimeout = DefaultProbeTimeout
+	}
+	if c.ProbeGap <= 0 {
+		c.ProbeGap = DefaultProbeGap
+	}
+	if c.Search == 0 {
+		c.Search = DefaultSearch
+	}
+	if c.QueryTimeout <= 0 {
+		c.QueryTimeout = DefaultQueryTimeout
+	}
+	if c.QueryRetries <= 0 {
+		c.QueryRetries = DefaultQueryRetries
+	}
+	if c.MaxReplyLinks <= 0 {
+		c.MaxReplyLinks = DefaultMaxReplyLinks
+	}
+	if c.QueueLen <= 0 {
+		c.QueueLen = DefaultQueueLen
+	}
+	if c.Store == nil {
+		c.Store = &MemStore{}
+	}
+}
+
+// Agent is the DumbNet host agent (DumbNet §5.2): it sits between the
+// host's unmodified stack (the Local port) and its NICs. Outgoing frames
+// get the path from the PathTable pushed as tags; incoming frames must
+// have only the end marker left, which is stripped. It answers the
+// stack's ARP itself from what the controller told it, answers probing
+// messages, fails over locally on port notifications and floods them to
+// the hosts it talks to (§4.2 stage 1). On the controller's host it also
+// runs the Controller.
+type Agent struct {
+	cfg   Config
+	mac   wire.MAC
+	ip    netip.Addr
+	env   element.Env
+	nic   element.Port // the NIC the agent uses (the first cabled one)
+	nicUp bool
+	local element.Port
+	c     element.Counters
+
+	ctrl     *Controller
+	haveCtrl bool
+	ctrlMAC  wire.MAC
+	ctrlPath []uint8
+	learned  map[wire.MAC][]uint8
+	search   *discovery
+
+	cache   *TopoCache
+	table   *PathTable
+	ipToMAC map[netip.Addr]wire.MAC
+	qid     uint32
+	queries map[uint32]*query
+	byDst   map[wire.MAC]*query
+	byIP    map[netip.Addr]*query
+
+	swSeq     map[portID]uint32
+	evState   map[portID]wire.PortState
+	hostSeen  map[wire.MAC]uint32
+	notifySeq uint32
+
+	flowlets map[uint64]*flowlet
+	seed     uint64
+}
+
+type portID struct {
+	sw   uint64
+	port uint16
+}
+
+// query is a path query in flight and what waits for it.
+type query struct {
+	id     uint32
+	dst    wire.MAC
+	dstIP  netip.Addr
+	tries  int
+	cancel func()
+	frames [][]byte
+	arps   []wire.ARP
+}
+
+type flowlet struct {
+	last element.Time
+	idx  int
+}
+
+// NewAgent returns a host agent.
+func NewAgent(cfg Config) *Agent {
+	cfg.defaults()
+	a := &Agent{cfg: cfg, mac: cfg.MAC, ip: cfg.IP,
+		learned: make(map[wire.MAC][]uint8), cache: NewTopoCache(), table: NewPathTable(),
+		ipToMAC: make(map[netip.Addr]wire.MAC), queries: make(map[uint32]*query),
+		byDst: make(map[wire.MAC]*query), byIP: make(map[netip.Addr]*query),
+		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState),
+		hostSeen: make(map[wire.MAC]uint32), flowlets: make(map[uint64]*flowlet)}
+	if cfg.Controller {
+		a.ctrl = newController(a, cfg.Store)
+		a.haveCtrl, a.ctrlMAC = true, a.mac
+	}
+	return a
+}
+
+// Controller returns the controller this agent runs, or nil.
+func (a *Agent) Controller() *Controller { return a.ctrl }
+
+// ControllerMAC returns the controller's MAC once the agent knows where
+// the controller is.
+func (a *Agent) ControllerMAC() (wire.MAC, bool) { return a.ctrlMAC, a.haveCtrl }
+
+// TopoCache returns the agent's topology cache.
+func (a *Agent) TopoCache() *TopoCache { return a.cache }
+
+// PathTable returns the agent's path table.
+func (a *Agent) PathTable() *PathTable { return a.table }
+
+// Counters returns the agent's (and its controller's) counters.
+func (a *Agent) Counters() map[string]uint64 { return a.c.Snapshot() }
+
+// Attach implements element.Element.
+func (a *Agent) Attach(env element.Env, ports []element.PortInfo) {
+	a.env = env
+	a.seed = env.Rand().Uint64()
+	for _, p := range ports {
+		if p.Local {
+			a.local = p.Port
+		} else if a.nic == 0 || p.Port < a.nic {
+			a.nic, a.nicUp = p.Port, p.Up
+		}
+	}
+	if a.ctrl != nil {
+		a.ctrl.disc.start()
+		return
+	}
+	if a.cfg.Search > 0 {
+		// Jitter keeps the hosts' searches from starting in lockstep.
+		d := a.cfg.Search + element.Time(env.Rand().Int64N(int64(a.cfg.Search)/2+1))
+		env.After(d, a.startSearch)
+	}
+}
+
+// LinkChange implements element.Element.
+func (a *Agent) LinkChange(p element.Port, up bool) {
+	if p == a.nic {
+		a.nicUp = up
+	}
+}
+
+func (a *Agent) sendNIC(f []byte) {
+	if a.nic == 0 || !a.nicUp {
+		a.c.Inc("drop_nic_down")
+		return
+	}
+	a.env.Send(a.nic, f)
+}
+
+// controlFrame builds a DumbNet frame from the agent to dst that follows
+// tags and carries m.
+func (a *Agent) controlFrame(dst wire.MAC, tags []uint8, m wire.Message) ([]byte, error) {
+	b := make([]byte, 0, 64+len(tags))
+	b = wire.AppendEthernet(b, dst, a.mac, wire.EtherTypeDumbNet, nil)
+	h := wire.DumbNetHeader{Tags: tags, InnerType: wire.EtherTypeLocalExp}
+	b, err := h.AppendTo(b)
+	if err != nil {
+		return nil, err
+	}
+	return m.AppendTo(b)
+}
+
+// Receive implements element.Element.
+func (a *Agent) Receive(p element.Port, frame []byte) {
+	if len(frame) < wire.EthHeaderLen {
+		a.c.Inc("drop_truncated")
+		return
+	}
+	if p == a.local {
+		a.fromStack(frame)
+		return
+	}
+	a.fromFabric(p, frame)
+}
+
+// fromStack handles a frame from the host's own stack.
+func (a *Agent) fromStack(frame []byte) {
+	f := wire.Frame(frame)
+	if f.EtherType() == wire.EtherTypeARP {
+		a.stackARP(frame)
+		return
+	}
+	dst := f.Dst()
+	if dst.IsMulticast() {
+		// DumbNet has no broadcast for data: ARP is answered here, and
+		// nothing else the stack multicasts (IPv6 ND, mDNS) has a path.
+		a.c.Inc("drop_multicast")
+		return
+	}
+	if dst == a.mac {
+		a.c.Inc("drop_to_self")
+		return
+	}
+	if e := a.table.Lookup(dst); e != nil && len(e.Paths) > 0 {
+		a.sendData(frame, a.choose(e, frame))
+		return
+	}
+	a.hold(dst, netip.Addr{}, frame, nil)
+}
+
+// sendData pushes tags onto a copy of the stack's frame and sends it.
+func (a *Agent) sendData(frame []byte, tags []uint8) {
+	buf := make([]byte, len(frame), len(frame)+len(tags)+4*len(tags)+8)
+	copy(buf, frame)
+	var err error
+	et := wire.Frame(buf).EtherType()
+	if a.cfg.MPLS && (et == wire.EtherTypeIPv4 || et == wire.EtherTypeIPv6) {
+		buf, err = wire.DumbNetMPLSPush(buf, tags)
+	} else {
+		buf, err = wire.DumbNetPush(buf, tags)
+	}
+	if err != nil {
+		a.c.Inc("drop_push_error")
+		return
+	}
+	a.c.Inc("tx_data")
+	a.sendNIC(buf)
+}
+
+// choose picks one of the entry's paths for a frame: by flow hash, or by
+// flowlet (§6.2).
+func (a *Agent) choose(e *PathEntry, frame []byte) []uint8 {
+	if len(e.Paths) == 1 {
+		return e.Paths[0]
+	}
+	h := a.flowHash(frame)
+	if !a.cfg.Flowlets {
+		return e.Paths[h%uint64(len(e.Paths))]
+	}
+	now := a.env.Now()
+	fl := a.flowlets[h]
+	if fl == nil {
+		if len(a.flowlets) >= 65536 {
+			clear(a.flowlets) // a crude bound; flowlets are soft state
+		}
+		fl = &flowlet{idx: a.env.Rand().IntN(len(e.Paths))}
+		a.flowlets[h] = fl
+	} else if now-fl.last > a.cfg.FlowletGap {
+		fl.idx = a.env.Rand().IntN(len(e.Paths))
+		a.c.Inc("flowlet_switches")
+	}
+	fl.last = now
+	return e.Paths[fl.idx%len(e.Paths)]
+}
+
+// flowHash hashes the frame's destination and, for IPv4, its addresses,
+// protocol and TCP/UDP ports.
+func (a *Agent) flowHash(frame []byte) uint64 {
+	h := fnv(a.seed^0xcbf29ce484222325, frame[0:6])
+	if wire.Frame(frame).EtherType() == wire.EtherTypeIPv4 && len(frame) >= 34 {
+		ip := frame[14:]
+		ihl := int(ip[0]&0x0f) * 4
+		h = fnv(h, ip[9:10])
+		h = fnv(h, ip[12:20])
+		if (ip[9] == 6 || ip[9] == 17) && len(ip) >= ihl+4 && ihl >= 20 {
+			h = fnv(h, ip[ihl:ihl+4])
+		}
+	}
+	// Finalize (splitmix64) so that the low bits used by the modulo mix.
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	return h ^ h>>31
+}
+
+// stackARP answers the stack's ARP requests from the fabric's host table
+// (DumbNet §6.3: the agent knows hosts' MAC and IP from the controller), so
+// no ARP broadcast ever enters the fabric.
+func (a *Agent) stackARP(frame []byte) {
+	req, err := wire.DecodeARP(frame)
+	if err != nil {
+		a.c.Inc("drop_bad_arp")
+		return
+	}
+	if req.Op != wire.ARPRequest {
+		a.c.Inc("arp_ignored")
+		return
+	}
+	if req.TargetIP == a.ip || req.TargetIP == req.SenderIP {
+		a.c.Inc("arp_ignored") // duplicate address detection, gratuitous ARP
+		return
+	}
+	if mac, ok := a.ipToMAC[req.TargetIP]; ok {
+		a.arpReply(req, mac)
+		return
+	}
+	a.hold(wire.MAC{}, req.TargetIP, nil, &req)
+}
+
+func (a *Agent) arpReply(req wire.ARP, mac wire.MAC) {
+	rep := wire.ARP{Op: wire.ARPReply, SenderMAC: mac, SenderIP: req.TargetIP, TargetMAC: req.SenderMAC, TargetIP: req.SenderIP}
+	f, err := wire.AppendARPFrame(nil, req.SenderMAC, 0, &rep)
+	if err != nil {
+		a.c.Inc("drop_bad_arp")
+		return
+	}
+	a.c.Inc("arp_answered")
+	a.env.Send(a.local, f)
+}
+
+// hold queues a frame or an ARP request until the path query for its
+// destination is answered, and starts that query.
+func (a *Agent) hold(dst wire.MAC, ip netip.Addr, frame []byte, arp *wire.ARP) {
+	var q *query
+	if dst != (wire.MAC{}) {
+		q = a.byDst[dst]
+	} else {
+		q = a.byIP[ip]
+	}
+	fresh := q == nil
+	if fresh {
+		a.qid++
+		q = &query{id: a.qid, dst: dst, dstIP: ip}
+		a.queries[q.id] = q
+		if dst != (wire.MAC{}) {
+			a.byDst[dst] = q
+		} else {
+			a.byIP[ip] = q
+		}
+	}
+	if frame != nil {
+		if len(q.frames) >= a.cfg.QueueLen {
+			a.c.Inc("drop_queue_full")
+		} else {
+			q.frames = append(q.frames, slices.Clone(frame))
+		}
+	}
+	if arp != nil {
+		if len(q.arps) >= a.cfg.QueueLen {
+			a.c.Inc("drop_queue_full")
+		} else {
+			q.arps = append(q.arps, *arp)
+		}
+	}
+	if fresh {
+		// Last: on the controller's own host the answer comes at once.
+		a.sendQuery(q)
+	}
+}
+
+func (a *Agent) sendQuery(q *query) {
+	if q.cancel != nil {
+		q.cancel()
+		q.cancel = nil
+	}
+	m := wire.DumbNetPathQuery{QueryID: q.id, Src: a.mac, Dst: q.dst, DstIP: q.dstIP}
+	if a.haveCtrl {
+		a.c.Inc("path_queries")
+		if a.ctrl != nil {
+			a.ctrl.query(&m)
+		} else if f, err := a.controlFrame(a.ctrlMAC, a.ctrlPath, &m); err == nil {
+			a.sendNIC(f)
+		}
+	}
+	if _, live := a.queries[q.id]; !live {
+		return // answered at once (the controller's own host)
+	}
+	wait := a.cfg.QueryTimeout << min(q.tries, 16)
+	q.cancel = a.env.After(wait, func() {
+		q.cancel = nil
+		if a.queries[q.id] != q {
+			return
+		}
+		if a.haveCtrl {
+			q.tries++ // waiting for the controller to be found costs no try
+		}
+		if q.tries > a.cfg.QueryRetries {
+			a.c.Add("drop_no_path", uint64(len(q.frames)+len(q.arps)))
+			a.forget(q)
+			return
+		}
+		a.sendQuery(q)
+	})
+}
+
+func (a *Agent) forget(q *query) {
+	if q.cancel != nil {
+		q.cancel()
+	}
+	delete(a.queries, q.id)
+	if a.byDst[q.dst] == q {
+		delete(a.byDst, q.dst)
+	}
+	if a.byIP[q.dstIP] == q {
+		delete(a.byIP, q.dstIP)
+	}
+}
+
+// controllerReady sends the queries that waited for the controller.
+func (a *Agent) controllerReady() {
+	ids := make([]uint32, 0, len(a.queries))
+	for id := range a.queries {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if q := a.queries[id]; q != nil {
+			a.sendQuery(q)
+		}
+	}
+}
+
+// fromFabric handles a frame from a NIC.
+func (a *Agent) fromFabric(p element.Port, frame []byte) {
+	switch wire.Frame(frame).EtherType() {
+	case wire.EtherTypeDumbNet:
+		tags, inner, payload, err := wire.ParseDumbNet(frame)
+		if err != nil {
+			if errors.Is(err, wire.ErrTruncated) {
+				a.c.Inc("drop_truncated")
+			} else {
+				a.c.Inc("drop_malformed")
+			}
+			return
+		}
+		if len(tags) > 0 {
+			if inner == wire.EtherTypeLocalExp && len(payload) > 0 && wire.Subtype(payload[0]) == wire.SubDumbNetProbe {
+				a.answerProbe(p, frame, tags, payload)
+				return
+			}
+			a.c.Inc("drop_not_at_end")
+			return
+		}
+		dst := wire.Frame(frame).Dst()
+		if inner == wire.EtherTypeLocalExp {
+			if dst != a.mac && !dst.IsBroadcast() {
+				a.c.Inc("drop_not_for_us")
+				return
+			}
+			a.fabricControl(wire.Frame(frame).Src(), payload)
+			return
+		}
+		if dst != a.mac {
+			a.c.Inc("drop_not_for_us")
+			return
+		}
+		out, _ := wire.DumbNetStrip(slices.Clone(frame)) // checked by ParseDumbNet
+		a.deliver(out)
+	case wire.EtherTypeMPLS:
+		out, err := wire.DumbNetMPLSStrip(slices.Clone(frame))
+		if err != nil {
+			a.c.Inc("drop_malformed")
+			return
+		}
+		if wire.Frame(out).Dst() != a.mac {
+			a.c.Inc("drop_not_for_us")
+			return
+		}
+		a.deliver(out)
+	case wire.EtherTypeLocalExp:
+		var m wire.DumbNetPortStatus
+		if err := m.DecodeFromBytes(frame[wire.EthHeaderLen:]); err != nil {
+			a.c.Inc("drop_bad_control")
+			return
+		}
+		if m.HopLimit > DefaultHopLimit*3 {
+			a.c.Inc("drop_hop_limit")
+			return
+		}
+		a.portStatus(&m)
+	default:
+		a.c.Inc("drop_not_dumbnet")
+	}
+}
+
+func (a *Agent) deliver(frame []byte) {
+	if a.local == 0 {
+		a.c.Inc("drop_no_stack")
+		return
+	}
+	a.c.Inc("rx_data")
+	a.env.Send(a.local, frame)
+}
+
+// answerProbe answers a PM that reached this host with tags left: those
+// tags are the way back to the prober (§4.1).
+func (a *Agent) answerProbe(p element.Port, frame, tags, payload []byte) {
+	var pm wire.DumbNetProbe
+	if err := pm.DecodeFromBytes(payload); err != nil {
+		a.c.Inc("drop_bad_control")
+		return
+	}
+	switch {
+	case pm.SrcMAC == a.mac:
+		a.c.Inc("drop_own_probe")
+		return
+	case tags[0] == wire.DumbNetQuery:
+		// A switch probe that met a host: answering along 0-... would make
+		// the switch reply with its ID on this host's behalf.
+		a.c.Inc("drop_probe_query_path")
+		return
+	case len(tags) >= len(pm.Path) || !slices.Equal(pm.Path[len(pm.Path)-len(tags):], tags):
+		a.c.Inc("drop_probe_inconsistent")
+		return
+	case p != a.nic:
+		a.c.Inc("drop_probe_other_nic")
+		return
+	case pm.SrcMAC.IsMulticast() || pm.SrcMAC == (wire.MAC{}):
+		a.c.Inc("drop_bad_control")
+		return
+	}
+	if _, ok := a.learned[pm.SrcMAC]; ok || len(a.learned) < maxLearned {
+		a.learned[pm.SrcMAC] = slices.Clone(tags)
+	}
+	rep := wire.DumbNetProbeReply{Seq: pm.Seq, HostMAC: a.mac, HostIP: a.ip, Path: pm.Path}
+	if a.haveCtrl {
+		rep.Controller = a.ctrlMAC
+	}
+	f, err := a.controlFrame(pm.SrcMAC, tags, &rep)
+	if err != nil {
+		a.c.Inc("drop_bad_control")
+		return
+	}
+	a.c.Inc("probe_replies")
+	a.env.Send(p, f)
+}
+
+// fabricControl handles a control message that reached this host.
+func (a *Agent) fabricControl(src wire.MAC, payload []byte) {
+	m, err := wire.DecodeMessage(payload)
+	if err != nil {
+		a.c.Inc("drop_bad_control")
+		return
+	}
+	switch m := m.(type) {
+	case *wire.DumbNetSwitchID:
+		switch {
+		case a.ctrl != nil && a.ctrl.disc != nil && (a.ctrl.disc.running || len(a.ctrl.disc.pending) > 0):
+			a.ctrl.disc.switchReply(m)
+		case a.search != nil && a.search.running:
+			a.search.switchReply(m)
+		default:
+			a.c.Inc("drop_unmatched_reply")
+		}
+	case *wire.DumbNetProbeReply:
+		if m.Seq == 0 && m.HostMAC == m.Controller && m.HostMAC == src {
+			a.acceptAnnouncement(m)
+			return
+		}
+		switch {
+		case a.ctrl != nil && a.ctrl.disc.running:
+			a.ctrl.disc.hostReply(m)
+		case a.search != nil && a.search.running:
+			a.search.hostReply(m)
+		default:
+			a.c.Inc("drop_unmatched_reply")
+		}
+	case *wire.DumbNetPathQuery:
+		if a.ctrl == nil {
+			a.c.Inc("drop_not_controller")
+			return
+		}
+		if m.Src != src {
+			a.c.Inc("drop_forged_query")
+			return
+		}
+		a.ctrl.query(m)
+	case *wire.DumbNetPathReply:
+		if !a.haveCtrl || src != a.ctrlMAC {
+			a.c.Inc("drop_forged_reply")
+			return
+		}
+		a.pathReply(m)
+	case *wire.DumbNetTopoPatch:
+		if !a.haveCtrl || src != a.ctrlMAC {
+			a.c.Inc("drop_forged_patch")
+			return
+		}
+		a.topoPatch(m)
+	case *wire.DumbNetHostNotify:
+		a.hostNotify(m, src)
+	default:
+		a.c.Inc("drop_unexpected_control")
+	}
+}
+
+// localControl delivers a message the controller sends to its own host.
+func (a *Agent) localControl(m wire.Message) {
+	switch m := m.(type) {
+	case *wire.DumbNetPathReply:
+		a.pathReply(m)
+	case *wire.DumbNetTopoPatch:
+		a.topoPatch(m)
+	}
+}
+
+// acceptAnnouncement takes the controller's announcement: an unsolicited
+// probe reply (seq 0) from the controller carrying the path from this host
+// to it. The first controller found is kept; a different one later is
+// counted and ignored.
+func (a *Agent) acceptAnnouncement(m *wire.DumbNetProbeReply) {
+	if a.haveCtrl {
+		if m.Controller != a.ctrlMAC {
+			a.c.Inc("drop_other_controller")
+			return
+		}
+		a.ctrlPath = slices.Clone(m.Path)
+		return
+	}
+	a.setController(m.Controller, m.Path)
+}
+
+func (a *Agent) setController(mac wire.MAC, path []uint8) {
+	if len(path) == 0 {
+		return
+	}
+	a.haveCtrl, a.ctrlMAC, a.ctrlPath = true, mac, slices.Clone(path)
+	a.c.Inc("controller_found")
+	if a.search != nil {
+		a.search.stop()
+	}
+	a.controllerReady()
+}
+
+// learnController is the search's hook for every host that answered: the
+// controller itself, or a host that names the controller whose PMs
+// already gave this host the way back.
+func (a *Agent) learnController(m *wire.DumbNetProbeReply, fwd []uint8) {
+	if a.haveCtrl {
+		return
+	}
+	if m.Controller == m.HostMAC && m.Controller != (wire.MAC{}) {
+		a.setController(m.Controller, fwd)
+		return
+	}
+	if m.Controller != (wire.MAC{}) {
+		if p, ok := a.learned[m.Controller]; ok {
+			a.setController(m.Controller, p)
+		}
+	}
+}
+
+func (a *Agent) startSearch() {
+	if a.haveCtrl || a.search != nil {
+		return
+	}
+	a.c.Inc("search_started")
+	a.search = newDiscovery(a, true)
+	a.search.onDone = func() { a.c.Inc("search_exhausted") }
+	a.search.start()
+}
+
+// pathReply integrates a path graph and releases what waited for it.
+func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
+	q := a.queries[m.QueryID]
+	if q == nil || (q.dst != (wire.MAC{}) && q.dst != m.Dst) || m.Src != a.mac {
+		a.c.Inc("drop_unmatched_reply")
+		return
+	}
+	a.forget(q)
+	a.cache.Merge(m)
+	e, err := a.cache.fill(m.Dst, a.cfg.K)
+	if err != nil {
+		a.c.Add("drop_no_path", uint64(len(q.frames)+len(q.arps)))
+		return
+	}
+	a.table.Put(m.Dst, e)
+	if q.dstIP.IsValid() {
+		a.ipToMAC[q.dstIP] = m.Dst
+	}
+	for _, req := range q.arps {
+		a.arpReply(req, m.Dst)
+	}
+	for _, f := range q.frames {
+		a.sendData(f, a.choose(e, f))
+	}
+}
+
+// portStatus handles a switch's port notification (§4.2 stage 1).
+func (a *Agent) portStatus(m *wire.DumbNetPortStatus) {
+	id := portID{m.SwitchID, m.Port}
+	if last, ok := a.swSeq[id]; ok && int32(m.Seq-last) <= 0 {
+		a.c.Inc("notify_duplicate")
+		return
+	}
+	a.swSeq[id] = m.Seq
+	a.c.Inc("notify_received")
+	a.notifySeq++
+	a.linkEvent(id, m.State, wire.DumbNetHostNotify{Origin: a.mac, Seq: a.notifySeq, SwitchID: m.SwitchID, Port: m.Port, State: m.State}, wire.MAC{})
+}
+
+// hostNotify handles another host's flooded notification.
+func (a *Agent) hostNotify(m *wire.DumbNetHostNotify, from wire.MAC) {
+	if last, ok := a.hostSeen[m.Origin]; ok && int32(m.Seq-last) <= 0 {
+		a.c.Inc("notify_duplicate")
+		return
+	}
+	a.hostSeen[m.Origin] = m.Seq
+	a.c.Inc("host_notify_received")
+	a.linkEvent(portID{m.SwitchID, m.Port}, m.State, *m, from)
+}
+
+// linkEvent applies a port state change: the controller books it; a link
+// going down is routed around at once from the PathTable's other paths or
+// the backup path; and the news is flooded on unless this host already
+// had it.
+func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNotify, from wire.MAC) {
+	if a.evState[id] == st {
+		return
+	}
+	a.evState[id] = st
+	if a.ctrl != nil {
+		a.ctrl.linkEvent(id.sw, id.port, st == wire.PortUp)
+	}
+	if st == wire.PortDown {
+		a.linkDown(id)
+	}
+	a.flood(&flood, from)
+}
+
+// linkDown fails over every PathTable entry that used the link.
+func (a *Agent) linkDown(id portID) {
+	i, ok := a.cache.g.idx[id.sw]
+	if !ok {
+		return
+	}
+	pe := a.cache.g.peerOf(i, id.port)
+	if pe.sw < 0 {
+		return
+	}
+	k := keyOf(i, id.port, pe.sw, pe.port)
+	a.cache.SetLink(id.sw, id.port, false)
+	a.refresh(k)
+}
+
+// refresh re-examines the PathTable after link k failed.
+func (a *Agent) refresh(k linkKey) {
+	for dst, e := range a.table.m {
+		changed, ok := e.failover(k)
+		if !changed {
+			continue
+		}
+		a.c.Inc("failovers")
+		if ok && len(e.Paths) >= a.cfg.K {
+			continue
+		}
+		// Refill from the TopoCache (detours included); if the cached
+		// subgraph has no way left, ask the controller again.
+		if ne, err := a.cache.fill(dst, a.cfg.K); err == nil {
+			a.table.Put(dst, ne)
+			continue
+		}
+		if !ok {
+			a.table.Delete(dst)
+			a.c.Inc("failover_requery")
+			a.hold(dst, netip.Addr{}, nil, nil)
+		}
+	}
+}
+
+// flood sends a notification to the controller and to every host this
+// agent has a path to (the hosts it talks to, whose paths are the ones it
+// shares), except where it came from.
+func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
+	targets := make([]wire.MAC, 0, a.table.Len()+1)
+	if a.haveCtrl && a.ctrl == nil {
+		targets = append(targets, a.ctrlMAC)
+	}
+	for dst := range a.table.m {
+		if dst != a.ctrlMAC || a.ctrl != nil {
+			targets = append(targets, dst)
+		}
+	}
+	slices.SortFunc(targets, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
+	for _, t := range targets {
+		if t == from || t == m.Origin || t == a.mac {
+			continue
+		}
+		var tags []uint8
+		if t == a.ctrlMAC && a.ctrl == nil {
+			if e := a.table.Lookup(t); e != nil && len(e.Paths) > 0 {
+				tags = e.Paths[0]
+			} else {
+				tags = a.ctrlPath
+			}
+		} else if e := a.table.Lookup(t); e != nil && len(e.Paths) > 0 {
+			tags = e.Paths[0]
+		} else {
+			continue
+		}
+		f, err := a.controlFrame(t, tags, m)
+		if err != nil {
+			continue
+		}
+		a.c.Inc("notify_flooded")
+		a.sendNIC(f)
+	}
+}
+
+// topoPatch applies the controller's patch (§4.2 stage 2).
+func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
+	if m.Version <= a.cache.version && a.ctrl == nil {
+		a.c.Inc("patch_stale")
+		return
+	}
+	a.cache.version = max(a.cache.version, m.Version)
+	a.c.Inc("patches_applied")
+	for _, l := range m.Links {
+		up := l.Flags&wire.LinkUp != 0
+		i, ok := a.cache.g.idx[l.A]
+		if !ok {
+			continue
+		}
+		pe := a.cache.g.peerOf(i, l.APort)
+		if pe.sw < 0 || !a.cache.SetLink(l.A, l.APort, up) {
+			continue
+		}
+		if up {
+			// A repaired link: recompute every entry so that flows can use
+			// it again.
+			for dst := range a.table.m {
+				if e, err := a.cache.fill(dst, a.cfg.K); err == nil {
+					a.table.Put(dst, e)
+				}
+			}
+			continue
+		}
+		a.refresh(keyOf(i, l.APort, pe.sw, pe.port))
+	}
+}
+
+// fnv is FNV-1a, seeded: deterministic under the engine's seed, unlike
+// hash/maphash.
+func fnv(h uint64, b []byte) uint64 {
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 0x100000001b3
+	}
+	return h
+}

@@ -1,0 +1,402 @@
+package dumbnet
+
+import (
+	"slices"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// Store keeps the controller's state outside the controller (DumbNet §4.1
+// keeps replicas consistent through ZooKeeper; edgefabric's design puts it
+// in etcd). The controller writes the topology after discovery and after
+// every change, with the version hosts see in patches and path graphs.
+type Store interface {
+	PutTopology(version uint64, t *Topology) error
+	Topology() (version uint64, t *Topology, ok bool)
+}
+
+// MemStore is the in-memory Store, the default.
+type MemStore struct {
+	version uint64
+	t       *Topology
+}
+
+// PutTopology implements Store.
+func (s *MemStore) PutTopology(version uint64, t *Topology) error {
+	s.version, s.t = version, t
+	return nil
+}
+
+// Topology implements Store.
+func (s *MemStore) Topology() (uint64, *Topology, bool) { return s.version, s.t, s.t != nil }
+
+// hostRec is a discovered host in the controller's graph.
+type hostRec struct {
+	loc HostLoc
+	at  attach
+}
+
+// Controller is the DumbNet controller (DumbNet §4): it discovers the
+// topology by BFS probing from its host, serves path graphs on query, and
+// turns failure notifications into topology patches flooded to every host.
+// It is part of its host's Agent, which carries its frames.
+type Controller struct {
+	a     *Agent
+	disc  *discovery
+	store Store
+
+	g       *netGraph
+	sc      scratch
+	hosts   map[wire.MAC]*hostRec
+	byIP    map[netipKey]wire.MAC
+	root    attach // where the controller's own NIC is cabled
+	version uint64
+	ready   bool
+	// tree is a BFS tree from the controller's switch, for the paths of its
+	// replies, rebuilt when the topology changes.
+	tree     []hop
+	treeDist []int32
+	treeVer  uint64
+
+	deferred []deferredQuery
+}
+
+type deferredQuery struct {
+	q   wire.DumbNetPathQuery
+	src wire.MAC
+}
+
+// maxDeferred bounds the queries held while discovery runs.
+const maxDeferred = 4096
+
+func newController(a *Agent, st Store) *Controller {
+	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC)}
+	c.disc = newDiscovery(a, false)
+	c.disc.onDone = c.discovered
+	return c
+}
+
+// Done reports whether the first topology discovery has finished.
+func (c *Controller) Done() bool { return c.ready }
+
+// DoneAt returns when discovery finished (engine time).
+func (c *Controller) DoneAt() element.Time { return c.disc.doneAt }
+
+// Probes returns how many probing messages discovery sent.
+func (c *Controller) Probes() uint64 { return c.disc.probes }
+
+// Rounds returns how many BFS levels discovery took.
+func (c *Controller) Rounds() int { return c.disc.rounds }
+
+// Version returns the topology version (bumped by every change).
+func (c *Controller) Version() uint64 { return c.version }
+
+// Topology returns the discovered topology with current link states.
+func (c *Controller) Topology() *Topology {
+	t := c.disc.topology()
+	if c.g != nil {
+		for i, l := range t.Links {
+			a := c.g.idx[l.A]
+			t.Links[i].Up = c.g.peerOf(a, l.APort).up
+		}
+	}
+	return t
+}
+
+// discovered builds the controller's graph from what discovery found,
+// keeping the state of links it already knew, announces the controller to
+// every host, and serves the queries that waited.
+func (c *Controller) discovered() {
+	old := c.g
+	g := newNetGraph()
+	t := c.disc.topology()
+	for _, id := range t.Switches {
+		g.addSwitch(id)
+	}
+	for _, l := range t.Links {
+		up := true
+		if old != nil {
+			if a, ok := old.idx[l.A]; ok {
+				if pe := old.peerOf(a, l.APort); pe.sw >= 0 {
+					up = pe.up
+				}
+			}
+		}
+		g.addLink(g.idx[l.A], l.APort, g.idx[l.B], l.BPort, up, 0)
+	}
+	c.g = g
+	clear(c.hosts)
+	clear(c.byIP)
+	for _, h := range t.Hosts {
+		c.hosts[h.MAC] = &hostRec{loc: h, at: attach{sw: g.idx[h.Switch], port: h.Port}}
+		if h.IP.IsValid() {
+			c.byIP[netipKey(h.IP.As16())] = h.MAC
+		}
+	}
+	root := c.disc.sws[0]
+	c.root = attach{sw: g.idx[root.id], port: uint16(root.ret[0])}
+	c.version++
+	c.ready = true
+	if err := c.store.PutTopology(c.version, c.Topology()); err != nil {
+		c.a.c.Inc("store_error")
+	}
+	c.a.controllerReady()
+	// Announce the controller to every host (see Agent.acceptAnnouncement).
+	for _, h := range t.Hosts {
+		if h.MAC == c.a.mac {
+			continue
+		}
+		back, ok := c.pathFrom(h.MAC)
+		if !ok {
+			continue
+		}
+		m := wire.DumbNetProbeReply{Seq: 0, HostMAC: c.a.mac, HostIP: c.a.ip, Controller: c.a.mac, Path: back}
+		c.sendTo(h.MAC, &m)
+	}
+	for _, d := range c.deferred {
+		c.query(&d.q)
+	}
+	c.deferred = nil
+}
+
+// refreshTree recomputes the BFS tree from the controller's switch.
+func (c *Controller) refreshTree() {
+	if c.tree != nil && c.treeVer == c.version {
+		return
+	}
+	c.g.bfs(&c.sc, c.root.sw, nil)
+	n := c.g.numSwitches()
+	c.tree = slices.Clone(c.sc.prev[:n])
+	c.treeDist = slices.Clone(c.sc.dist[:n])
+	c.treeVer = c.version
+}
+
+// pathTo returns the tags from the controller to host mac.
+func (c *Controller) pathTo(mac wire.MAC) ([]uint8, bool) {
+	h, ok := c.hosts[mac]
+	if !ok {
+		return nil, false
+	}
+	c.refreshTree()
+	d := c.treeDist[h.at.sw]
+	if d < 0 {
+		return nil, false
+	}
+	tags := make([]uint8, d+1)
+	tags[d] = uint8(h.at.port)
+	for i, v := int(d)-1, h.at.sw; i >= 0; i-- {
+		tags[i] = uint8(c.tree[v].out)
+		v = c.tree[v].sw
+	}
+	return tags, true
+}
+
+// pathFrom returns the tags from host mac to the controller: the tree path
+// walked backwards, each hop leaving by the port its parent link arrives
+// on.
+func (c *Controller) pathFrom(mac wire.MAC) ([]uint8, bool) {
+	h, ok := c.hosts[mac]
+	if !ok {
+		return nil, false
+	}
+	c.refreshTree()
+	d := c.treeDist[h.at.sw]
+	if d < 0 {
+		return nil, false
+	}
+	tags := make([]uint8, 0, d+1)
+	for v := h.at.sw; v != c.root.sw; v = c.tree[v].sw {
+		pe := c.g.peerOf(c.tree[v].sw, c.tree[v].out)
+		tags = append(tags, uint8(pe.port))
+	}
+	return append(tags, uint8(c.root.port)), true
+}
+
+func (c *Controller) sendTo(mac wire.MAC, m wire.Message) bool {
+	if mac == c.a.mac {
+		c.a.localControl(m)
+		return true
+	}
+	tags, ok := c.pathTo(mac)
+	if !ok {
+		c.a.c.Inc("ctrl_no_path_to_host")
+		return false
+	}
+	f, err := c.a.controlFrame(mac, tags, m)
+	if err != nil {
+		c.a.c.Inc("ctrl_encode_error")
+		return false
+	}
+	c.a.sendNIC(f)
+	return true
+}
+
+// query serves a path query (DumbNet §4.3) with a path graph.
+func (c *Controller) query(q *wire.DumbNetPathQuery) {
+	if !c.ready {
+		if len(c.deferred) >= maxDeferred {
+			c.a.c.Inc("ctrl_query_dropped")
+			return
+		}
+		c.deferred = append(c.deferred, deferredQuery{q: *q})
+		return
+	}
+	src, ok := c.hosts[q.Src]
+	if !ok {
+		c.a.c.Inc("ctrl_query_unknown_src")
+		return
+	}
+	dstMAC := q.Dst
+	if dstMAC == (wire.MAC{}) && q.DstIP.IsValid() {
+		dstMAC = c.byIP[netipKey(q.DstIP.As16())]
+	}
+	dst, ok := c.hosts[dstMAC]
+	if !ok {
+		c.a.c.Inc("ctrl_query_unknown_dst")
+		return
+	}
+	r := wire.DumbNetPathReply{QueryID: q.QueryID, Version: c.version, Src: q.Src, Dst: dstMAC,
+		SrcSwitch: src.loc.Switch, SrcPort: src.loc.Port, DstSwitch: dst.loc.Switch, DstPort: dst.loc.Port}
+	if src.at.sw != dst.at.sw {
+		pg := c.g.pathGraph(&c.sc, src.at.sw, dst.at.sw, c.a.cfg.S, c.a.cfg.Eps, c.a.env.Rand())
+		if pg == nil {
+			c.a.c.Inc("ctrl_query_no_path")
+			return
+		}
+		r.Links = c.linksOf(pg)
+	}
+	c.a.c.Inc("ctrl_path_graphs")
+	c.sendTo(q.Src, &r)
+}
+
+// linksOf lists a path graph's links, primary and backup first, so that a
+// graph too large for one frame loses detours, never its paths.
+func (c *Controller) linksOf(pg *PathGraph) []wire.DumbNetLink {
+	ls := make([]wire.DumbNetLink, 0, len(pg.Links))
+	for k, f := range pg.Links {
+		ls = append(ls, wire.DumbNetLink{A: c.g.ids[k.a], APort: k.ap, B: c.g.ids[k.b], BPort: k.bp, Flags: f})
+	}
+	rank := func(f wire.LinkFlags) int {
+		if f&(wire.LinkPrimary|wire.LinkBackup) != 0 {
+			return 0
+		}
+		return 1
+	}
+	slices.SortFunc(ls, func(x, y wire.DumbNetLink) int {
+		if r := rank(x.Flags) - rank(y.Flags); r != 0 {
+			return r
+		}
+		if x.A != y.A {
+			return cmpU64(x.A, y.A)
+		}
+		if x.APort != y.APort {
+			return int(x.APort) - int(y.APort)
+		}
+		return cmpU64(x.B, y.B)
+	})
+	if max := c.a.cfg.MaxReplyLinks; len(ls) > max {
+		ls = ls[:max]
+		c.a.c.Inc("ctrl_pathgraph_truncated")
+	}
+	return ls
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// linkEvent applies a port state change that reached the controller
+// (directly from a switch or through the hosts' flood) and floods the
+// topology patch (DumbNet §4.2 stage 2). A link coming back is verified
+// with a probe first ("the controller will probe the ports to discover
+// and verify the newly added links").
+func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
+	if !c.ready {
+		return
+	}
+	i, ok := c.g.idx[sw]
+	if !ok {
+		return
+	}
+	pe := c.g.peerOf(i, port)
+	if pe.sw < 0 || pe.up == up {
+		return
+	}
+	if up {
+		c.verifyLink(i, port)
+		return
+	}
+	c.setLink(i, port, false)
+}
+
+func (c *Controller) setLink(i int32, port uint16, up bool) {
+	pe := c.g.peerOf(i, port)
+	if !c.g.setUp(i, port, up) {
+		return
+	}
+	c.version++
+	if err := c.store.PutTopology(c.version, c.Topology()); err != nil {
+		c.a.c.Inc("store_error")
+	}
+	var f wire.LinkFlags
+	if up {
+		f = wire.LinkUp
+	}
+	l := wire.DumbNetLink{A: c.g.ids[i], APort: port, B: c.g.ids[pe.sw], BPort: pe.port, Flags: f}
+	patch := wire.DumbNetTopoPatch{Version: c.version, Links: []wire.DumbNetLink{l}}
+	c.a.c.Inc("ctrl_patches")
+	macs := make([]wire.MAC, 0, len(c.hosts))
+	for m := range c.hosts {
+		macs = append(macs, m)
+	}
+	slices.SortFunc(macs, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
+	for _, m := range macs {
+		c.sendTo(m, &patch)
+	}
+}
+
+// verifyLink probes a link that a notification says is back: out through
+// switch i's port, back through the far end's port, and a tag-0 query
+// that must name switch i again.
+func (c *Controller) verifyLink(i int32, port uint16) {
+	pe := c.g.peerOf(i, port)
+	fwd, ret, ok := c.switchPaths(i)
+	if !ok {
+		return
+	}
+	d := c.disc
+	path := slices.Concat(fwd, []uint8{uint8(port), uint8(pe.port), wire.DumbNetQuery}, ret)
+	d.send(&probeRec{kind: kindLinkUp, sw: i, p: port, q: pe.port, nid: c.g.ids[i]}, path)
+}
+
+// switchPaths returns working paths from the controller to switch i (the
+// last tag delivers to it) and from it back.
+func (c *Controller) switchPaths(i int32) (fwd, ret []uint8, ok bool) {
+	c.refreshTree()
+	d := c.treeDist[i]
+	if d < 0 {
+		return nil, nil, false
+	}
+	fwd = make([]uint8, d)
+	for k, v := int(d)-1, i; k >= 0; k-- {
+		fwd[k] = uint8(c.tree[v].out)
+		v = c.tree[v].sw
+	}
+	for v := i; v != c.root.sw; v = c.tree[v].sw {
+		pe := c.g.peerOf(c.tree[v].sw, c.tree[v].out)
+		ret = append(ret, uint8(pe.port))
+	}
+	return fwd, append(ret, uint8(c.root.port)), true
+}
+
+// linkUpVerified completes verifyLink.
+func (c *Controller) linkUpVerified(i int32, port uint16) {
+	c.setLink(i, port, true)
+}

@@ -1,0 +1,477 @@
+package dumbnet
+
+import (
+	"slices"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// Probe kinds: what a probing message (PM) was sent to learn.
+const (
+	kindRoot   uint8 = iota + 1 // 0-p-∅: the prober's own port and first switch
+	kindSwitch                  // fwd-p-0-q-ret: the switch behind port p, and whether its port q leads back
+	kindVerify                  // fwd-p-q-0-ret: which switch port q of that neighbour reaches
+	kindHost                    // fwd-p-ret: a host behind port p
+	kindRescan                  // like kindSwitch, for one port after a link-up notification
+	kindLinkUp                  // fwd-p-q-0-ret: the controller re-verifies a link reported up
+)
+
+// probeRec remembers an outstanding PM by its sequence number.
+type probeRec struct {
+	kind uint8
+	sw   int32 // discovered switch whose port is probed
+	p, q uint16
+	nid  uint64 // kindVerify: the neighbour the switch probe found
+	path []uint8
+}
+
+// dsw is a switch as discovery knows it: its ID, a path from the prober to
+// it (fwd: the last tag delivers the frame to it; empty for the first
+// switch) and a path from it back to the prober (ret: its first tag is the
+// switch's own output port), and what its scan found.
+type dsw struct {
+	id       uint64
+	fwd, ret []uint8
+	depth    int
+	known    map[uint16]bool           // ports whose link is already known
+	verified map[uint16]map[uint16]uint64 // p -> q -> neighbour ID, verified
+	hosts    map[uint16]wire.DumbNetProbeReply
+}
+
+// discovery is the BFS topology discovery of DumbNet §4.1, run by the
+// controller over the whole fabric, and by other hosts (search mode) until
+// they find the controller. It is part of an Agent and acts through it.
+//
+// Each BFS level is one round: the probes for every switch of the frontier
+// are sent at once, paced at a fraction of the NIC's line rate (the PMs
+// "are sent out in parallel"), and the round ends when no probe has been
+// sent for the probe timeout. A switch probe that bounces is always
+// verified (the paper verifies when return paths are ambiguous; verifying
+// every bounce costs one PM per link and removes the need to decide when
+// two switches' return paths coincide).
+type discovery struct {
+	a        *Agent
+	search   bool // stop as soon as the controller is located
+	maxPorts int
+	timeout  element.Time
+	gap      element.Time
+
+	seq     uint32
+	pending map[uint32]*probeRec
+	sws     []*dsw
+	byID    map[uint64]int32
+	links   map[Link]bool
+	hosts   map[wire.MAC]HostLoc
+	byIP    map[netipKey]wire.MAC
+
+	frontier []int32
+	rounds   int
+	probes   uint64
+
+	queue    [][]byte
+	qhead    int
+	pacing   bool
+	lastSend element.Time
+	timer    func()
+
+	running bool
+	done    bool
+	doneAt  element.Time
+	// onDone runs when the BFS ends (the controller builds its graph).
+	onDone func()
+}
+
+type netipKey [16]byte
+
+func newDiscovery(a *Agent, search bool) *discovery {
+	return &discovery{
+		a: a, search: search,
+		maxPorts: a.cfg.MaxPorts, timeout: a.cfg.ProbeTimeout, gap: a.cfg.ProbeGap,
+		pending: make(map[uint32]*probeRec), byID: make(map[uint64]int32),
+		links: make(map[Link]bool), hosts: make(map[wire.MAC]HostLoc), byIP: make(map[netipKey]wire.MAC),
+	}
+}
+
+// start begins at depth 0: 0-p-∅ for every p asks the first switch for its
+// ID and, for the p that leads back to the prober, brings the answer home
+// ("we can combine port number probing and switch ID query").
+func (d *discovery) start() {
+	d.running = true
+	for p := 1; p <= d.maxPorts; p++ {
+		d.send(&probeRec{kind: kindRoot, sw: -1, p: uint16(p)}, []uint8{wire.DumbNetQuery, uint8(p)})
+	}
+	d.armRound()
+}
+
+func (d *discovery) stop() {
+	d.running = false
+	if d.timer != nil {
+		d.timer()
+		d.timer = nil
+	}
+	d.queue, d.qhead = nil, 0
+	clear(d.pending)
+}
+
+// send queues a PM along path; the pacer puts it on the wire.
+func (d *discovery) send(rec *probeRec, path []uint8) {
+	d.seq++
+	if d.seq == 0 {
+		d.seq++ // 0 is the controller announcement's
+	}
+	rec.path = path
+	d.pending[d.seq] = rec
+	m := wire.DumbNetProbe{Seq: d.seq, SrcMAC: d.a.mac, SrcIP: d.a.ip, Path: path}
+	f, err := d.a.controlFrame(wire.Broadcast, path, &m)
+	if err != nil {
+		delete(d.pending, d.seq)
+		d.a.c.Inc("probe_encode_error")
+		return
+	}
+	d.queue = append(d.queue, f)
+	if !d.pacing {
+		d.pace()
+	}
+}
+
+// pace sends queued probes one gap apart: a burst would overflow the
+// output queue of the prober's link, and a lost PM reads as a missing
+// link.
+func (d *discovery) pace() {
+	if d.qhead >= len(d.queue) {
+		d.pacing = false
+		d.queue, d.qhead = d.queue[:0], 0
+		return
+	}
+	d.pacing = true
+	f := d.queue[d.qhead]
+	d.queue[d.qhead] = nil
+	d.qhead++
+	d.probes++
+	d.a.c.Inc("probes_sent")
+	d.a.sendNIC(f)
+	d.lastSend = d.a.env.Now()
+	d.a.env.After(d.gap, d.pace)
+}
+
+func (d *discovery) armRound() {
+	if d.timer != nil {
+		d.timer()
+	}
+	d.timer = d.a.env.After(d.timeout, d.checkRound)
+}
+
+// checkRound ends the round once the pacer is idle and the last probe has
+// had the probe timeout to come back.
+func (d *discovery) checkRound() {
+	d.timer = nil
+	if !d.running {
+		return
+	}
+	now := d.a.env.Now()
+	if d.pacing || now-d.lastSend < d.timeout {
+		wait := d.timeout
+		if !d.pacing {
+			wait = d.lastSend + d.timeout - now
+		}
+		d.timer = d.a.env.After(wait, d.checkRound)
+		return
+	}
+	d.endRound()
+}
+
+// switchReply handles a switch's answer to a tag-0 query.
+func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
+	var pm wire.DumbNetProbe
+	if err := pm.DecodeFromBytes(m.Echo); err != nil || pm.SrcMAC != d.a.mac {
+		d.a.c.Inc("drop_bad_echo")
+		return
+	}
+	rec, ok := d.pending[pm.Seq]
+	if !ok || !slices.Equal(rec.path, pm.Path) {
+		d.a.c.Inc("drop_unmatched_reply")
+		return
+	}
+	switch rec.kind {
+	case kindRoot:
+		delete(d.pending, pm.Seq)
+		if len(d.sws) > 0 {
+			d.a.c.Inc("root_duplicate")
+			return
+		}
+		s := d.addSwitch(m.SwitchID, nil, []uint8{uint8(rec.p)}, 0)
+		s.known[rec.p] = true
+		// The prober is the host on the port that brought the answer home.
+		d.hosts[d.a.mac] = HostLoc{MAC: d.a.mac, IP: d.a.ip, Switch: m.SwitchID, Port: rec.p}
+		if d.a.ip.IsValid() {
+			d.byIP[netipKey(d.a.ip.As16())] = d.a.mac
+		}
+		d.frontier = []int32{0}
+		d.scan(0, nil)
+	case kindSwitch, kindRescan:
+		delete(d.pending, pm.Seq)
+		s := d.sws[rec.sw]
+		// The neighbour's port q leads to a switch whose return path is
+		// s's: confirm that switch is s itself (§4.1, "ambiguity").
+		path := slices.Concat(s.fwd, []uint8{uint8(rec.p), uint8(rec.q), wire.DumbNetQuery}, s.ret)
+		d.send(&probeRec{kind: kindVerify, sw: rec.sw, p: rec.p, q: rec.q, nid: m.SwitchID}, path)
+	case kindVerify:
+		delete(d.pending, pm.Seq)
+		s := d.sws[rec.sw]
+		if m.SwitchID != s.id {
+			d.a.c.Inc("probe_ambiguous_rejected")
+			return
+		}
+		if s.verified[rec.p] == nil {
+			s.verified[rec.p] = make(map[uint16]uint64)
+		}
+		s.verified[rec.p][rec.q] = rec.nid
+	case kindLinkUp:
+		delete(d.pending, pm.Seq)
+		if m.SwitchID == rec.nid && d.a.ctrl != nil {
+			d.a.ctrl.linkUpVerified(rec.sw, rec.p)
+		}
+	default:
+		d.a.c.Inc("drop_unmatched_reply")
+	}
+}
+
+// hostReply handles a host's answer to a PM. It reports whether the
+// controller got located (search mode).
+func (d *discovery) hostReply(m *wire.DumbNetProbeReply) {
+	rec, ok := d.pending[m.Seq]
+	if !ok || rec.kind != kindHost || !slices.Equal(rec.path, m.Path) {
+		d.a.c.Inc("drop_unmatched_reply")
+		return
+	}
+	delete(d.pending, m.Seq)
+	s := d.sws[rec.sw]
+	if prev, dup := s.hosts[rec.p]; dup && prev.HostMAC != m.HostMAC {
+		d.a.c.Inc("drop_identity_conflict")
+		return
+	}
+	s.hosts[rec.p] = *m
+	if d.search {
+		fwd := slices.Concat(s.fwd, []uint8{uint8(rec.p)})
+		d.a.learnController(m, fwd)
+	}
+}
+
+func (d *discovery) addSwitch(id uint64, fwd, ret []uint8, depth int) *dsw {
+	s := &dsw{id: id, fwd: fwd, ret: ret, depth: depth, known: map[uint16]bool{},
+		verified: map[uint16]map[uint16]uint64{}, hosts: map[uint16]wire.DumbNetProbeReply{}}
+	d.byID[id] = int32(len(d.sws))
+	d.sws = append(d.sws, s)
+	return s
+}
+
+// scan sends the PMs for switch i: for every port p not known yet, one
+// host probe and one switch probe per port q of the neighbour (O(P²) PMs,
+// §4.1). ports limits the scan (a link-up rescan); nil scans all.
+func (d *discovery) scan(i int32, ports []uint16) {
+	s := d.sws[i]
+	kind := kindSwitch
+	if ports != nil {
+		kind = kindRescan
+	} else {
+		for p := 1; p <= d.maxPorts; p++ {
+			ports = append(ports, uint16(p))
+		}
+	}
+	for _, p := range ports {
+		if s.known[p] && kind == kindSwitch {
+			continue
+		}
+		if p > 254 {
+			continue // a tag is one byte: 0 and 0xff are reserved
+		}
+		d.send(&probeRec{kind: kindHost, sw: i, p: p}, slices.Concat(s.fwd, []uint8{uint8(p)}, s.ret))
+		for q := 1; q <= d.maxPorts && q <= 254; q++ {
+			d.send(&probeRec{kind: kind, sw: i, p: p, q: uint16(q)},
+				slices.Concat(s.fwd, []uint8{uint8(p), wire.DumbNetQuery, uint8(q)}, s.ret))
+		}
+	}
+	d.armRound()
+}
+
+// endRound resolves what the frontier's probes found and starts the next
+// BFS level, or finishes.
+func (d *discovery) endRound() {
+	d.rounds++
+	clear(d.pending) // late answers are stale now
+	if len(d.sws) == 0 {
+		// The first switch never answered: no fabric (or no link) yet.
+		d.a.c.Inc("discovery_no_switch")
+		d.timer = d.a.env.After(100*d.timeout, func() {
+			d.timer = nil
+			if d.running {
+				d.start()
+			}
+		})
+		return
+	}
+	var next []int32
+	for _, i := range d.frontier {
+		next = append(next, d.resolve(i)...)
+	}
+	d.frontier = next
+	if !d.running {
+		return // search mode found the controller while resolving
+	}
+	if len(next) == 0 {
+		d.finish()
+		return
+	}
+	for _, i := range next {
+		d.scan(i, nil)
+	}
+}
+
+// resolve turns switch i's verified bounces into links (and new switches)
+// and its host answers into hosts, on the ports that lead to no switch: a
+// host answer from behind a switch port is a PM that wandered on and must
+// not place a host there.
+func (d *discovery) resolve(i int32) []int32 {
+	s := d.sws[i]
+	var next []int32
+	// Group by neighbour: parallel links to one neighbour are paired in port
+	// order, because which of them a frame took is not observable.
+	type group struct{ ps, qs []uint16 }
+	groups := map[uint64]*group{}
+	var order []uint64
+	ports := make([]uint16, 0, len(s.verified))
+	for p := range s.verified {
+		ports = append(ports, p)
+	}
+	slices.Sort(ports)
+	for _, p := range ports {
+		for q, nid := range s.verified[p] {
+			if nid == s.id && q == p {
+				continue
+			}
+			gr := groups[nid]
+			if gr == nil {
+				gr = &group{}
+				groups[nid] = gr
+				order = append(order, nid)
+			}
+			if !slices.Contains(gr.ps, p) {
+				gr.ps = append(gr.ps, p)
+			}
+			if !slices.Contains(gr.qs, q) {
+				gr.qs = append(gr.qs, q)
+			}
+		}
+	}
+	switchPort := map[uint16]bool{}
+	for _, nid := range order {
+		gr := groups[nid]
+		slices.Sort(gr.ps)
+		slices.Sort(gr.qs)
+		if nid == s.id {
+			// A cable between two ports of one switch: p and q pair up.
+			for _, p := range gr.ps {
+				for q := range s.verified[p] {
+					if q != p {
+						d.addLink(s, p, s, q)
+						switchPort[p] = true
+					}
+				}
+			}
+			continue
+		}
+		if len(gr.ps) != len(gr.qs) {
+			d.a.c.Inc("discovery_unpaired_ports")
+		}
+		for k := range min(len(gr.ps), len(gr.qs)) {
+			p, q := gr.ps[k], gr.qs[k]
+			switchPort[p] = true
+			j, known := d.byID[nid]
+			if !known {
+				n := d.addSwitch(nid, slices.Concat(s.fwd, []uint8{uint8(p)}), slices.Concat([]uint8{uint8(q)}, s.ret), s.depth+1)
+				j = int32(len(d.sws) - 1)
+				_ = n
+				next = append(next, j)
+			}
+			d.addLink(s, p, d.sws[j], q)
+		}
+	}
+	ps := make([]uint16, 0, len(s.hosts))
+	for p := range s.hosts {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	for _, p := range ps {
+		if switchPort[p] || s.known[p] {
+			d.a.c.Inc("host_reply_behind_switch")
+			continue
+		}
+		d.addHost(s, p, s.hosts[p])
+	}
+	s.verified = map[uint16]map[uint16]uint64{}
+	s.hosts = map[uint16]wire.DumbNetProbeReply{}
+	return next
+}
+
+func (d *discovery) addLink(a *dsw, ap uint16, b *dsw, bp uint16) {
+	l := normLink(Link{A: a.id, APort: ap, B: b.id, BPort: bp, Up: true})
+	a.known[ap] = true
+	b.known[bp] = true
+	if d.links[l] {
+		return
+	}
+	d.links[l] = true
+	d.a.c.Inc("links_found")
+}
+
+// addHost records a host, unless it claims an identity (MAC or IP) that
+// another location already holds: a forged or misconfigured answer is
+// dropped and counted, and the first holder keeps its place.
+func (d *discovery) addHost(s *dsw, p uint16, m wire.DumbNetProbeReply) {
+	loc := HostLoc{MAC: m.HostMAC, IP: m.HostIP, Switch: s.id, Port: p}
+	if old, ok := d.hosts[m.HostMAC]; ok && (old.Switch != s.id || old.Port != p) {
+		d.a.c.Inc("drop_identity_conflict")
+		return
+	}
+	if m.HostMAC == (wire.MAC{}) || m.HostMAC.IsMulticast() {
+		d.a.c.Inc("drop_identity_conflict")
+		return
+	}
+	if m.HostIP.IsValid() {
+		k := netipKey(m.HostIP.As16())
+		if owner, ok := d.byIP[k]; ok && owner != m.HostMAC {
+			d.a.c.Inc("drop_identity_conflict")
+			return
+		}
+		d.byIP[k] = m.HostMAC
+	}
+	s.known[p] = true
+	d.hosts[m.HostMAC] = loc
+	d.a.c.Inc("hosts_found")
+}
+
+func (d *discovery) finish() {
+	d.running = false
+	d.done = true
+	d.doneAt = d.a.env.Now()
+	if d.onDone != nil {
+		d.onDone()
+	}
+}
+
+// topology returns what discovery found, sorted.
+func (d *discovery) topology() *Topology {
+	t := &Topology{}
+	for _, s := range d.sws {
+		t.Switches = append(t.Switches, s.id)
+	}
+	for l := range d.links {
+		t.Links = append(t.Links, l)
+	}
+	for _, h := range d.hosts {
+		t.Hosts = append(t.Hosts, h)
+	}
+	t.sort()
+	return t
+}

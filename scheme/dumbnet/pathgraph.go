@@ -1,0 +1,101 @@
+package dumbnet
+
+import (
+	"math/rand/v2"
+
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// Path graph defaults (DumbNet §4.3, §7.3: the paper's evaluation fixes
+// s = 2; ε = 2 is the smallest value that yields detours in the bipartite
+// fat trees and cubes we run, where every cycle is even).
+const (
+	DefaultS   = 2
+	DefaultEps = 2
+)
+
+// PathGraph is what the controller returns for a (source switch,
+// destination switch) query (DumbNet §4.3): a primary path, local detours
+// around it, and a backup path, as one subgraph. Links are given by switch
+// index in the controller's graph.
+type PathGraph struct {
+	Primary []hop
+	Backup  []hop
+	// Links of the subgraph with their role flags (LinkPrimary,
+	// LinkBackup, LinkDetour, and LinkUp for links that work).
+	Links map[linkKey]wire.LinkFlags
+}
+
+// pathGraph computes the path graph from src to dst on g: the primary
+// path is a random shortest path; the backup path is the cheapest path
+// once every primary link costs len(g) more ("unlikely to reuse links ...
+// unless it is unavoidable"); the local detours are Algorithm 1's
+// "s-steps, ε-good" vertex sets, whose induced links join the subgraph.
+func (g *netGraph) pathGraph(sc *scratch, src, dst int32, s, eps int, rng *rand.Rand) *PathGraph {
+	pg := &PathGraph{Links: make(map[linkKey]wire.LinkFlags)}
+	pg.Primary = g.shortest(sc, src, dst, rng, nil)
+	if pg.Primary == nil {
+		return nil
+	}
+	heavy := make(map[linkKey]bool)
+	for _, k := range g.routeLinks(pg.Primary) {
+		heavy[k] = true
+		pg.Links[k] |= wire.LinkPrimary | wire.LinkUp
+	}
+	pg.Backup = g.weighted(src, dst, heavy, int32(len(g.ids)))
+	if pg.Backup != nil {
+		for _, k := range g.routeLinks(pg.Backup) {
+			pg.Links[k] |= wire.LinkBackup | wire.LinkUp
+		}
+	}
+	inD := g.detourSet(sc, pg.Primary, s, eps)
+	for u := range inD {
+		for p, pe := range g.ports[u] {
+			if pe.sw < 0 || !pe.up || !inD[pe.sw] {
+				continue
+			}
+			k := keyOf(u, uint16(p), pe.sw, pe.port)
+			pg.Links[k] |= wire.LinkDetour | wire.LinkUp
+		}
+	}
+	return pg
+}
+
+// detours is Algorithm 1 (DumbNet §4.3) returning the vertex set D as a
+// list: for windows [p_i, p_{i+s}] of the primary path, stepping by s/2,
+// every x with dist(a,x) + dist(x,b) <= s + ε.
+func (g *netGraph) detours(sc *scratch, primary []hop, s, eps int) []int32 {
+	set := g.detourSet(sc, primary, s, eps)
+	out := make([]int32, 0, len(set))
+	for v := range set {
+		out = append(out, v)
+	}
+	return out
+}
+
+func (g *netGraph) detourSet(sc *scratch, primary []hop, s, eps int) map[int32]bool {
+	D := make(map[int32]bool)
+	for _, h := range primary {
+		D[h.sw] = true
+	}
+	l := len(primary)
+	if s < 1 || l < 2 {
+		return D
+	}
+	n := len(g.ids)
+	da := make([]int32, n)
+	step := max(1, s/2) // s/2 rounds to 0 for s = 1: step at least one
+	for i := 0; i < l-1; i += step {
+		a := primary[i].sw
+		b := primary[min(i+s, l-1)].sw
+		g.bfs(sc, a, nil)
+		copy(da, sc.dist[:n])
+		g.bfs(sc, b, nil)
+		for x := range n {
+			if da[x] >= 0 && sc.dist[x] >= 0 && int(da[x]+sc.dist[x]) <= s+eps {
+				D[int32(x)] = true
+			}
+		}
+	}
+	return D
+}

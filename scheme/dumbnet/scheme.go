@@ -1,0 +1,221 @@
+package dumbnet
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/topo"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// ErrBadParam is returned by New for a parameter it cannot use.
+var ErrBadParam = errors.New("bad parameter")
+
+// Register adds the dumbnet scheme to r.
+func Register(r *scheme.Registry) error {
+	return r.Register(scheme.Scheme{
+		Name:    "dumbnet",
+		Summary: "DumbNet: stateless tag-popping switches, host agents and a host controller (EuroSys '18)",
+		New: func(g *topo.Graph, opts scheme.Options) (scheme.Fabric, error) {
+			return New(g, opts)
+		},
+	})
+}
+
+// Fabric is DumbNet on one topology: a Switch on every switch, an Agent on
+// every host, the Controller inside one host's agent.
+type Fabric struct {
+	g        *topo.Graph
+	switches map[topo.NodeID]*Switch
+	agents   map[topo.NodeID]*Agent
+	ctrlNode topo.NodeID
+}
+
+// Params of New, given as key=value:
+//
+//	controller=NAME  host running the controller (default: a host whose Role
+//	                 is "controller", else the first host)
+//	k=N              shortest paths per destination in the PathTable (4)
+//	s=N, eps=N       Algorithm 1's detour window and slack (2, 2)
+//	hops=N           hop limit of switch port notifications (5)
+//	suppress=DUR     per-port alarm suppression window (1s)
+//	flowlets=BOOL    flowlet load balancing (false); flowletgap=DUR (500us)
+//	mpls=BOOL        MPLS encoding for data frames (false)
+//	maxports=N       highest port discovery probes (the topology's largest
+//	                 switch port count: the paper's optional argument)
+//	probetimeout=DUR end of a BFS round (2ms); probegap=DUR probe pacing (2us)
+//	search=DUR|off   when hosts start probing for the controller (200ms)
+//	querytimeout=DUR first path-query retry (10ms)
+func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
+	f := &Fabric{g: g, switches: map[topo.NodeID]*Switch{}, agents: map[topo.NodeID]*Agent{}, ctrlNode: -1}
+	base := Config{Eps: -1}
+	hops := uint8(0)
+	var suppress element.Time
+	ctrlName := ""
+	maxPorts := 0
+	for k, v := range opts.Params {
+		var err error
+		switch k {
+		case "controller":
+			ctrlName = v
+		case "k":
+			base.K, err = posInt(v, 64)
+		case "s":
+			base.S, err = posInt(v, 16)
+		case "eps":
+			base.Eps, err = strconv.Atoi(v)
+			if err == nil && (base.Eps < 0 || base.Eps > 16) {
+				err = fmt.Errorf("want 0..16")
+			}
+		case "hops":
+			var n int
+			n, err = posInt(v, 255)
+			hops = uint8(n)
+		case "suppress":
+			suppress, err = dur(v)
+		case "flowlets":
+			base.Flowlets, err = strconv.ParseBool(v)
+		case "flowletgap":
+			base.FlowletGap, err = dur(v)
+		case "mpls":
+			base.MPLS, err = strconv.ParseBool(v)
+		case "maxports":
+			maxPorts, err = posInt(v, 254)
+		case "probetimeout":
+			base.ProbeTimeout, err = dur(v)
+		case "probegap":
+			base.ProbeGap, err = dur(v)
+		case "querytimeout":
+			base.QueryTimeout, err = dur(v)
+		case "search":
+			if v == "off" {
+				base.Search = -1
+			} else {
+				base.Search, err = dur(v)
+			}
+		default:
+			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, maxports, probetimeout, probegap, search, querytimeout)", ErrBadParam, k)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("dumbnet: %w: %s=%q: %v", ErrBadParam, k, v, err)
+		}
+	}
+	hosts := g.Nodes(topo.Host)
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("dumbnet: %w: topology %q has no host to run the controller", ErrBadParam, g.Name)
+	}
+	if ctrlName == "" {
+		// A host the topology marks as the controller (dumbnet-fig1's C3),
+		// else the first host.
+		f.ctrlNode = hosts[0]
+		for _, h := range hosts {
+			if g.Node(h).Role == "controller" {
+				f.ctrlNode = h
+				break
+			}
+		}
+	} else {
+		n, ok := g.Lookup(ctrlName)
+		if !ok || g.Node(n).Kind != topo.Host {
+			return nil, fmt.Errorf("dumbnet: %w: controller=%q is not a host of %q", ErrBadParam, ctrlName, g.Name)
+		}
+		f.ctrlNode = n
+	}
+	for i := range g.NumNodes() {
+		n := topo.NodeID(i)
+		nd := g.Node(n)
+		switch {
+		case nd.Kind == topo.Switch:
+			if nd.Ports > 254 {
+				return nil, fmt.Errorf("dumbnet: switch %q has %d ports; a one-byte tag names at most 254", nd.Name, nd.Ports)
+			}
+			if _, set := opts.Params["maxports"]; !set {
+				maxPorts = max(maxPorts, nd.Ports)
+			}
+			f.switches[n] = NewSwitch(SwitchID(n), hops, suppress)
+		case nd.Relay:
+			return nil, fmt.Errorf("dumbnet: host %q relays traffic (BCube); DumbNet forwards only in switches", nd.Name)
+		}
+	}
+	base.MaxPorts = maxPorts
+	for _, h := range hosts {
+		mac, ip, err := g.HostAddr(h)
+		if err != nil {
+			return nil, fmt.Errorf("dumbnet: %w", err)
+		}
+		cfg := base
+		cfg.Name = g.Node(h).Name
+		cfg.MAC = wire.MAC(mac)
+		cfg.IP = ip.Addr()
+		cfg.Controller = h == f.ctrlNode
+		f.agents[h] = NewAgent(cfg)
+	}
+	return f, nil
+}
+
+func posInt(v string, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, err
+	}
+	if n < 1 || n > hi {
+		return 0, fmt.Errorf("want 1..%d", hi)
+	}
+	return n, nil
+}
+
+// dur parses a Go duration ("2ms", "500us").
+func dur(v string) (element.Time, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil {
+		return 0, err
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("want a positive duration")
+	}
+	return element.Time(d.Nanoseconds()) * element.Nanosecond, nil
+}
+
+// Element implements scheme.Fabric.
+func (f *Fabric) Element(n topo.NodeID) element.Element {
+	if s, ok := f.switches[n]; ok {
+		return s
+	}
+	if a, ok := f.agents[n]; ok {
+		return a
+	}
+	return nil
+}
+
+// Switch returns the switch on node n, or nil.
+func (f *Fabric) Switch(n topo.NodeID) *Switch { return f.switches[n] }
+
+// Agent returns the host agent on node n, or nil.
+func (f *Fabric) Agent(n topo.NodeID) *Agent { return f.agents[n] }
+
+// ControllerNode returns the host that runs the controller.
+func (f *Fabric) ControllerNode() topo.NodeID { return f.ctrlNode }
+
+// Controller returns the controller.
+func (f *Fabric) Controller() *Controller { return f.agents[f.ctrlNode].ctrl }
+
+// Expected returns the topology discovery should find (see Expected).
+func (f *Fabric) Expected() (*Topology, error) { return Expected(f.g) }
+
+// Counters returns every element's counters by node name, for status and
+// results.
+func (f *Fabric) Counters() map[string]map[string]uint64 {
+	out := map[string]map[string]uint64{}
+	for n, s := range f.switches {
+		out[f.g.Node(n).Name] = s.Counters()
+	}
+	for n, a := range f.agents {
+		out[f.g.Node(n).Name] = a.Counters()
+	}
+	return out
+}
