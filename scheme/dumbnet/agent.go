@@ -2,7 +2,7 @@ package dumbnet
 
 import (
 	"errors"
-		"net/netip"
+	"net/netip"
 	"slices"
 
 	"github.com/edgefabric/edgefabric/element"

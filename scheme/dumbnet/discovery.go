@@ -34,7 +34,7 @@ type dsw struct {
 	id       uint64
 	fwd, ret []uint8
 	depth    int
-	known    map[uint16]bool           // ports whose link is already known
+	known    map[uint16]bool              // ports whose link is already known
 	verified map[uint16]map[uint16]uint64 // p -> q -> neighbour ID, verified
 	hosts    map[uint16]wire.DumbNetProbeReply
 }
