@@ -567,6 +567,17 @@ func (l *Lab) SetLink(a, b string, up bool) error {
 				return fmt.Errorf("emu: %s %s: %w", ln.ns, ln.ifnames[e.Port-1], err)
 			}
 		}
+		if up {
+			// Carrier and the qdisc come back through the kernel's link
+			// watch, up to a second later; frames sent before are lost.
+			// Return only when both ends really pass traffic.
+			for _, e := range []topo.End{lk.A, lk.B} {
+				ln := l.nodes[e.Node]
+				if err := waitOperUp(ln, ln.ifnames[e.Port-1], 5*time.Second); err != nil {
+					return err
+				}
+			}
+		}
 		l.links[i] = up
 		for _, e := range []topo.End{lk.A, lk.B} {
 			if r := l.nodes[e.Node].run; r != nil {
@@ -578,6 +589,24 @@ func (l *Lab) SetLink(a, b string, up bool) error {
 		return fmt.Errorf("emu: lab %s: %w %q and %q", l.name, ErrNoLink, a, b)
 	}
 	return nil
+}
+
+// waitOperUp polls until interface name of ln is operationally up.
+func waitOperUp(ln *labNode, name string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		dev, err := ln.nl.LinkByName(name)
+		if err != nil {
+			return fmt.Errorf("emu: %s %s: %w", ln.ns, name, err)
+		}
+		if dev.Attrs().OperState == netlink.OperUp {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("emu: %s %s: not up after %v (state %v)", ln.ns, name, timeout, dev.Attrs().OperState)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // NodeNS returns the namespace of a node, for tools that want to enter it
