@@ -74,7 +74,7 @@ func TestCutThroughIntoFasterLink(t *testing.T) {
 	g := line(t, 1, 1_000_000_000, 0)
 	// Rebuild with a 10 Gb/s second link.
 	s := mustNew(t, g, Options{})
-	s.pipes[2].rate, s.pipes[3].rate = 10_000_000_000, 10_000_000_000
+	must(t, s.SetLinkParams(1, 10_000_000_000, 0))
 	h1, h2 := &rec{}, &rec{}
 	sw := &ctRec{rec{fwd: map[element.Port]element.Port{1: 2}, ct: 6}}
 	must(t, s.Place(0, h1))

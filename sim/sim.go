@@ -351,6 +351,25 @@ func (s *Sim) SetQueue(l topo.LinkID, bytes int) error {
 	return nil
 }
 
+// SetLinkParams changes both directions of link l to rate (bits per
+// second) and one-way delay, overriding the topology's values. Call it
+// before the first Run.
+func (s *Sim) SetLinkParams(l topo.LinkID, rate int64, delay element.Time) error {
+	if l < 0 || int(l) >= s.g.NumLinks() {
+		return fmt.Errorf("sim: link %d: %w", l, ErrNoSuchLink)
+	}
+	if s.started {
+		return fmt.Errorf("sim: link %d: %w", l, ErrStarted)
+	}
+	if rate <= 0 || delay < 0 {
+		return fmt.Errorf("sim: link %d rate %d delay %v: %w", l, rate, delay, ErrBadOption)
+	}
+	for _, pp := range []*pipe{&s.pipes[2*l], &s.pipes[2*l+1]} {
+		pp.rate, pp.delay = rate, delay
+	}
+	return nil
+}
+
 // Element returns the element placed on node n, or nil.
 func (s *Sim) Element(n topo.NodeID) element.Element {
 	if n < 0 || int(n) >= s.g.NumNodes() {

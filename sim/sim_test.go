@@ -220,6 +220,12 @@ func TestSetupErrors(t *testing.T) {
 	if err := s.SetFault(0, Fault{Loss: 2}); !errors.Is(err, ErrBadOption) {
 		t.Errorf("loss 2: %v", err)
 	}
+	if err := s.SetLinkParams(0, 0, 0); !errors.Is(err, ErrBadOption) {
+		t.Errorf("rate 0: %v", err)
+	}
+	if err := s.SetLinkParams(7, 1, 0); !errors.Is(err, ErrNoSuchLink) {
+		t.Errorf("bad link: %v", err)
+	}
 	if err := s.SetQueue(0, 0); !errors.Is(err, ErrBadOption) {
 		t.Errorf("queue 0: %v", err)
 	}

@@ -1,0 +1,211 @@
+package scenario
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/host"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// element0 is picosecond 0 of every capture: the Unix epoch, so that
+// timestamps in a pcap read as virtual time since the start of the run.
+var element0 = time.Time{}
+
+// Result is what a run reports; it marshals to the --json output.
+type Result struct {
+	Scenario  string         `json:"scenario"`
+	Topology  string         `json:"topology"`
+	Scheme    string         `json:"scheme"`
+	Seed      uint64         `json:"seed"`
+	DurationS float64        `json:"duration_s"`
+	Events    uint64         `json:"events"`
+	TraceHash string         `json:"trace_hash"`
+	Flows     []Flow         `json:"flows"`
+	Aggregate Aggregate      `json:"aggregate"`
+	Failures  []FailureEvent `json:"failures,omitempty"`
+	// Drops sums the engine's drops over every port, by reason.
+	Drops map[string]uint64 `json:"drops"`
+	// Ports lists every port that dropped something.
+	Ports []PortResult `json:"ports_with_drops,omitempty"`
+	// Elements holds each node's element counters (switch data planes,
+	// agents, host stacks), by node name.
+	Elements map[string]map[string]uint64 `json:"element_counters,omitempty"`
+	Captures []string                     `json:"captures,omitempty"`
+}
+
+// Flow is one workload's outcome, with the app's own result as Detail.
+type Flow struct {
+	ID            int           `json:"id"`
+	Kind          string        `json:"kind"`
+	Src           string        `json:"src"`
+	Dst           string        `json:"dst,omitempty"`
+	StartS        float64       `json:"start_s"`
+	Done          bool          `json:"done"`
+	ThroughputBps float64       `json:"throughput_bps,omitempty"`
+	Sent          int64         `json:"sent,omitempty"`
+	Received      int64         `json:"received,omitempty"`
+	Loss          *float64      `json:"loss,omitempty"`
+	RTT           *host.Summary `json:"rtt,omitempty"`
+	Error         string        `json:"error,omitempty"`
+	Detail        any           `json:"detail"`
+	rtts          []element.Time
+}
+
+// Aggregate summarizes every flow: throughput summed over the flows that
+// carry data, RTT percentiles over every RTT sample of every flow (ping and
+// tcp_rr), loss over every packet sent by ping and udp flows.
+type Aggregate struct {
+	Flows         int          `json:"flows"`
+	Completed     int          `json:"completed"`
+	Failed        int          `json:"failed"`
+	ThroughputBps float64      `json:"throughput_bps"`
+	RTT           host.Summary `json:"rtt"`
+	Sent          int64        `json:"sent"`
+	Received      int64        `json:"received"`
+	Loss          float64      `json:"loss"`
+}
+
+// FailureEvent records a failure or repair as it was applied.
+type FailureEvent struct {
+	AtS   float64 `json:"at_s"`
+	What  string  `json:"what"`
+	State string  `json:"state"`
+	Error string  `json:"error,omitempty"`
+}
+
+// PortResult is one port's counters.
+type PortResult struct {
+	Node     string            `json:"node"`
+	Port     element.Port      `json:"port"`
+	TxFrames uint64            `json:"tx_frames"`
+	RxFrames uint64            `json:"rx_frames"`
+	Drops    map[string]uint64 `json:"drops"`
+	MaxQueue int               `json:"max_queue_bytes"`
+}
+
+func (r *Run) collect() *Result {
+	sc, s, g := r.Sc, r.Sim, r.Sc.Graph
+	res := &Result{Scenario: sc.Name, Topology: g.Name, Scheme: sc.Scheme.Name, Seed: sc.Seed,
+		DurationS: sc.Duration.Seconds(), Events: s.Events(), TraceHash: fmt.Sprintf("%016x", s.TraceHash()),
+		Failures: r.fails, Drops: map[string]uint64{}, Elements: map[string]map[string]uint64{}}
+	var rtts []element.Time
+	agg := &res.Aggregate
+	for _, fl := range r.flows {
+		var f Flow
+		if fl.result == nil {
+			f = Flow{ID: fl.id, Kind: fl.w.Kind.String(), Src: g.Node(fl.w.Src).Name, Error: "not started"}
+		} else {
+			f = fl.result()
+		}
+		agg.Flows++
+		switch {
+		case f.Error != "":
+			agg.Failed++
+		case f.Done:
+			agg.Completed++
+		}
+		agg.ThroughputBps += f.ThroughputBps
+		agg.Sent += f.Sent
+		agg.Received += f.Received
+		rtts = append(rtts, f.rtts...)
+		res.Flows = append(res.Flows, f)
+	}
+	if agg.Sent > 0 {
+		agg.Loss = float64(agg.Sent-agg.Received) / float64(agg.Sent)
+	}
+	agg.RTT = host.Summarize(rtts)
+	for i := range g.NumNodes() {
+		n := topo.NodeID(i)
+		nports := g.Node(n).Ports
+		if g.Node(n).Kind == topo.Host && s.Stack(n) != nil {
+			nports++ // the agent's Local port
+		}
+		for p := 1; p <= nports; p++ {
+			st, _ := s.PortStats(n, element.Port(p))
+			if st.TotalDrops() == 0 {
+				continue
+			}
+			dm := st.DropMap()
+			for k, v := range dm {
+				res.Drops[k] += v
+			}
+			res.Ports = append(res.Ports, PortResult{Node: g.Node(n).Name, Port: element.Port(p), TxFrames: st.TxFrames,
+				RxFrames: st.RxFrames, Drops: dm, MaxQueue: st.MaxQueue})
+		}
+		if b := s.BadPortSends(n); b > 0 {
+			res.Drops["bad_port"] += b
+		}
+		name := g.Node(n).Name
+		for _, e := range []element.Element{s.Element(n), s.Stack(n)} {
+			if cr, ok := e.(element.CounterReporter); ok {
+				m := res.Elements[name]
+				if m == nil {
+					m = map[string]uint64{}
+					res.Elements[name] = m
+				}
+				for k, v := range cr.Counters() {
+					m[k] += v
+				}
+			}
+		}
+	}
+	return res
+}
+
+// WriteText prints the result for people: one line per flow, then the
+// aggregate, failures and drops.
+func (res *Result) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario %s: %s on %s, seed %d, %gs simulated, %d events\n", res.Scenario, res.Scheme, res.Topology, res.Seed, res.DurationS, res.Events)
+	fmt.Fprintf(&b, "%4s  %-7s  %-10s  %-10s  %-5s  %14s  %10s  %10s  %7s  %s\n", "id", "kind", "src", "dst", "done", "throughput", "rtt p50", "rtt p99", "loss", "note")
+	for _, f := range res.Flows {
+		tp, p50, p99, loss := "-", "-", "-", "-"
+		if f.ThroughputBps > 0 {
+			tp = rate(f.ThroughputBps)
+		}
+		if f.RTT != nil && f.RTT.Count > 0 {
+			p50, p99 = fmt.Sprintf("%.1fus", f.RTT.P50Us), fmt.Sprintf("%.1fus", f.RTT.P99Us)
+		}
+		if f.Loss != nil {
+			loss = fmt.Sprintf("%.1f%%", 100**f.Loss)
+		}
+		fmt.Fprintf(&b, "%4d  %-7s  %-10s  %-10s  %-5v  %14s  %10s  %10s  %7s  %s\n", f.ID, f.Kind, f.Src, f.Dst, f.Done, tp, p50, p99, loss, f.Error)
+	}
+	a := res.Aggregate
+	fmt.Fprintf(&b, "aggregate: %d flows, %d completed, %d failed; throughput %s; rtt p50 %.1fus p90 %.1fus p99 %.1fus (%d samples); loss %.2f%% (%d/%d)\n",
+		a.Flows, a.Completed, a.Failed, rate(a.ThroughputBps), a.RTT.P50Us, a.RTT.P90Us, a.RTT.P99Us, a.RTT.Count, 100*a.Loss, a.Sent-a.Received, a.Sent)
+	for _, f := range res.Failures {
+		fmt.Fprintf(&b, "at %gs: %s %s %s\n", f.AtS, f.What, f.State, f.Error)
+	}
+	if len(res.Drops) > 0 {
+		var parts []string
+		for _, k := range slices.Sorted(maps.Keys(res.Drops)) {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, res.Drops[k]))
+		}
+		fmt.Fprintf(&b, "engine drops: %s\n", strings.Join(parts, " "))
+	}
+	for _, c := range res.Captures {
+		fmt.Fprintf(&b, "capture: %s\n", c)
+	}
+	fmt.Fprintf(&b, "trace_hash %s\n", res.TraceHash)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func rate(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%.3f Gb/s", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%.3f Mb/s", bps/1e6)
+	case bps >= 1e3:
+		return fmt.Sprintf("%.3f kb/s", bps/1e3)
+	}
+	return fmt.Sprintf("%.0f b/s", bps)
+}

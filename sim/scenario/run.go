@@ -1,0 +1,349 @@
+package scenario
+
+import (
+	"bufio"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/host"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/sim"
+	"github.com/edgefabric/edgefabric/topo"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// RunOptions tunes a run.
+type RunOptions struct {
+	// PcapDir, when set, receives one pcap file per captured port: the
+	// scenario's captures, or every host NIC when it lists none.
+	PcapDir string
+	// Trace is the trace-hash mode (full by default).
+	Trace sim.TraceMode
+	// Log receives element logs; nil discards them.
+	Log *slog.Logger
+}
+
+// Run is a scenario set up in the simulator, ready to run: tests use it to
+// look inside (Sim, Host) before and after Run.
+type Run struct {
+	Sc    *Scenario
+	Sim   *sim.Sim
+	Fab   scheme.Fabric
+	hosts map[topo.NodeID]*host.Host
+	flows []*flow
+	fails []FailureEvent
+	pcaps []*pcapFile
+}
+
+type flow struct {
+	w      Workload
+	id     int
+	result func() Flow
+}
+
+type pcapFile struct {
+	path string
+	f    *os.File
+	bw   *bufio.Writer
+}
+
+// Setup builds the simulation: the scheme on every node, a host stack on
+// every host, link settings, timing, failures, workloads and captures, all
+// scheduled but not yet run.
+func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
+	g := sc.Graph
+	s, err := sim.New(g, sim.Options{Seed: sc.Seed, Trace: opt.Trace, Log: opt.Log})
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{Sc: sc, Sim: s, hosts: map[topo.NodeID]*host.Host{}}
+	for _, ls := range sc.Links {
+		links := []topo.LinkID{ls.Link}
+		if ls.Link < 0 {
+			links = links[:0]
+			for l := range g.NumLinks() {
+				links = append(links, topo.LinkID(l))
+			}
+		}
+		for _, l := range links {
+			lk := g.Link(l)
+			rate, delay := lk.Rate, lk.Delay
+			if ls.Rate > 0 {
+				rate = ls.Rate
+			}
+			if ls.DelaySet {
+				delay = ls.Delay
+			}
+			if err := s.SetLinkParams(l, rate, delay); err != nil {
+				return nil, err
+			}
+			if ls.Queue > 0 {
+				if err := s.SetQueue(l, ls.Queue); err != nil {
+					return nil, err
+				}
+			}
+			if ls.FaultSet {
+				if err := s.SetFault(l, ls.Fault); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	fab, err := sc.Scheme.New(g, scheme.Options{Seed: sc.Seed, Params: sc.Params})
+	if err != nil {
+		return nil, fmt.Errorf("%s: scheme %s on %s: %w: %v", sc.File, sc.Scheme.Name, g.Name, ErrScenario, err)
+	}
+	r.Fab = fab
+	for i := range g.NumNodes() {
+		n := topo.NodeID(i)
+		e := fab.Element(n)
+		if g.Node(n).Kind != topo.Host {
+			if e != nil {
+				if err := s.Place(n, e); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		mac, ip, err := g.HostAddr(n)
+		if err != nil {
+			return nil, err
+		}
+		h := host.New(host.Config{Name: g.Node(n).Name, MAC: mac, IP: ip})
+		r.hosts[n] = h
+		if err := s.PlaceHost(n, e, h); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range sc.Timing {
+		if err := s.SetTiming(t.Node, t.Timing); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range sc.Failures {
+		s.At(f.At, func() {
+			var err error
+			if f.Link >= 0 {
+				err = s.SetLink(f.Link, f.Up)
+			} else {
+				err = s.SetNode(f.Node, f.Up)
+			}
+			ev := FailureEvent{AtS: f.At.Seconds(), What: f.What, State: map[bool]string{true: "up", false: "down"}[f.Up]}
+			if err != nil {
+				ev.Error = err.Error()
+			}
+			r.fails = append(r.fails, ev)
+		})
+	}
+	for i, w := range sc.Workloads {
+		fl := &flow{w: w, id: i + 1}
+		r.flows = append(r.flows, fl)
+		s.At(w.At, func() { r.start(fl) })
+	}
+	if opt.PcapDir != "" {
+		if err := r.openCaptures(opt.PcapDir); err != nil {
+			r.closeCaptures()
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Host returns the host stack on node n.
+func (r *Run) Host(n topo.NodeID) *host.Host { return r.hosts[n] }
+
+func (r *Run) addr(n topo.NodeID) netip.Addr {
+	_, p, _ := r.Sc.Graph.HostAddr(n)
+	return p.Addr()
+}
+
+// start launches a workload; it runs in the engine's context.
+func (r *Run) start(fl *flow) {
+	w := fl.w
+	g := r.Sc.Graph
+	src, dst := r.hosts[w.Src], r.hosts[w.Dst]
+	base := Flow{ID: fl.id, Kind: w.Kind.String(), Src: g.Node(w.Src).Name, StartS: r.Sim.Now().Seconds()}
+	if w.Kind != Shuffle {
+		base.Dst = g.Node(w.Dst).Name
+	}
+	port := w.Port
+	if port == 0 {
+		port = host.DiscardPort
+	}
+	switch w.Kind {
+	case Ping:
+		app := src.PingWith(r.addr(w.Dst), host.PingOptions{Count: w.Count, Interval: w.Interval, Size: w.Size})
+		fl.result = func() Flow {
+			f := base
+			res := app.Result()
+			f.Done, f.Detail = app.Done(), res
+			f.Sent, f.Received = int64(res.Sent), int64(res.Received)
+			f.Loss = ptr(res.Loss)
+			f.RTT = &res.RTT
+			f.rtts = res.RTTs
+			f.Error = res.Error
+			return f
+		}
+	case UDP:
+		size := w.Size
+		if size == 0 {
+			size = 1472
+		}
+		dur := w.Duration
+		if dur == 0 {
+			dur = r.Sc.Duration - w.At
+		}
+		app := src.UDP(r.addr(w.Dst), port, w.Rate, size, dur)
+		fl.result = func() Flow {
+			f := base
+			res := app.ResultWith(dst)
+			f.Done, f.Detail = app.Done(), res
+			f.Sent, f.Received = int64(res.Sent), int64(res.Received)
+			f.Loss = ptr(res.Loss)
+			f.ThroughputBps = res.GoodputBps
+			f.Error = res.Error
+			return f
+		}
+	case TCP:
+		c := src.TCPBulk(r.addr(w.Dst), port, w.Bytes)
+		fl.result = func() Flow {
+			f := base
+			res := c.Result()
+			f.Done, f.Detail = c.Done(), res
+			f.ThroughputBps = res.GoodputBps
+			if !f.Done && r.Sim.Now() > element.Time(res.Start) {
+				// Not finished: report the rate so far.
+				f.ThroughputBps = float64(res.BytesAcked) * 8 / (r.Sim.Now() - element.Time(res.Start)).Seconds()
+			}
+			f.Error = res.Error
+			return f
+		}
+	case TCPRR:
+		req, resp := max(w.Request, 1), max(w.Response, 1)
+		count := w.Count
+		if count == 0 {
+			count = 1000
+		}
+		app := src.TCPRR(r.addr(w.Dst), req, resp, count)
+		fl.result = func() Flow {
+			f := base
+			res := app.Result()
+			f.Done, f.Detail = app.Done(), res
+			f.RTT = &res.RTT
+			f.rtts = res.RTTs
+			f.Error = res.Error
+			return f
+		}
+	case Shuffle:
+		var hs []*host.Host
+		for _, n := range w.Hosts {
+			hs = append(hs, r.hosts[n])
+		}
+		sh := host.StartShuffle(hs, host.ShuffleOptions{Bytes: w.Bytes})
+		base.Src = fmt.Sprintf("%d hosts", len(hs))
+		fl.result = func() Flow {
+			f := base
+			res := sh.Result()
+			f.Done, f.Detail = sh.Done(), res
+			f.ThroughputBps = res.AggregateGoodput
+			if res.Failed > 0 {
+				f.Error = fmt.Sprintf("%d transfers failed", res.Failed)
+			}
+			return f
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (r *Run) openCaptures(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("scenario: pcap dir: %w", err)
+	}
+	g := r.Sc.Graph
+	type cp struct {
+		n topo.NodeID
+		p element.Port
+	}
+	var ports []cp
+	caps := r.Sc.Captures
+	if len(caps) == 0 {
+		for _, h := range g.Nodes(topo.Host) {
+			caps = append(caps, Capture{Node: h, Port: 1})
+		}
+	}
+	for _, c := range caps {
+		if c.Port != 0 {
+			ports = append(ports, cp{c.Node, c.Port})
+			continue
+		}
+		for p, l := range g.Ports(c.Node) {
+			if l != topo.NoLink {
+				ports = append(ports, cp{c.Node, element.Port(p + 1)})
+			}
+		}
+	}
+	for _, c := range ports {
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d.pcap", g.Node(c.n).Name, c.p))
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("scenario: pcap: %w", err)
+		}
+		pf := &pcapFile{path: path, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
+		r.pcaps = append(r.pcaps, pf)
+		w, err := wire.NewPcapWriter(pf.bw, wire.LinkTypeEthernet, element0)
+		if err != nil {
+			return fmt.Errorf("scenario: pcap %s: %w", path, err)
+		}
+		if err := r.Sim.Capture(c.n, c.p, sim.Pcap{W: w}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Run) closeCaptures() error {
+	var first error
+	for _, p := range r.pcaps {
+		if err := p.bw.Flush(); err != nil && first == nil {
+			first = fmt.Errorf("scenario: pcap %s: %w", p.path, err)
+		}
+		if err := p.f.Close(); err != nil && first == nil {
+			first = fmt.Errorf("scenario: pcap %s: %w", p.path, err)
+		}
+	}
+	r.pcaps = nil
+	return first
+}
+
+// Execute runs the simulation to the scenario's duration and collects the
+// results.
+func (r *Run) Execute() (*Result, error) {
+	r.Sim.Run(r.Sc.Duration)
+	paths := make([]string, 0, len(r.pcaps))
+	for _, p := range r.pcaps {
+		paths = append(paths, p.path)
+	}
+	if err := r.closeCaptures(); err != nil {
+		return nil, err
+	}
+	if err := r.Sim.Err(); err != nil {
+		return nil, err
+	}
+	res := r.collect()
+	res.Captures = paths
+	return res, nil
+}
+
+// Run sets the scenario up and runs it.
+func (sc *Scenario) Run(opt RunOptions) (*Result, error) {
+	r, err := sc.Setup(opt)
+	if err != nil {
+		return nil, err
+	}
+	return r.Execute()
+}

@@ -1,0 +1,182 @@
+package scenario
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/host"
+)
+
+func run(t *testing.T, y string, opt RunOptions) *Result {
+	t.Helper()
+	sc, err := parse(t, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := sc.Run(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// Ping over one switch: every RTT is exactly four times a 98-byte frame's
+// hop, (98+4+8) bytes at 1 Gb/s = 880 ns plus 1 us of propagation; the
+// first also waits for ARP, a request and a reply padded to 60 bytes,
+// (60+4+8) bytes = 576 ns plus 1 us per hop, four hops.
+func TestPingExactRTT(t *testing.T) {
+	res := run(t, `
+topology: line:1
+scheme: learn
+duration: 1s
+workloads:
+  - ping: {from: h1, to: h2, count: 3, interval: 10ms, at: 10ms}
+`, RunOptions{})
+	f := res.Flows[0]
+	d := f.Detail.(host.PingResult)
+	if !f.Done || d.Received != 3 || *f.Loss != 0 {
+		t.Fatalf("ping %+v", f)
+	}
+	want := 4 * (880*element.Nanosecond + element.Microsecond)
+	wantARP := 4 * (576*element.Nanosecond + element.Microsecond)
+	for i, rtt := range d.RTTs {
+		if w := want + map[bool]element.Time{true: wantARP}[i == 0]; rtt != w {
+			t.Errorf("RTT %d = %v, want %v", i, rtt, w)
+		}
+	}
+	if res.Aggregate.RTT.Count != 3 || res.Aggregate.Loss != 0 || res.Aggregate.Completed != 1 {
+		t.Errorf("aggregate %+v", res.Aggregate)
+	}
+}
+
+// One TCP flow on a 1 Gb/s path reaches at least 90 % of line rate in
+// goodput (payload bits over completion time, virtual time).
+func TestTCPLineRate(t *testing.T) {
+	res := run(t, `
+topology: line:1
+scheme: learn
+duration: 2s
+workloads:
+  - tcp: {from: h1, to: h2, bytes: 10MB}
+`, RunOptions{})
+	f := res.Flows[0]
+	if !f.Done || f.Error != "" {
+		t.Fatalf("tcp flow %+v", f)
+	}
+	if f.ThroughputBps < 0.9e9 {
+		t.Errorf("goodput %.4g b/s, below 90%% of 1 Gb/s", f.ThroughputBps)
+	}
+	t.Logf("goodput %.4g b/s", f.ThroughputBps)
+}
+
+func TestAllWorkloadsAndFailure(t *testing.T) {
+	y := `
+topology: line:3
+scheme: learn
+duration: 3s
+workloads:
+  - ping: {from: all, to: all, count: 2, interval: 10ms, at: 10ms}
+  - tcp: {from: h1, to: h6, bytes: 2MB, at: 200ms}
+  - udp: {from: h2, to: h5, rate: 100Mbps, size: 1000, duration: 100ms, at: 200ms}
+  - tcp_rr: {from: h3, to: h4, request: 100, response: 200, count: 50, at: 200ms}
+  - shuffle: {hosts: [h1, h3, h5], bytes: 100KB, at: 500ms}
+  - ping: {from: h1, to: h6, count: 5, interval: 100ms, at: 1s}
+failures:
+  - {at: 1.15s, link: [s2, s3], down}
+  - {at: 1.25s, link: [s2, s3], up}
+`
+	dir := t.TempDir()
+	res := run(t, y, RunOptions{PcapDir: dir})
+	if len(res.Flows) != 35 {
+		t.Fatalf("%d flows", len(res.Flows))
+	}
+	for _, f := range res.Flows[:30] {
+		if !f.Done || *f.Loss != 0 {
+			t.Errorf("all-pairs ping %s->%s: %+v", f.Src, f.Dst, f)
+		}
+	}
+	for _, f := range res.Flows[30:34] {
+		if !f.Done || f.Error != "" {
+			t.Errorf("flow %d %s: done %v error %q", f.ID, f.Kind, f.Done, f.Error)
+		}
+	}
+	// The last ping sends at 1.0, 1.1, 1.2, 1.3, 1.4 s; the link is down
+	// from 1.15 to 1.25 s, so exactly the third is lost.
+	last := res.Flows[34]
+	d := last.Detail.(host.PingResult)
+	if d.Sent != 5 || d.Received != 4 {
+		t.Errorf("ping across the failure: sent %d received %d, want 5/4", d.Sent, d.Received)
+	}
+	if len(res.Failures) != 2 || res.Failures[0].State != "down" || res.Failures[1].AtS != 1.25 {
+		t.Errorf("failures %+v", res.Failures)
+	}
+	udp := res.Flows[31].Detail.(host.UDPResult)
+	if udp.Sent != 1250 || udp.Received != 1250 {
+		t.Errorf("udp sent %d received %d, want 1250 each (100 Mb/s of 1000-byte payloads for 100 ms)", udp.Sent, udp.Received)
+	}
+	rr := res.Flows[32].Detail.(host.RRResult)
+	if rr.Transactions != 50 || rr.RTT.Count != 50 {
+		t.Errorf("rr %+v", rr)
+	}
+	sh := res.Flows[33].Detail.(host.ShuffleResult)
+	if !sh.CompletedAllHosts || sh.Failed != 0 {
+		t.Errorf("shuffle %+v", sh)
+	}
+	if len(res.Captures) != 6 {
+		t.Errorf("captures %v", res.Captures)
+	}
+	for _, c := range res.Captures {
+		st, err := os.Stat(c)
+		if err != nil || st.Size() <= 24 {
+			t.Errorf("capture %s: %v", c, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "h1-1.pcap")); err != nil {
+		t.Error(err)
+	}
+	if res.Elements["s1"]["frames"] == 0 || res.Elements["h1"] == nil {
+		t.Errorf("element counters %v", res.Elements)
+	}
+	var text strings.Builder
+	if err := res.WriteText(&text); err != nil || !strings.Contains(text.String(), "trace_hash "+res.TraceHash) {
+		t.Errorf("text output:\n%s", text.String())
+	}
+	if _, err := json.Marshal(res); err != nil {
+		t.Error(err)
+	}
+
+	// The same scenario, same seed: the same trace, bit for bit.
+	again := run(t, y, RunOptions{})
+	if again.TraceHash != res.TraceHash || again.Events != res.Events {
+		t.Errorf("rerun: hash %s events %d, first %s %d", again.TraceHash, again.Events, res.TraceHash, res.Events)
+	}
+}
+
+func TestCapturesListed(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, `
+topology: line:2
+scheme: learn
+duration: 100ms
+captures:
+  - {node: s1}
+  - {node: h4, port: 1}
+workloads:
+  - ping: {from: h1, to: h4, count: 1}
+`, RunOptions{PcapDir: dir})
+	// s1 has 3 connected ports (2 hosts, s2), plus h4's NIC.
+	if len(res.Captures) != 4 || filepath.Base(res.Captures[3]) != "h4-1.pcap" {
+		t.Errorf("captures %v", res.Captures)
+	}
+	// An unwritable capture directory is an error, not a silent loss.
+	f := filepath.Join(dir, "file")
+	os.WriteFile(f, nil, 0o644)
+	sc, _ := parse(t, "topology: line:1\nscheme: learn\nduration: 1s\n")
+	if _, err := sc.Run(RunOptions{PcapDir: filepath.Join(f, "sub")}); err == nil {
+		t.Error("capture into a file's subdirectory succeeded")
+	}
+}

@@ -1,0 +1,572 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/all"
+	"github.com/edgefabric/edgefabric/sim"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// ErrScenario is wrapped by every error about a scenario file's content; the
+// message names the file, the line and the field.
+var ErrScenario = errors.New("bad scenario")
+
+// Scenario is a resolved scenario: every name looked up, every unit parsed.
+type Scenario struct {
+	Name     string
+	File     string
+	Topology string
+	Graph    *topo.Graph
+	Scheme   *scheme.Scheme
+	Params   map[string]string
+	Seed     uint64
+	Duration element.Time
+
+	// Links are per-link settings, defaults first, in file order.
+	Links     []LinkSetting
+	Timing    []NodeTiming
+	Workloads []Workload
+	Failures  []Failure
+	Captures  []Capture
+}
+
+// LinkSetting overrides a link's parameters; zero fields keep the
+// topology's (or the defaults') values. Link is -1 for "every link".
+type LinkSetting struct {
+	Link     topo.LinkID
+	Rate     int64
+	Delay    element.Time
+	DelaySet bool
+	Queue    int
+	Fault    sim.Fault
+	FaultSet bool
+}
+
+// NodeTiming is a node's processing latency and cut-through mode.
+type NodeTiming struct {
+	Node   topo.NodeID
+	Timing sim.Timing
+}
+
+// Kind is a workload kind. The zero value is invalid.
+type Kind uint8
+
+const (
+	kindInvalid Kind = iota
+	Ping
+	UDP
+	TCP
+	TCPRR
+	Shuffle
+)
+
+var kindNames = map[string]Kind{"ping": Ping, "udp": UDP, "tcp": TCP, "tcp_rr": TCPRR, "shuffle": Shuffle}
+
+func (k Kind) String() string {
+	for n, v := range kindNames {
+		if v == k {
+			return n
+		}
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Workload is one application run between two hosts (or, for Shuffle, among
+// a set of hosts), started at At.
+type Workload struct {
+	Kind     Kind
+	At       element.Time
+	Src, Dst topo.NodeID
+	Hosts    []topo.NodeID // Shuffle
+	Count    int
+	Interval element.Time
+	Size     int
+	Rate     int64
+	Duration element.Time
+	Bytes    int64
+	Port     uint16
+	Request  int
+	Response int
+	// Line is where the workload is in the file, for messages.
+	Line int
+}
+
+// Failure takes a link or a node down or up at a time.
+type Failure struct {
+	At   element.Time
+	Link topo.LinkID // -1 for a node failure
+	Node topo.NodeID
+	Up   bool
+	What string // "link s1-s2", "node s3"
+}
+
+// Capture records one port (or, with Port 0, every port) of a node.
+type Capture struct {
+	Node topo.NodeID
+	Port element.Port
+}
+
+// Options tunes loading.
+type Options struct {
+	// Seed, when SeedSet, overrides the file's seed (the --seed flag).
+	Seed    uint64
+	SeedSet bool
+	// Registry resolves scheme names; nil means every shipped scheme.
+	Registry *scheme.Registry
+}
+
+// Load reads and resolves a scenario file. Relative topology file paths are
+// taken relative to the scenario file.
+func Load(path string, opt Options) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	return Parse(data, path, opt)
+}
+
+// Parse resolves a scenario from YAML; file names it in messages.
+func Parse(data []byte, file string, opt Options) (*Scenario, error) {
+	var raw rawScenario
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+		msg = strings.ReplaceAll(msg, " in type scenario.rawScenario", "")
+		if err.Error() == "EOF" {
+			msg = "empty file"
+		}
+		return nil, fmt.Errorf("%s: %w: %s", file, ErrScenario, msg)
+	}
+	r := &resolver{file: file, opt: opt}
+	sc := r.resolve(&raw)
+	if r.err != nil {
+		return nil, r.err
+	}
+	return sc, nil
+}
+
+type resolver struct {
+	file string
+	opt  Options
+	g    *topo.Graph
+	err  error
+}
+
+// fail records the first error, naming the file, line and field.
+func (r *resolver) fail(line int, field string, format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%s:%d: %s: %w: %s", r.file, line, field, ErrScenario, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *resolver) resolve(raw *rawScenario) *Scenario {
+	sc := &Scenario{File: r.file, Name: raw.Name.V, Params: map[string]string{}}
+	if sc.Name == "" {
+		sc.Name = strings.TrimSuffix(filepath.Base(r.file), filepath.Ext(r.file))
+	}
+	// Seed first: the topology (jellyfish) may depend on it.
+	sc.Seed = 1
+	if raw.Seed.Set {
+		v, err := strconv.ParseUint(raw.Seed.V, 10, 64)
+		if err != nil {
+			r.fail(raw.Seed.Line, "seed", "%q is not a non-negative integer", raw.Seed.V)
+		}
+		sc.Seed = v
+	}
+	if r.opt.SeedSet {
+		sc.Seed = r.opt.Seed
+	}
+	if !raw.Topology.Set || raw.Topology.V == "" {
+		r.fail(1, "topology", "missing (a spec like fattree:4 or a file)")
+		return nil
+	}
+	sc.Topology = raw.Topology.V
+	spec := raw.Topology.V
+	if !topo.IsSpec(spec) && !filepath.IsAbs(spec) {
+		spec = filepath.Join(filepath.Dir(r.file), spec)
+	}
+	g, err := topo.Resolve(spec, sc.Seed)
+	if err != nil {
+		r.fail(raw.Topology.Line, "topology", "%v", err)
+		return nil
+	}
+	sc.Graph, r.g = g, g
+
+	reg := r.opt.Registry
+	if reg == nil {
+		reg = all.Registry()
+	}
+	if !raw.Scheme.Set {
+		r.fail(1, "scheme", "missing (one of: %s)", strings.Join(reg.Names(), ", "))
+		return nil
+	}
+	s, err := reg.Get(raw.Scheme.V)
+	if err != nil {
+		r.fail(raw.Scheme.Line, "scheme", "%v", err)
+		return nil
+	}
+	sc.Scheme = s
+	for k, v := range raw.Params {
+		sc.Params[k] = v.V
+	}
+
+	if !raw.Duration.Set {
+		r.fail(1, "duration", "missing (e.g. duration: 10s)")
+		return nil
+	}
+	sc.Duration = r.time(raw.Duration, "duration")
+	if sc.Duration <= 0 && r.err == nil {
+		r.fail(raw.Duration.Line, "duration", "must be positive")
+	}
+
+	if ls, ok := r.linkParams(&raw.Links, "links", -1); ok {
+		sc.Links = append(sc.Links, ls)
+	}
+	for i := range raw.Link {
+		rl := &raw.Link[i]
+		field := fmt.Sprintf("link[%d]", i)
+		l := r.link(rl.Ends, rl.line, field+".ends")
+		if ls, ok := r.linkParams(&rl.rawLinkParams, field, l); ok {
+			sc.Links = append(sc.Links, ls)
+		}
+	}
+	for i := range raw.Timing {
+		sc.Timing = append(sc.Timing, r.timing(&raw.Timing[i], fmt.Sprintf("timing[%d]", i))...)
+	}
+	for i := range raw.Workloads {
+		sc.Workloads = append(sc.Workloads, r.workload(&raw.Workloads[i], fmt.Sprintf("workloads[%d]", i), sc.Duration)...)
+	}
+	for i := range raw.Failures {
+		if f, ok := r.failure(&raw.Failures[i], fmt.Sprintf("failures[%d]", i)); ok {
+			sc.Failures = append(sc.Failures, f)
+		}
+	}
+	for i := range raw.Captures {
+		c := &raw.Captures[i]
+		field := fmt.Sprintf("captures[%d]", i)
+		n := r.nodeName(c.Node, field+".node")
+		var p element.Port
+		if c.Port.Set && r.err == nil {
+			v, err := strconv.Atoi(c.Port.V)
+			if err != nil || v < 1 || v > g.Node(n).Ports {
+				r.fail(c.Port.Line, field+".port", "%q is not a port of %s (1..%d)", c.Port.V, g.Node(n).Name, g.Node(n).Ports)
+			}
+			p = element.Port(v)
+		}
+		if r.err == nil {
+			sc.Captures = append(sc.Captures, Capture{Node: n, Port: p})
+		}
+	}
+	return sc
+}
+
+func (r *resolver) time(s scalar, field string) element.Time {
+	if !s.Set {
+		return 0
+	}
+	t, err := ParseTime(s.V)
+	if err != nil {
+		r.fail(s.Line, field, "%v", err)
+	}
+	return t
+}
+
+func (r *resolver) intv(s scalar, field string, lo, hi int) int {
+	if !s.Set {
+		return 0
+	}
+	v, err := strconv.Atoi(s.V)
+	if err != nil || v < lo || v > hi {
+		r.fail(s.Line, field, "%q is not an integer in [%d, %d]", s.V, lo, hi)
+	}
+	return v
+}
+
+func (r *resolver) prob(s scalar, field string) float64 {
+	v, err := strconv.ParseFloat(s.V, 64)
+	if err != nil || !(v >= 0 && v <= 1) {
+		r.fail(s.Line, field, "%q is not a probability in [0, 1]", s.V)
+	}
+	return v
+}
+
+func (r *resolver) nodeName(s scalar, field string) topo.NodeID {
+	if !s.Set {
+		r.fail(s.Line, field, "missing")
+		return 0
+	}
+	n, ok := r.g.Lookup(s.V)
+	if !ok {
+		r.fail(s.Line, field, "unknown node %q in %s", s.V, r.g.Name)
+		return 0
+	}
+	return n
+}
+
+// hosts resolves a host list; "all" means every host.
+func (r *resolver) hosts(ns names, field string, line int) []topo.NodeID {
+	if !ns.Set || len(ns.V) == 0 {
+		r.fail(line, field, "missing (a host, a list of hosts, or all)")
+		return nil
+	}
+	if len(ns.V) == 1 && ns.V[0].V == "all" {
+		return r.g.Nodes(topo.Host)
+	}
+	var out []topo.NodeID
+	for _, s := range ns.V {
+		n := r.nodeName(s, field)
+		if r.err != nil {
+			return nil
+		}
+		if r.g.Node(n).Kind != topo.Host {
+			r.fail(s.Line, field, "%q is a %v, not a host", s.V, r.g.Node(n).Kind)
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// link finds the link between two named nodes.
+func (r *resolver) link(ns names, line int, field string) topo.LinkID {
+	if !ns.Set || len(ns.V) != 2 {
+		r.fail(max(line, ns.Line), field, "expected two node names, like [s1, s2]")
+		return -1
+	}
+	a := r.nodeName(ns.V[0], field)
+	b := r.nodeName(ns.V[1], field)
+	if r.err != nil {
+		return -1
+	}
+	for _, l := range r.g.Ports(a) {
+		if l != topo.NoLink && r.g.Link(l).Other(a).Node == b {
+			return l
+		}
+	}
+	r.fail(ns.Line, field, "no link between %s and %s", ns.V[0].V, ns.V[1].V)
+	return -1
+}
+
+func (r *resolver) linkParams(p *rawLinkParams, field string, l topo.LinkID) (LinkSetting, bool) {
+	ls := LinkSetting{Link: l}
+	any := false
+	if p.Rate.Set {
+		v, err := ParseRate(p.Rate.V)
+		if err != nil {
+			r.fail(p.Rate.Line, field+".rate", "%v", err)
+		}
+		ls.Rate, any = v, true
+	}
+	if p.Delay.Set {
+		ls.Delay, ls.DelaySet, any = r.time(p.Delay, field+".delay"), true, true
+	}
+	if p.Queue.Set {
+		v, err := ParseSize(p.Queue.V)
+		if err == nil && (v < 64 || v > 1<<40) {
+			err = fmt.Errorf("%q must be between 64 bytes and 1 TiB", p.Queue.V)
+		}
+		if err != nil {
+			r.fail(p.Queue.Line, field+".queue", "%v", err)
+		}
+		ls.Queue, any = int(v), true
+	}
+	if p.Loss.Set {
+		ls.Fault.Loss, ls.FaultSet, any = r.prob(p.Loss, field+".loss"), true, true
+	}
+	if p.Corrupt.Set {
+		ls.Fault.Corrupt, ls.FaultSet, any = r.prob(p.Corrupt, field+".corrupt"), true, true
+	}
+	return ls, any && r.err == nil
+}
+
+func (r *resolver) timing(t *rawTiming, field string) []NodeTiming {
+	var tm sim.Timing
+	tm.Latency = r.time(t.Latency, field+".latency")
+	tm.CutThrough = r.intv(t.CutThrough, field+".cut_through", 0, 1<<16)
+	var nodes []topo.NodeID
+	switch {
+	case t.Nodes.Set:
+		if len(t.Nodes.V) == 1 && t.Nodes.V[0].V == "all" {
+			nodes = r.g.Nodes(topo.Switch)
+			break
+		}
+		for _, s := range t.Nodes.V {
+			nodes = append(nodes, r.nodeName(s, field+".nodes"))
+		}
+	case t.Role.Set:
+		for i := range r.g.NumNodes() {
+			if r.g.Node(topo.NodeID(i)).Role == t.Role.V {
+				nodes = append(nodes, topo.NodeID(i))
+			}
+		}
+		if len(nodes) == 0 {
+			r.fail(t.Role.Line, field+".role", "no node of %s has role %q", r.g.Name, t.Role.V)
+		}
+	case t.Kind.Set:
+		switch t.Kind.V {
+		case "switch":
+			nodes = r.g.Nodes(topo.Switch)
+		case "host":
+			nodes = r.g.Nodes(topo.Host)
+		default:
+			r.fail(t.Kind.Line, field+".kind", "%q is not switch or host", t.Kind.V)
+		}
+	default:
+		r.fail(t.line, field, "say which nodes: nodes: [...], role: ..., or kind: switch")
+	}
+	if r.err != nil {
+		return nil
+	}
+	out := make([]NodeTiming, len(nodes))
+	for i, n := range nodes {
+		out[i] = NodeTiming{Node: n, Timing: tm}
+	}
+	return out
+}
+
+// allowed lists the settings each workload kind takes.
+var allowed = map[Kind][]string{
+	Ping:    {"from", "to", "at", "count", "interval", "size"},
+	UDP:     {"from", "to", "at", "rate", "size", "duration", "port"},
+	TCP:     {"from", "to", "at", "bytes", "port"},
+	TCPRR:   {"from", "to", "at", "count", "request", "response"},
+	Shuffle: {"hosts", "at", "bytes"},
+}
+
+func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Workload {
+	k, ok := kindNames[w.Kind]
+	if !ok {
+		r.fail(w.line, field, "unknown workload %q (ping, udp, tcp, tcp_rr, shuffle)", w.Kind)
+		return nil
+	}
+	field += "." + w.Kind
+	a := &w.App
+	set := map[string]scalar{"at": a.At, "count": a.Count, "interval": a.Interval, "size": a.Size, "rate": a.Rate,
+		"duration": a.Duration, "bytes": a.Bytes, "port": a.Port, "request": a.Request, "response": a.Response,
+		"from": {Set: a.From.Set, Line: a.From.Line}, "to": {Set: a.To.Set, Line: a.To.Line}, "hosts": {Set: a.Hosts.Set, Line: a.Hosts.Line}}
+	for name, s := range set {
+		if s.Set && !slices.Contains(allowed[k], name) {
+			r.fail(s.Line, field+"."+name, "not a setting of %s (it takes %s)", w.Kind, strings.Join(allowed[k], ", "))
+			return nil
+		}
+	}
+	base := Workload{Kind: k, Line: w.line}
+	base.At = r.time(a.At, field+".at")
+	if r.err == nil && base.At >= dur {
+		r.fail(a.At.Line, field+".at", "starts at %v, at or after the end of the run (%v)", base.At, dur)
+	}
+	base.Interval = r.time(a.Interval, field+".interval")
+	base.Duration = r.time(a.Duration, field+".duration")
+	base.Count = r.intv(a.Count, field+".count", 1, 1<<30)
+	base.Size = r.intv(a.Size, field+".size", 0, 65000)
+	base.Request = r.intv(a.Request, field+".request", 1, 1<<24)
+	base.Response = r.intv(a.Response, field+".response", 1, 1<<24)
+	base.Port = uint16(r.intv(a.Port, field+".port", 1, 65535))
+	if a.Rate.Set {
+		v, err := ParseRate(a.Rate.V)
+		if err != nil {
+			r.fail(a.Rate.Line, field+".rate", "%v", err)
+		}
+		base.Rate = v
+	}
+	if a.Bytes.Set {
+		v, err := ParseSize(a.Bytes.V)
+		if err == nil && v < 1 {
+			err = fmt.Errorf("%q must be at least one byte", a.Bytes.V)
+		}
+		if err != nil {
+			r.fail(a.Bytes.Line, field+".bytes", "%v", err)
+		}
+		base.Bytes = v
+	}
+	switch k {
+	case UDP:
+		if !a.Rate.Set && r.err == nil {
+			r.fail(w.line, field+".rate", "missing (e.g. rate: 100Mbps)")
+		}
+	case TCP:
+		if !a.Bytes.Set && r.err == nil {
+			r.fail(w.line, field+".bytes", "missing (e.g. bytes: 10MB)")
+		}
+	case Shuffle:
+		base.Hosts = r.hosts(a.Hosts, field+".hosts", w.line)
+		if r.err == nil && len(base.Hosts) < 2 {
+			r.fail(a.Hosts.Line, field+".hosts", "a shuffle needs at least two hosts")
+		}
+		if !a.Bytes.Set && r.err == nil {
+			r.fail(w.line, field+".bytes", "missing (bytes each host sends each other host)")
+		}
+		if r.err != nil {
+			return nil
+		}
+		return []Workload{base}
+	}
+	from := r.hosts(a.From, field+".from", w.line)
+	to := r.hosts(a.To, field+".to", w.line)
+	if r.err != nil {
+		return nil
+	}
+	var out []Workload
+	for _, s := range from {
+		for _, d := range to {
+			if s == d {
+				continue // "from: all, to: all" means every ordered pair
+			}
+			wl := base
+			wl.Src, wl.Dst = s, d
+			out = append(out, wl)
+		}
+	}
+	if len(out) == 0 {
+		r.fail(w.line, field, "no pair of distinct hosts")
+	}
+	return out
+}
+
+func (r *resolver) failure(f *rawFailure, field string) (Failure, bool) {
+	var out Failure
+	if !f.At.Set {
+		r.fail(f.line, field+".at", "missing")
+		return out, false
+	}
+	out.At = r.time(f.At, field+".at")
+	switch {
+	case !f.State.Set:
+		r.fail(f.line, field, "say down or up")
+	case f.State.V == "down":
+	case f.State.V == "up":
+		out.Up = true
+	default:
+		r.fail(f.State.Line, field+".state", "%q is not down or up", f.State.V)
+	}
+	switch {
+	case f.Link.Set && f.Node.Set:
+		r.fail(f.line, field, "give a link or a node, not both")
+	case f.Link.Set:
+		out.Link = r.link(f.Link, f.line, field+".link")
+		if r.err == nil {
+			out.What = "link " + f.Link.V[0].V + "-" + f.Link.V[1].V
+		}
+	case f.Node.Set:
+		out.Link = -1
+		out.Node = r.nodeName(f.Node, field+".node")
+		out.What = "node " + f.Node.V
+	default:
+		r.fail(f.line, field, "give a link: [a, b] or a node: name")
+	}
+	return out, r.err == nil
+}

