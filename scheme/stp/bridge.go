@@ -224,6 +224,8 @@ type Bridge struct {
 
 	helloT, tcnT, tcT timer
 
+	alloc allocator // the engine's buffer pool, when it has one
+
 	fdb      fdb
 	sweepArm bool
 	ctr      element.Counters
@@ -255,6 +257,7 @@ func (b *Bridge) Counters() map[string]uint64 { return b.ctr.Snapshot() }
 func (b *Bridge) Attach(env element.Env, infos []element.PortInfo) {
 	b.env = env
 	b.log = env.Log()
+	b.alloc, _ = env.(allocator)
 	n := 0
 	for _, pi := range infos {
 		if int(pi.Port) > n {
@@ -439,7 +442,7 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 			}
 			if q := b.port(out); q != nil && q.state == Forwarding {
 				b.ctr.Inc("forwarded")
-				b.env.Send(out, clone(frame))
+				b.env.Send(out, b.clone(frame))
 				return
 			}
 			// Entries of a port that left Forwarding are flushed,
@@ -458,7 +461,7 @@ func (b *Bridge) flood(in element.Port, frame []byte) {
 		if q.num == in || q.state != Forwarding {
 			continue
 		}
-		b.env.Send(q.num, clone(frame))
+		b.env.Send(q.num, b.clone(frame))
 		n++
 	}
 	if n == 0 {
@@ -469,8 +472,20 @@ func (b *Bridge) flood(in element.Port, frame []byte) {
 	b.ctr.Add("flood_copies", uint64(n))
 }
 
-func clone(f []byte) []byte {
-	c := make([]byte, len(f))
+// allocator is the optional buffer pool of an engine (sim.Allocator): the
+// copies a bridge sends are recycled by the engine after delivery. The
+// interface is declared here because a scheme never imports an engine.
+type allocator interface{ Alloc(n int) []byte }
+
+// clone copies f into a buffer the engine may own: every Send needs its
+// own, since the engine keeps it after the call.
+func (b *Bridge) clone(f []byte) []byte {
+	var c []byte
+	if b.alloc != nil {
+		c = b.alloc.Alloc(len(f))
+	} else {
+		c = make([]byte, len(f))
+	}
 	copy(c, f)
 	return c
 }
@@ -575,13 +590,13 @@ func (b *Bridge) receiveBPDU(p *port, frame []byte) {
 		b.receivedTCNBPDU(p)
 		return
 	}
-	b.ctr.Inc("bpdu_rx_config")
 	if m.MessageAge >= m.MaxAge {
 		// Information as old as its own lifetime (802.1D-2004 §9.3.4
 		// makes this validation explicit).
 		b.ctr.Inc("drop_bpdu_aged")
 		return
 	}
+	b.ctr.Inc("bpdu_rx_config")
 	b.receivedConfigBPDU(p, &m)
 }
 
@@ -668,7 +683,7 @@ func (b *Bridge) transmitConfig(p *port) {
 
 func (b *Bridge) send(p *port, m *BPDU) {
 	b.scratch = AppendFrame(b.scratch[:0], p.mac, m)
-	b.env.Send(p.num, clone(b.scratch))
+	b.env.Send(p.num, b.clone(b.scratch))
 }
 
 // supersedesPortInfo is §8.6.2.2: is c better than what the port holds?

@@ -1,0 +1,421 @@
+package stp
+
+import (
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// star builds one switch s1 with k hosts h1..hk on ports 1..k. The hosts
+// are stations the tests use to inject frames, BPDUs included, and to
+// watch what the bridge sends.
+func star(t testing.TB, k int) *topo.Graph {
+	t.Helper()
+	b := topo.NewBuilder("star")
+	s := b.AddNode("s1", topo.Switch)
+	for i := 1; i <= k; i++ {
+		h := b.AddNode("h"+string(rune('0'+i)), topo.Host)
+		b.ConnectPorts(topo.End{Node: s, Port: element.Port(i)}, topo.End{Node: h, Port: 1}, topo.DefaultRate, topo.DefaultDelay)
+	}
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// inject makes station name send raw frame bytes to the bridge.
+func (n *fakeNet) inject(name string, frame []byte) {
+	n.node(name).Send(1, append([]byte(nil), frame...))
+}
+
+// bpdus decodes the BPDUs station name received since mark.
+func (n *fakeNet) bpdus(name string, mark int) []BPDU {
+	var out []BPDU
+	for _, f := range n.node(name).st.rx[mark:] {
+		var m BPDU
+		if DecodeFrame(f, &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (n *fakeNet) mark(name string) int { return len(n.node(name).st.rx) }
+
+// superior is a configuration BPDU from a bridge with priority 0x1000,
+// which beats every default bridge.
+func superior(age Time256) BPDU {
+	return BPDU{
+		Type: TypeConfig, Root: MakeBridgeID(0x1000, [6]byte{2, 0, 0, 0, 0, 9}),
+		RootPathCost: 0, Bridge: MakeBridgeID(0x1000, [6]byte{2, 0, 0, 0, 0, 9}), Port: 0x8001,
+		MessageAge: age, MaxAge: 20 * 256, HelloTime: 2 * 256, ForwardDelay: 15 * 256,
+	}
+}
+
+func TestInitialBPDUs(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	n.runUntil(us)
+	s1 := n.bridge("s1")
+	for i, h := range []string{"h1", "h2"} {
+		p := element.Port(i + 1)
+		got := n.bpdus(h, 0)
+		want := BPDU{Type: TypeConfig, Root: s1.ID(), Bridge: s1.ID(), Port: MakePortID(0x80, p),
+			MaxAge: 20 * 256, HelloTime: 2 * 256, ForwardDelay: 15 * 256}
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("%s got %+v, want one %+v", h, got, want)
+		}
+		// Sent from the port's own address.
+		if f := n.node(h).st.rx[0]; [6]byte(f[6:12]) != topo.PortMAC(0, p) {
+			t.Fatalf("%s: source %x", h, f[6:12])
+		}
+	}
+	// A hello every 2 s.
+	n.runUntil(10*sec + us)
+	if got := len(n.bpdus("h1", 0)); got != 6 {
+		t.Fatalf("%d BPDUs by 10 s, want 6", got)
+	}
+}
+
+func TestSuperiorBPDUMakesRootPort(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	n.runUntil(sec / 2)
+	m2 := n.mark("h2")
+	sup := superior(3 * 256) // three hops from the root already
+	n.inject("h1", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &sup))
+	n.run(10 * us)
+	s1 := n.bridge("s1")
+	st := s1.Status()
+	if st.Root != sup.Root || st.RootPort != 1 || st.RootPathCost != 4 || st.IsRoot() {
+		t.Fatalf("status %+v", st)
+	}
+	// The relay on h2's port waits for the hold timer (the initial BPDU
+	// went out at 0 s), then carries the root's information one hop
+	// older: its age plus the time held plus the 1 s increment.
+	if got := n.bpdus("h2", m2); len(got) != 0 {
+		t.Fatalf("relayed inside the hold time: %+v", got)
+	}
+	n.runUntil(sec + us)
+	got := n.bpdus("h2", m2)
+	if len(got) != 1 {
+		t.Fatalf("relays %+v", got)
+	}
+	r := got[0]
+	held := sec - (sec/2 + us) // received at 0.5 s + 1 µs, sent at 1 s
+	wantAge := ToTime256(3*sec + held + sec)
+	if r.Root != sup.Root || r.RootPathCost != 4 || r.Bridge != s1.ID() || r.Port != 0x8002 || r.MessageAge != wantAge {
+		t.Fatalf("relay %+v, want age %d", r, wantAge)
+	}
+	if c := s1.Counters(); c["bpdu_rx_config"] != 1 {
+		t.Fatalf("counters %v", c)
+	}
+	// Nothing more: the root's information ages out 17 s after it
+	// arrived, and the bridge takes over as root again.
+	n.runUntil(sec/2 + us + 17*sec - 1)
+	if s1.Status().IsRoot() {
+		t.Fatal("root information expired early")
+	}
+	n.runUntil(sec/2 + us + 17*sec)
+	if !s1.Status().IsRoot() {
+		t.Fatal("root information did not expire")
+	}
+	if c := s1.Counters(); c["message_age_expired"] != 1 {
+		t.Fatalf("counters %v", c)
+	}
+}
+
+func TestAgedBPDUDropped(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	n.runUntil(sec / 2)
+	sup := superior(20 * 256)
+	n.inject("h1", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &sup))
+	n.run(10 * us)
+	s1 := n.bridge("s1")
+	if !s1.Status().IsRoot() || s1.Counters()["drop_bpdu_aged"] != 1 {
+		t.Fatalf("aged BPDU accepted: %+v %v", s1.Status(), s1.Counters())
+	}
+}
+
+func TestTCNHandling(t *testing.T) {
+	n := newFakeNet(t, star(t, 3), nil)
+	n.runUntil(sec / 2)
+	// h1 plays the root: s1's root port is 1.
+	sup := superior(0)
+	n.inject("h1", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &sup))
+	n.runUntil(2 * sec)
+	m1, m2 := n.mark("h1"), n.mark("h2")
+	// A TCN on designated port 2: acknowledged there (after the hold
+	// timer) and passed up to the root as a TCN.
+	n.inject("h2", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 2}, &BPDU{Type: TypeTCN}))
+	n.run(10 * us)
+	up := n.bpdus("h1", m1)
+	if len(up) != 1 || up[0].Type != TypeTCN {
+		t.Fatalf("toward the root: %+v", up)
+	}
+	ack := n.bpdus("h2", m2)
+	if len(ack) != 1 || !ack[0].TCA || ack[0].Root != sup.Root {
+		t.Fatalf("acknowledgment: %+v", ack)
+	}
+	s1 := n.bridge("s1")
+	if !s1.Status().TopologyChangeDetected {
+		t.Fatal("topology change not detected")
+	}
+	// Unacknowledged, the TCN is repeated every hello time.
+	n.run(2 * sec)
+	if up := n.bpdus("h1", m1); len(up) != 2 {
+		t.Fatalf("TCN not repeated: %+v", up)
+	}
+	// The root acknowledges, and sets TC: the repetitions stop and the
+	// MAC table ages at forward delay.
+	ackd := sup
+	ackd.TCA, ackd.TC = true, true
+	n.inject("h1", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &ackd))
+	n.run(10 * us)
+	m1 = n.mark("h1")
+	n.run(10 * sec)
+	for _, m := range n.bpdus("h1", m1) {
+		if m.Type == TypeTCN {
+			t.Fatal("TCN repeated after acknowledgment")
+		}
+	}
+	st := s1.Status()
+	if st.TopologyChangeDetected || !st.TopologyChange || s1.agingTime() != 15*sec {
+		t.Fatalf("after ack: %+v aging %v", st, s1.agingTime())
+	}
+	// A TCN on the root port is not ours to handle.
+	m1 = n.mark("h1")
+	n.inject("h1", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &BPDU{Type: TypeTCN}))
+	n.run(10 * us)
+	if len(n.bpdus("h1", m1)) != 0 || s1.Status().TopologyChangeDetected {
+		t.Fatal("acted on a TCN received on the root port")
+	}
+}
+
+// On the root bridge a TCN sets topology change for max age + forward
+// delay.
+func TestRootTopologyChangeTimer(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	// The ports' own move to forwarding at 30 s was a topology change
+	// too; it is over at 65 s.
+	n.runUntil(65 * sec)
+	s1 := n.bridge("s1")
+	if s1.Status().TopologyChange {
+		t.Fatal("topology change of 30 s still on")
+	}
+	n.inject("h1", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 2}, &BPDU{Type: TypeTCN}))
+	n.run(us)
+	if !s1.Status().TopologyChange {
+		t.Fatal("root ignored TCN")
+	}
+	n.runUntil(65*sec + us + 35*sec - 1)
+	if !s1.Status().TopologyChange {
+		t.Fatal("topology change ended early")
+	}
+	n.runUntil(65*sec + us + 35*sec)
+	if s1.Status().TopologyChange {
+		t.Fatal("topology change did not end after max age + forward delay")
+	}
+}
+
+func TestHoldTimer(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	n.runUntil(sec / 2)
+	m := n.mark("h1")
+	// An inferior BPDU on a designated port asks for a reply; inside the
+	// hold time the reply waits for the timer.
+	inf := BPDU{Type: TypeConfig, Root: MakeBridgeID(0xf000, [6]byte{2}), Bridge: MakeBridgeID(0xf000, [6]byte{2}),
+		Port: 0x8001, MaxAge: 20 * 256, HelloTime: 512, ForwardDelay: 15 * 256}
+	for range 3 {
+		n.inject("h1", AppendFrame(nil, [6]byte{2}, &inf))
+	}
+	n.run(10 * us)
+	if got := len(n.bpdus("h1", m)); got != 0 {
+		t.Fatalf("%d replies inside the hold time", got)
+	}
+	n.runUntil(sec + us)
+	if got := len(n.bpdus("h1", m)); got != 1 {
+		t.Fatalf("%d replies at hold expiry, want 1", got)
+	}
+	// Outside the hold time (the hello of 2 s holds until 3 s) a reply
+	// goes at once.
+	n.runUntil(3*sec + sec/2)
+	m = n.mark("h1")
+	n.inject("h1", AppendFrame(nil, [6]byte{2}, &inf))
+	n.run(10 * us)
+	if got := len(n.bpdus("h1", m)); got != 1 {
+		t.Fatalf("%d immediate replies, want 1", got)
+	}
+}
+
+func TestBadFramesCounted(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	n.runUntil(31 * sec)
+	s1 := n.bridge("s1")
+	good := AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeTCN})
+	rst := append([]byte(nil), unhex(t, goldenConfigHex)...)
+	rst[19], rst[20] = 2, 2
+	badLLC := append([]byte(nil), good...)
+	badLLC[14] = 0xaa
+	pause := []byte{0x01, 0x80, 0xc2, 0, 0, 1, 2, 0, 0, 0, 0, 1, 0x88, 0x08, 0, 1}
+	mcastSrc := []byte{0x02, 0, 0, 0, 0, 2, 0x01, 0, 0x5e, 0, 0, 1, 0x08, 0x00, 0}
+	for _, f := range [][]byte{rst, badLLC, good[:16], pause, mcastSrc, {1, 2, 3}} {
+		n.inject("h1", f)
+	}
+	n.run(10 * us)
+	c := s1.Counters()
+	for k, v := range map[string]uint64{"drop_bpdu_unknown_type": 1, "drop_bpdu_malformed": 2, "drop_link_local": 1, "drop_bad_source": 1, "drop_runt": 1} {
+		if c[k] != v {
+			t.Errorf("%s = %d, want %d (%v)", k, c[k], v, c)
+		}
+	}
+	// Nothing was relayed.
+	for _, f := range n.node("h2").st.rx {
+		if !IsBridgeGroup(f) {
+			t.Fatalf("h2 got %x", f)
+		}
+	}
+	// Frames for a port the bridge does not have.
+	s1.Receive(0, good)
+	s1.Receive(99, good)
+	if s1.Counters()["drop_port_invalid"] != 2 {
+		t.Error("invalid port not counted")
+	}
+}
+
+func TestLearningAndAging(t *testing.T) {
+	n := newFakeNet(t, star(t, 3), map[string]string{"aging": "60s", "max_entries": "2"})
+	n.runUntil(31 * sec)
+	s1 := n.bridge("s1")
+	h1, h2 := n.hostMAC("h1"), n.hostMAC("h2")
+
+	n.sendFrom("h1", h2, "a") // unknown: flooded
+	n.run(10 * us)
+	if n.received("h2", "a") != 1 || n.received("h3", "a") != 1 {
+		t.Fatal("unknown unicast not flooded")
+	}
+	n.sendFrom("h2", h1, "b") // h1 known: forwarded to port 1 only
+	n.run(10 * us)
+	if n.received("h1", "b") != 1 || n.received("h3", "b") != 0 {
+		t.Fatal("known unicast not forwarded to its port alone")
+	}
+	// The table holds two entries: h3 is not learned, and counted.
+	n.sendFrom("h3", h1, "c")
+	n.run(10 * us)
+	c := s1.Counters()
+	if c["learned"] != 2 || c["learn_table_full"] != 1 || c["flooded"] != 1 || c["forwarded"] != 2 {
+		t.Fatalf("counters %v", c)
+	}
+	// A station heard on another port has moved.
+	f := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+	f = append(f, h1[:]...)
+	f = append(f, 0x88, 0xb5, 'm')
+	for len(f) < 60 {
+		f = append(f, 0)
+	}
+	n.inject("h2", f)
+	n.run(10 * us)
+	if p, ok := s1.Lookup(h1); !ok || p != 2 || s1.Counters()["moved"] != 1 {
+		t.Fatalf("h1 at %d %v after moving", p, ok)
+	}
+	// A frame for a station on its own input port is filtered.
+	n.sendFrom("h2", h1, "same")
+	n.run(10 * us)
+	if s1.Counters()["filtered_same_port"] != 1 || n.received("h1", "same")+n.received("h3", "same") != 0 {
+		t.Fatal("frame to the input port's station not filtered")
+	}
+	// Entries age out after the aging time: the next frame floods.
+	seen := s1.fdb.m[h2].seen
+	n.runUntil(seen + 60*sec)
+	if _, ok := s1.Lookup(h2); !ok {
+		t.Fatal("aged at exactly the aging time")
+	}
+	n.runUntil(seen + 60*sec + 1)
+	if _, ok := s1.Lookup(h2); ok {
+		t.Fatal("not aged after the aging time")
+	}
+	// The sweep frees the memory of entries nobody looks up.
+	n.run(120 * sec)
+	if s1.Entries() != 0 || s1.Counters()["aged_out"] == 0 {
+		t.Fatalf("entries %d after sweeps, counters %v", s1.Entries(), s1.Counters())
+	}
+}
+
+func TestLinkDownFlushesAndSignals(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	n.runUntil(70 * sec)
+	s1 := n.bridge("s1")
+	n.sendFrom("h1", n.hostMAC("h2"), "x")
+	n.run(10 * us)
+	if _, ok := s1.Lookup(n.hostMAC("h1")); !ok {
+		t.Fatal("h1 not learned")
+	}
+	n.setLink("s1", "h1", false)
+	if _, ok := s1.Lookup(n.hostMAC("h1")); ok {
+		t.Fatal("entry of a failed port kept")
+	}
+	st := s1.Status()
+	if st.Ports[0].State != Disabled || st.Ports[0].Role != RoleDisabled || !st.TopologyChange {
+		t.Fatalf("after link down: %+v", st)
+	}
+	// Frames arriving on a disabled port (an engine race) are counted.
+	s1.Receive(1, append([]byte(nil), n.node("h2").st.rx[0]...))
+	n.setLink("s1", "h1", true)
+	if s, r := s1.PortState(1); s != Listening || r != RoleDesignated {
+		t.Fatalf("after link up: %v/%v", s, r)
+	}
+	if s, r := s1.PortState(9); s != StateInvalid || r != RoleInvalid {
+		t.Fatal("PortState of a missing port")
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if _, err := New(Config{HelloTime: -1}); err == nil {
+		t.Fatal("negative hello accepted")
+	}
+	b, err := New(Config{MAC: [6]byte{2, 0, 0, 0, 0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.ID() != MakeBridgeID(DefaultPriority, [6]byte{2, 0, 0, 0, 0, 1}) {
+		t.Fatal("default priority")
+	}
+	if _, ok := b.Lookup([6]byte{}); ok {
+		t.Fatal("unattached bridge found an entry")
+	}
+}
+
+// outcomes sums the counters that record what became of a received frame:
+// every Receive ends in exactly one of them.
+func outcomes(c map[string]uint64) uint64 {
+	var n uint64
+	for k, v := range c {
+		switch {
+		case k == "forwarded", k == "flooded", k == "filtered_same_port",
+			k == "bpdu_rx_config", k == "bpdu_rx_tcn", len(k) > 5 && k[:5] == "drop_":
+			n += v
+		}
+	}
+	return n
+}
+
+// FuzzReceive feeds arbitrary frames to a bridge on arbitrary ports, in
+// every port state the first bytes select: no panic, and every frame is
+// accounted for by exactly one outcome counter.
+func FuzzReceive(f *testing.F) {
+	f.Add(uint8(1), uint8(40), unhex(f, goldenConfigHex))
+	f.Add(uint8(2), uint8(40), unhex(f, goldenTCNHex))
+	f.Add(uint8(3), uint8(5), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 8, 0})
+	f.Add(uint8(0), uint8(0), []byte{})
+	f.Fuzz(func(t *testing.T, port, at uint8, frame []byte) {
+		n := newFakeNet(t, star(t, 3), nil)
+		n.runUntil(element.Time(at) * sec) // 0..255 s: every state
+		s1 := n.bridge("s1")
+		before := outcomes(s1.Counters())
+		s1.Receive(element.Port(port%6), frame)
+		if got := outcomes(s1.Counters()) - before; got != 1 {
+			t.Fatalf("frame %x on port %d at %ds: %d outcomes counted (%v)", frame, port%6, at, got, s1.Counters())
+		}
+		n.run(40 * sec)
+	})
+}
