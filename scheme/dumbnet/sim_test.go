@@ -147,3 +147,6 @@ func TestAllPairsPing(t *testing.T) {
 }
 
 var _ = netip.Addr{}
+
+// SwitchIDOf is dumbnet.SwitchID, short for tests.
+func SwitchIDOf(n topo.NodeID) uint64 { return dumbnet.SwitchID(n) }

@@ -314,5 +314,7 @@ func (s *Switch) raise(p element.Port) {
 	m := wire.DumbNetPortStatus{SwitchID: s.id, Port: uint16(p), State: state, HopLimit: s.hopLimit, Seq: s.seq}
 	b, _ := wire.AppendControlFrame(make([]byte, 0, 64), wire.Broadcast, s.mac, &m)
 	s.c.Inc("notify_sent")
-	s.broadcast(b, p)
+	// On every up port: a port that just came up is included, so that the
+	// device on it hears the news too.
+	s.broadcast(b, 0)
 }

@@ -1,0 +1,138 @@
+package dumbnet_test
+
+import (
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/host"
+	"github.com/edgefabric/edgefabric/topo"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// pathLinks walks tags from host src's switch and returns the topology
+// links the path crosses (switch to switch), in order.
+func pathLinks(t testing.TB, g *topo.Graph, src topo.NodeID, tags []uint8) []topo.LinkID {
+	t.Helper()
+	e, ok := g.Peer(src, 1)
+	if !ok {
+		t.Fatal("source host has no link")
+	}
+	var ls []topo.LinkID
+	cur := e.Node
+	for i, tag := range tags[:len(tags)-1] {
+		l, ok := g.PortLink(cur, topo.Port(tag))
+		if !ok {
+			t.Fatalf("tag %d (%d) names no link on %s", i, tag, g.Node(cur).Name)
+		}
+		ls = append(ls, l)
+		nx, _ := g.Peer(cur, topo.Port(tag))
+		cur = nx.Node
+	}
+	return ls
+}
+
+type failoverResult struct {
+	sent, received, lost uint64
+	outage               element.Time
+	failedLink           topo.LinkID
+	pathBefore           []uint8
+	pathAfter            []uint8
+}
+
+// runFailover sends a 100 Mb/s UDP stream from src to dst, fails the
+// second link of its path (aggregation to core on a fat tree) after 50 ms
+// and measures the outage as lost datagrams times the sending interval.
+func runFailover(t testing.TB, l *lab, src, dst string) failoverResult {
+	t.Helper()
+	sn, _ := l.g.Lookup(src)
+	dn, _ := l.g.Lookup(dst)
+	_, dip, _ := l.g.HostAddr(dn)
+	dmac, _, _ := l.g.HostAddr(dn)
+	l.discover(t)
+	// Warm up: one ping resolves ARP and fills both PathTables.
+	var warm *host.PingApp
+	l.s.At(l.s.Now(), func() { warm = l.hosts[sn].Ping(dip.Addr(), 1, element.Millisecond) })
+	l.s.Run(l.s.Now() + 100*element.Millisecond)
+	if r := warm.Result(); r.Received != 1 {
+		t.Fatalf("warm-up ping failed: %+v", r)
+	}
+	e := l.f.Agent(sn).PathTable().Lookup(wire.MAC(dmac))
+	if e == nil || len(e.Paths) == 0 {
+		t.Fatal("no PathTable entry after warm-up")
+	}
+	var res failoverResult
+	res.pathBefore = e.Paths[0]
+	links := pathLinks(t, l.g, sn, e.Paths[0])
+	if len(links) < 2 {
+		t.Fatalf("path %v too short to fail its second link", e.Paths[0])
+	}
+	res.failedLink = links[1]
+	const rate, size = 100_000_000, 1000
+	interval := element.Time(size*8) * element.Second / rate
+	start := l.s.Now()
+	var app *host.UDPApp
+	l.s.At(start, func() { app = l.hosts[sn].UDP(dip.Addr(), 7000, rate, size, 200*element.Millisecond) })
+	l.s.At(start+50*element.Millisecond, func() {
+		if err := l.s.SetLink(res.failedLink, false); err != nil {
+			t.Error(err)
+		}
+	})
+	l.s.Run(start + 400*element.Millisecond)
+	r := app.Result()
+	_, sip, _ := l.g.HostAddr(sn)
+	fl, ok := l.hosts[dn].UDPFlow(sip.Addr(), r.SrcPort, 7000)
+	if !ok {
+		t.Fatal("receiver saw no datagram")
+	}
+	res.sent, res.received, res.lost = r.Sent, fl.Packets, r.Sent-fl.Packets
+	res.outage = element.Time(res.lost) * interval
+	if e := l.f.Agent(sn).PathTable().Lookup(wire.MAC(dmac)); e != nil && len(e.Paths) > 0 {
+		res.pathAfter = e.Paths[0]
+	}
+	return res
+}
+
+func TestFailoverBackupPath(t *testing.T) {
+	l := newLab(t, "fattree:4", map[string]string{"k": "1"})
+	res := runFailover(t, l, "h5", "h16")
+	t.Logf("sent %d received %d lost %d outage %v path %v -> %v", res.sent, res.received, res.lost, res.outage, res.pathBefore, res.pathAfter)
+	if res.received == 0 || res.received+res.lost != res.sent {
+		t.Fatalf("sent %d, received %d", res.sent, res.received)
+	}
+	if res.outage >= 10*element.Millisecond {
+		t.Fatalf("outage %v, want < 10ms", res.outage)
+	}
+	sn, _ := l.g.Lookup("h5")
+	for _, lk := range pathLinks(t, l.g, sn, res.pathAfter) {
+		if lk == res.failedLink {
+			t.Fatalf("path after failure %v still crosses the failed link", res.pathAfter)
+		}
+	}
+	a := l.f.Agent(sn).Counters()
+	if a["failovers"] == 0 || a["notify_received"] == 0 {
+		t.Fatalf("source agent did not fail over: %v", a)
+	}
+	// Stage 2: the controller booked the failure and every host applied
+	// its patch.
+	lk := l.g.Link(res.failedLink)
+	down := 0
+	for _, tl := range l.f.Controller().Topology().Links {
+		if !tl.Up {
+			down++
+			if !(tl.A == min(SwitchIDOf(lk.A.Node), SwitchIDOf(lk.B.Node))) {
+				t.Errorf("wrong link down: %+v", tl)
+			}
+		}
+	}
+	if down != 1 {
+		t.Fatalf("controller has %d links down, want 1", down)
+	}
+	for _, h := range l.g.Nodes(topo.Host) {
+		if h == l.f.ControllerNode() {
+			continue
+		}
+		if got := l.f.Agent(h).Counters()["patches_applied"]; got != 1 {
+			t.Errorf("%s applied %d patches, want 1", l.g.Node(h).Name, got)
+		}
+	}
+}
