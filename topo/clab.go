@@ -68,7 +68,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	ents, err := r.mapping(top, "document")
+	ents, err := r.mapping(top, "")
 	if err != nil {
 		return nil, err
 	}
@@ -129,21 +129,27 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	for _, e := range nents {
 		f := "topology.nodes." + e.key
 		n := &clabNode{name: e.key, line: e.k.Line, kind: defKind, labels: map[string]string{}, lines: map[string]int{}}
+		labels := map[string]string{}
 		if deref(e.v).Tag != "!!null" {
-			kind, labels, err := r.clabKindLabels(e.v, f)
-			if err != nil {
+			var kind string
+			if kind, labels, err = r.clabKindLabels(e.v, f); err != nil {
 				return nil, err
 			}
 			if kind != "" {
 				n.kind = kind
 			}
-			for k, v := range kindDefaults[n.kind] {
-				n.labels[k] = v
-			}
-			for k, v := range labels {
-				n.labels[k] = v
-			}
 			r.labelLines(e.v, n.lines)
+		}
+		// The node's own labels override its kind's; a role label on the
+		// node overrides an edgefabric.role inherited from the kind.
+		for k, v := range kindDefaults[n.kind] {
+			n.labels[k] = v
+		}
+		if _, ok := labels["role"]; ok {
+			delete(n.labels, labelPrefix+"role")
+		}
+		for k, v := range labels {
+			n.labels[k] = v
 		}
 		nodes = append(nodes, n)
 		byName[n.name] = n

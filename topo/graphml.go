@@ -165,8 +165,11 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			return nil, r.errf(n.line, "node.id", ErrDuplicateName, "%q", n.id)
 		}
 		name := n.id
-		if lbl := n.data["label"]; !native && lbl != "" && !used[lbl] {
+		if lbl := n.data["label"]; !native && lbl != "" {
 			name = lbl
+			if used[lbl] {
+				name = lbl + "#" + n.id
+			}
 		}
 		for used[name] {
 			name += "#" + n.id

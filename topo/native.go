@@ -35,7 +35,7 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := r.mapping(top, "document")
+	entries, err := r.mapping(top, "")
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +251,7 @@ func (g *Graph) usedPorts(n NodeID) int {
 	return 0
 }
 
-var plainYAML = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./-]*$`)
+var plainYAML = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./:-]*$`)
 
 // yamlString quotes s unless it is a plain scalar YAML reads back as the
 // same string.

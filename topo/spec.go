@@ -177,7 +177,7 @@ func parse(spec string, seed uint64, maxNodes, maxLinks float64) (*Graph, error)
 	}
 	fields := strings.Split(argstr, ",")
 	if len(fields) < gen.required || len(fields) > len(gen.args) {
-		return nil, fmt.Errorf("topo: spec %q: %w: %s takes %s, got %d value(s)", spec, ErrBadSpec, name, argCount(gen), len(fields))
+		return nil, fmt.Errorf("topo: spec %q: %w: %s takes %s, got %d", spec, ErrBadSpec, name, argCount(gen), len(fields))
 	}
 	a := make([]int, len(fields))
 	for i, f := range fields {
@@ -203,7 +203,11 @@ func parse(spec string, seed uint64, maxNodes, maxLinks float64) (*Graph, error)
 
 func argCount(g *generator) string {
 	if g.required == len(g.args) {
-		return fmt.Sprintf("%d value(s) (%s)", g.required, strings.Join(g.args, ","))
+		unit := "values"
+		if g.required == 1 {
+			unit = "value"
+		}
+		return fmt.Sprintf("%d %s (%s)", g.required, unit, strings.Join(g.args, ","))
 	}
 	return fmt.Sprintf("%d to %d values (%s)", g.required, len(g.args), strings.Join(g.args, ","))
 }
@@ -244,14 +248,19 @@ func IsSpec(s string) bool {
 // existing file wins, then anything shaped like a spec is parsed, and
 // otherwise the error says that neither worked.
 func Resolve(specOrPath string, seed uint64) (*Graph, error) {
+	return ResolveWith(specOrPath, seed, LoadOptions{ZooHosts: DefaultZooHosts})
+}
+
+// ResolveWith is Resolve with options for loading files.
+func ResolveWith(specOrPath string, seed uint64, o LoadOptions) (*Graph, error) {
 	if fi, err := os.Stat(specOrPath); err == nil && fi.Mode().IsRegular() {
-		return Load(specOrPath)
+		return LoadWith(specOrPath, o)
 	}
 	if IsSpec(specOrPath) {
 		return Parse(specOrPath, seed)
 	}
 	if strings.ContainsAny(specOrPath, "/.\\") {
-		return Load(specOrPath) // reports the missing file
+		return LoadWith(specOrPath, o) // reports the missing file
 	}
 	return nil, fmt.Errorf("topo: %q: %w: not a file and not a spec (known topologies: %s)", specOrPath, ErrBadSpec, knownNames())
 }

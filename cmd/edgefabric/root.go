@@ -11,7 +11,15 @@ import (
 )
 
 // commands lists every verb, one file each. Keep it explicit.
-var commands = []func() *cobra.Command{}
+var commands = []func() *cobra.Command{
+	newTopoCmd,
+	newSimCmd,
+	newUpCmd,
+	newDownCmd,
+	newExecCmd,
+	newLinkCmd,
+	newStatusCmd,
+}
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// topoFlags are the flags every topo subcommand shares.
+type topoFlags struct {
+	seed     uint64
+	zooHosts int
+}
+
+func (f *topoFlags) register(c *cobra.Command) {
+	c.Flags().Uint64Var(&f.seed, "seed", 1, "seed for random topologies (jellyfish)")
+	c.Flags().IntVar(&f.zooHosts, "hosts-per-switch", topo.DefaultZooHosts, "hosts added to each switch of a GraphML file without edgefabric annotations (Topology Zoo)")
+}
+
+func (f *topoFlags) resolve(arg string) (*topo.Graph, error) {
+	if f.zooHosts < 0 {
+		return nil, badInput(fmt.Errorf("--hosts-per-switch must not be negative, got %d", f.zooHosts))
+	}
+	g, err := topo.ResolveWith(arg, f.seed, topo.LoadOptions{ZooHosts: f.zooHosts})
+	if err != nil {
+		return nil, badInput(err)
+	}
+	return g, nil
+}
+
+func newTopoCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "topo",
+		Short: "Build, inspect and convert topologies",
+		Long: `topo builds a topology from a spec or reads it from a file, summarizes it and
+converts it between formats.
+
+Specs:
+  ` + strings.Join(topo.Specs(), "\n  ") + `
+
+Files: native YAML or JSON, containerlab (.clab.yml), GraphML (Topology Zoo);
+see docs/topology.md.`,
+	}
+	c.AddCommand(newTopoShowCmd(), newTopoExportCmd(), newTopoListCmd())
+	return c
+}
+
+func newTopoShowCmd() *cobra.Command {
+	var f topoFlags
+	var asJSON, exact bool
+	c := &cobra.Command{
+		Use:   "show SPEC|FILE",
+		Short: "Summarize a topology: switches, hosts, links, diameter, degree, bisection",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			g, err := f.resolve(args[0])
+			if err != nil {
+				return err
+			}
+			o := topo.StatsOptions{}
+			if exact {
+				o.DiameterBudget = -1
+			}
+			s := topo.StatsWith(g, o)
+			if asJSON {
+				return writeJSON(c.OutOrStdout(), s)
+			}
+			writeSummary(c.OutOrStdout(), s)
+			return nil
+		},
+	}
+	f.register(c)
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	c.Flags().BoolVar(&exact, "exact-diameter", false, "compute the exact diameter however long it takes")
+	return c
+}
+
+// writeSummary prints aligned "key: value" lines.
+func writeSummary(w io.Writer, s topo.Summary) {
+	diameter := strconv.Itoa(s.Diameter) + " switch hops"
+	if s.Diameter == 1 {
+		diameter = "1 switch hop"
+	}
+	switch {
+	case s.Diameter < 0:
+		diameter = "infinite (the fabric is not connected)"
+	case !s.DiameterExact:
+		diameter = fmt.Sprintf("%d to %d switch hops (bounds; --exact-diameter for the exact value)", s.Diameter, s.DiameterUpper)
+	}
+	hosts := strconv.Itoa(s.Hosts)
+	if s.RelayHosts > 0 {
+		hosts += fmt.Sprintf(" (%d relaying)", s.RelayHosts)
+	}
+	connected := "yes"
+	if !s.Connected {
+		connected = "no"
+	}
+	rows := [][2]string{
+		{"topology", s.Name},
+		{"switches", strconv.Itoa(s.Switches)},
+		{"hosts", hosts},
+		{"fabric links", strconv.Itoa(s.FabricLinks)},
+		{"host links", strconv.Itoa(s.HostLinks)},
+		{"diameter", diameter},
+		{"max degree", strconv.Itoa(s.MaxDegree)},
+		{"bisection", humanRate(s.BisectionBps) + " (estimate, upper bound)"},
+		{"connected", connected},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-13s %s\n", r[0]+":", r[1])
+	}
+}
+
+// humanRate prints b/s with an SI prefix: "8 Gb/s", "13.824 Tb/s".
+func humanRate(bps int64) string {
+	v := float64(bps)
+	for _, u := range []struct {
+		div  float64
+		name string
+	}{{1e12, "Tb/s"}, {1e9, "Gb/s"}, {1e6, "Mb/s"}, {1e3, "kb/s"}} {
+		if v >= u.div {
+			return strconv.FormatFloat(v/u.div, 'f', -1, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(bps, 10) + " b/s"
+}
+
+func newTopoExportCmd() *cobra.Command {
+	var f topoFlags
+	var format, out string
+	c := &cobra.Command{
+		Use:   "export SPEC|FILE --format yaml|json|dot|clab|graphml",
+		Short: "Write a topology in another format",
+		Args:  exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			ff, err := topo.ParseFormat(format)
+			if err != nil {
+				return badInput(fmt.Errorf("--format: %w", err))
+			}
+			g, err := f.resolve(args[0])
+			if err != nil {
+				return err
+			}
+			if out == "" || out == "-" {
+				return topo.Export(c.OutOrStdout(), g, ff)
+			}
+			w, err := os.Create(out)
+			if err != nil {
+				return err
+			}
+			if err := topo.Export(w, g, ff); err != nil {
+				w.Close()
+				return err
+			}
+			return w.Close()
+		},
+	}
+	f.register(c)
+	c.Flags().StringVar(&format, "format", "yaml", "output format: yaml, json, dot, clab or graphml")
+	c.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	return c
+}
+
+func newTopoListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the topology specs",
+		Args:  exactArgs(0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			for _, s := range topo.Specs() {
+				fmt.Fprintln(c.OutOrStdout(), s)
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,401 @@
+package topo
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// sameGraph compares nodes (name, kind, role, relay, ports) and links
+// (both ends, rate, delay) in order; names of graphs may differ.
+func sameGraph(a, b *Graph) bool { return diffGraph(a, b) == "" }
+
+func diffGraph(a, b *Graph) string {
+	if a.NumNodes() != b.NumNodes() || a.NumLinks() != b.NumLinks() {
+		return fmt.Sprintf("%d nodes %d links vs %d nodes %d links", a.NumNodes(), a.NumLinks(), b.NumNodes(), b.NumLinks())
+	}
+	for i := range a.NumNodes() {
+		if *a.Node(NodeID(i)) != *b.Node(NodeID(i)) {
+			return fmt.Sprintf("node %d: %+v vs %+v", i, *a.Node(NodeID(i)), *b.Node(NodeID(i)))
+		}
+	}
+	for i := range a.NumLinks() {
+		if *a.Link(LinkID(i)) != *b.Link(LinkID(i)) {
+			return fmt.Sprintf("link %d: %+v vs %+v", i, *a.Link(LinkID(i)), *b.Link(LinkID(i)))
+		}
+	}
+	return ""
+}
+
+func roundTrip(t *testing.T, g *Graph, f Format) *Graph {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Export(&buf, g, f); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode(buf.Bytes(), "rt."+f.String(), LoadOptions{Format: f})
+	if err != nil {
+		t.Fatalf("%v: reading back: %v\n%s", f, err, buf.String())
+	}
+	return back
+}
+
+func TestRoundTrip(t *testing.T) {
+	ex, err := Load("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs := []*Graph{ex}
+	for _, spec := range []string{"fattree:4", "bcube:2,3", "dumbnet-fig1", "spain-testbed", "jellyfish:10,6,3", "torus:3,3,2,1"} {
+		g, err := Parse(spec, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		graphs = append(graphs, g)
+	}
+	// awkward names and attributes survive every format
+	b := NewBuilder(`odd "names" & <chars>`)
+	x := b.AddNode("sw 1:a", Switch)
+	b.Node(x).Role = "true"
+	y := b.AddNode("1.5", Host)
+	z := b.AddNode("<h&2>", Host)
+	b.Node(z).Relay = true
+	b.ConnectPorts(End{x, 3}, End{y, 1}, 2_500_000_000, 1500*element.Nanosecond)
+	b.ConnectPorts(End{x, 1}, End{z, 2}, 100, 7*element.Picosecond)
+	b.Node(y).Ports = 4
+	odd, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs = append(graphs, odd)
+	for _, g := range graphs {
+		for _, f := range []Format{FormatYAML, FormatJSON, FormatClab, FormatGraphML} {
+			t.Run(g.Name+"/"+f.String(), func(t *testing.T) {
+				back := roundTrip(t, g, f)
+				if d := diffGraph(g, back); d != "" {
+					t.Fatal(d)
+				}
+				if f != FormatClab && back.Name != g.Name {
+					t.Errorf("name %q, want %q", back.Name, g.Name)
+				}
+			})
+		}
+	}
+}
+
+// TestGolden pins every export of dumbnet-fig1 and the example file.
+func TestGolden(t *testing.T) {
+	ex, err := Load("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig, _ := Parse("dumbnet-fig1", 0)
+	exts := map[Format]string{FormatYAML: ".yaml", FormatJSON: ".json", FormatClab: ".clab.yml", FormatGraphML: ".graphml", FormatDOT: ".dot"}
+	for _, g := range []*Graph{fig, ex} {
+		for f, ext := range exts {
+			var buf bytes.Buffer
+			if err := Export(&buf, g, f); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "golden", g.Name+ext)
+			if *update {
+				os.MkdirAll(filepath.Dir(path), 0o755)
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("%s differs from the golden file:\n%s", path, buf.String())
+			}
+			if f != FormatDOT {
+				back, err := Load(path) // detection by name and contents
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := diffGraph(g, back); d != "" {
+					t.Errorf("%s: %s", path, d)
+				}
+			}
+		}
+	}
+}
+
+func TestLoadExample(t *testing.T) {
+	g, err := Load("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, _ := g.Lookup("s1")
+	r1, _ := g.Lookup("r1")
+	if g.Node(s1).Ports != 8 || g.Degree(s1) != 3 || !g.Node(r1).Relay || g.Node(s1).Role != "leaf" {
+		t.Errorf("nodes: %+v %+v", *g.Node(s1), *g.Node(r1))
+	}
+	if got := peer(t, g, "s1", 3); got != "r1:1" {
+		t.Errorf("s1:3 -> %s", got)
+	}
+	if got := peer(t, g, "s2", 3); got != "r1:2" {
+		t.Errorf("s2:3 -> %s", got)
+	}
+	l, _ := g.PortLink(s1, 3)
+	if g.Link(l).Rate != Rate10G || g.Link(l).Delay != 5*element.Microsecond {
+		t.Errorf("link: %+v", *g.Link(l))
+	}
+	l, _ = g.PortLink(s1, 1)
+	h2, _ := g.Lookup("h2")
+	l2, _ := g.PortLink(h2, 1)
+	if g.Link(l).Rate != Rate10G || g.Link(l2).Rate != Rate1G {
+		t.Error("defaults and overrides")
+	}
+	if s := Stats(g); s.FabricLinks != 3 || s.HostLinks != 2 || s.RelayHosts != 1 {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestLoadClab(t *testing.T) {
+	const lab = `name: srl-lab
+mgmt: {network: fixedips}
+topology:
+  defaults: {kind: srl}
+  kinds:
+    srl: {image: ghcr.io/nokia/srlinux, labels: {edgefabric.role: leaf}}
+  nodes:
+    spine1: {kind: srl, labels: {role: spine}}
+    leaf1: {}
+    leaf2:
+    client1: {kind: linux, image: alpine}
+    client2: {kind: linux, labels: {role: host}}
+    router: {kind: linux}
+  links:
+    - endpoints: ["spine1:e1-1", "leaf1:e1-49"]
+    - endpoints: ["spine1:e1-2", "leaf2:e1-49"]
+      vars: {rate: 100G, delay: 2us}
+    - type: veth
+      endpoints:
+        - {node: leaf1, interface: ethernet-1/1}
+        - {node: client1, interface: eth1}
+    - endpoints: ["leaf2:e1-1", "client2:eth1"]
+    - endpoints: ["leaf2:e1-2", "router:eth1"]
+    - endpoints: ["leaf1:e1-2", "router:eth2"]
+    - endpoints: ["client1:eth9", "host:client1-out"]
+    - type: mgmt-net
+      endpoint: {node: leaf1, interface: mgmt0}
+`
+	g, err := Decode([]byte(lab), "lab.clab.yml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Name != "srl-lab" || g.NumNodes() != 6 || g.NumLinks() != 6 {
+		t.Fatalf("%s: %d nodes %d links", g.Name, g.NumNodes(), g.NumLinks())
+	}
+	kinds := map[string]Kind{"spine1": Switch, "leaf1": Switch, "leaf2": Switch, "client1": Host, "client2": Host, "router": Switch}
+	roles := map[string]string{"spine1": "spine", "leaf1": "leaf", "leaf2": "leaf"}
+	for name, k := range kinds {
+		id, _ := g.Lookup(name)
+		if g.Node(id).Kind != k || g.Node(id).Role != roles[name] {
+			t.Errorf("%s: %v %q", name, g.Node(id).Kind, g.Node(id).Role)
+		}
+	}
+	if got := peer(t, g, "leaf1", 49); got != "spine1:1" {
+		t.Errorf("leaf1:49 -> %s", got)
+	}
+	if got := peer(t, g, "leaf1", 1); got != "client1:1" {
+		t.Errorf("leaf1:1 -> %s", got)
+	}
+	id, _ := g.Lookup("spine1")
+	l, _ := g.PortLink(id, 2)
+	if g.Link(l).Rate != 100*Rate1G || g.Link(l).Delay != 2*element.Microsecond {
+		t.Errorf("vars: %+v", *g.Link(l))
+	}
+}
+
+const zoo = `<?xml version="1.0" encoding="utf-8"?><graphml xmlns="http://graphml.graphdrawing.org/xmlns" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd">
+  <key attr.name="Network" attr.type="string" for="graph" id="d3" />
+  <key attr.name="Longitude" attr.type="double" for="node" id="d32" />
+  <key attr.name="Latitude" attr.type="double" for="node" id="d29" />
+  <key attr.name="label" attr.type="string" for="node" id="d33" />
+  <key attr.name="LinkSpeedRaw" attr.type="double" for="edge" id="d36" />
+  <graph edgedefault="undirected">
+    <data key="d3">Tiny</data>
+    <node id="0">
+      <data key="d32">2.35</data>
+      <data key="d29">48.85</data>
+      <data key="d33">Paris</data>
+    </node>
+    <node id="1">
+      <data key="d32">-0.12</data>
+      <data key="d29">51.5</data>
+      <data key="d33">London</data>
+    </node>
+    <node id="2">
+      <data key="d33">Paris</data>
+    </node>
+    <node id="3" />
+    <edge source="0" target="1">
+      <data key="d36">10000000000.0</data>
+    </edge>
+    <edge source="1" target="2" />
+    <edge source="2" target="0" />
+    <edge source="2" target="0" />
+    <edge source="3" target="1" />
+  </graph>
+</graphml>
+`
+
+func TestLoadZoo(t *testing.T) {
+	g, err := Decode([]byte(zoo), "Tiny.graphml", LoadOptions{ZooHosts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Name != "Tiny" {
+		t.Errorf("name %q", g.Name)
+	}
+	want := []string{"Paris", "London", "Paris#2", "3"}
+	for i, w := range want {
+		if g.Node(NodeID(i)).Name != w || g.Node(NodeID(i)).Kind != Switch {
+			t.Errorf("node %d: %+v, want %s", i, *g.Node(NodeID(i)), w)
+		}
+	}
+	s := Stats(g)
+	if s.Switches != 4 || s.Hosts != 8 || s.FabricLinks != 5 || s.HostLinks != 8 {
+		t.Errorf("stats %+v", s)
+	}
+	// ports in edge order, then the hosts
+	if got := peer(t, g, "Paris", 1); got != "London:1" {
+		t.Errorf("Paris:1 -> %s", got)
+	}
+	if got := peer(t, g, "Paris", 3); got != "Paris#2:3" {
+		t.Errorf("Paris:3 -> %s (parallel edges)", got)
+	}
+	if got := peer(t, g, "Paris", 4); got != "h1:1" {
+		t.Errorf("Paris:4 -> %s", got)
+	}
+	l, _ := g.PortLink(0, 1)
+	// Paris–London is about 344 km: 1.72 ms at 2e8 m/s.
+	if d := g.Link(l).Delay; d < 1700*element.Microsecond || d > 1740*element.Microsecond || g.Link(l).Rate != Rate10G {
+		t.Errorf("Paris–London: %v %d", d, g.Link(l).Rate)
+	}
+	l, _ = g.PortLink(0, 2)
+	if g.Link(l).Delay != DefaultDelay || g.Link(l).Rate != DefaultRate {
+		t.Error("defaults without coordinates")
+	}
+}
+
+// TestLoadErrors checks that every broken file gets one line naming the
+// file, the line and the field.
+func TestLoadErrors(t *testing.T) {
+	cases := []struct{ file, data, want string }{
+		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s1}\n", "topo: a.yaml:3: nodes[1].name: duplicate node name: \"s1\""},
+		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:1, s9:1]\n", "topo: a.yaml:4: links[0].b: unknown node: \"s9\""},
+		{"a.yaml", "nodes:\n  - {name: s1, kind: router}\n", "topo: a.yaml:2: nodes[0].kind: bad value: \"router\" (want switch or host)"},
+		{"a.yaml", "nodes:\n  - {name: s1, colour: red}\n", "topo: a.yaml:2: nodes[0].colour: syntax error: unknown key (want name, kind, role, relay, ports)"},
+		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - [s1:1, s2:1]\n  - [s1:1, s2:2]\n", "topo: a.yaml:6: links[1].a: port already connected: s1 port 1"},
+		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, rate: fast}\n", "topo: a.yaml:5: links[0].rate: bad value: rate \"fast\": want bits per second like 1G, 10Gbps or 100M"},
+		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, delay: 3 parsecs}\n", "topo: a.yaml:5: links[0].delay: bad value: delay \"3 parsecs\": want a duration like 1us, 500ns or 2ms (at most 1h)"},
+		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:0, s1:2]\n", "topo: a.yaml:4: links[0].a: bad port number: endpoint \"s1:0\": port must be 1..65535"},
+		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:1, s1:1]\n", "topo: a.yaml:4: links[0].b: link joins a port to itself: s1:1"},
+		{"a.yaml", "nodes:\n  - {name: s1, ports: 2}\n  - {name: s2}\nlinks:\n  - [s1:3, s2:1]\n", "topo: a.yaml:2: nodes[0].ports: bad port number: declares 2 ports but a link uses port 3"},
+		{"a.yaml", "nodes: [\n", "topo: a.yaml:1: syntax: syntax error: did not find expected node content"},
+		{"a.yaml", "", "topo: a.yaml:1: document: syntax error: empty file"},
+		{"a.yaml", "links: []\n", "topo: a.yaml:1: nodes: syntax error: missing"},
+		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - [s1, s2, s1]\n", "topo: a.yaml:5: links[0]: syntax error: a link joins 2 endpoints, got 3"},
+		{"a.yaml", "name: x\nname: y\nnodes: []\n", "topo: a.yaml:2: name: syntax error: key \"name\" given twice"},
+		{"a.json", "{\"nodes\": [{\"name\": \"s1\", \"relay\": \"maybe\"}]}", "topo: a.json:1: nodes[0].relay: bad value: \"maybe\" is not true or false"},
+		{"a.json", "{\"nodes\": [{\"name\": \"s1\"}],\n \"links\": 5}", "topo: a.json:2: links: syntax error: want a list, got \"5\""},
+		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {}\n    b: {}\n  links:\n    - endpoints: [\"a:eth1\", \"c:eth1\"]\n", "topo: lab.clab.yml:7: topology.links[0].endpoints[1]: unknown node: \"c\""},
+		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {}\n    b: {}\n  links:\n    - endpoints: [\"a:eth0\", \"b:eth1\"]\n", "topo: lab.clab.yml:7: topology.links[0].endpoints[0]: bad port number: interface \"eth0\": port must be 1..65535 (eth0 is containerlab's management interface)"},
+		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {}\n  links:\n    - endpoints: [\"a:eth1\"]\n", "topo: lab.clab.yml:6: topology.links[0].endpoints: syntax error: a veth link joins 2 endpoints, got 1"},
+		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {labels: {edgefabric.kind: router}}\n", "topo: lab.clab.yml:4: topology.nodes.a.labels.edgefabric.kind: bad value: \"router\" (want switch or host)"},
+		{"lab.clab.yml", "name: x\ntopology:\n  links: []\n", "topo: lab.clab.yml:3: topology.nodes: syntax error: missing"},
+		{"z.graphml", "<graphml><graph><node id=\"a\"/><edge source=\"a\" target=\"b\"/></graph></graphml>", "topo: z.graphml:1: edge[0].target: unknown node: \"b\""},
+		{"z.graphml", "<graphml><graph>\n<node id=\"a\"/>\n<node id=\"a\"/></graph></graphml>", "topo: z.graphml:3: node.id: duplicate node name: \"a\""},
+		{"z.graphml", "<graphml><graph>\n<node id=\"a\">\n</graph></graphml>", "topo: z.graphml:3: xml: syntax error: element <node> closed by </graph>"},
+		{"z.graphml", "<html></html>", "topo: z.graphml:1: graphml: syntax error: no <graphml> document with a <graph>"},
+	}
+	for _, c := range cases {
+		_, err := Decode([]byte(c.data), c.file, LoadOptions{ZooHosts: 1})
+		if err == nil {
+			t.Errorf("%s %q: no error", c.file, c.data)
+			continue
+		}
+		if err.Error() != c.want {
+			t.Errorf("%s %q:\n got  %s\n want %s", c.file, c.data, err, c.want)
+		}
+		var pe *posError
+		if !errors.As(err, &pe) || strings.ContainsAny(err.Error(), "\n\r") {
+			t.Errorf("not a one-line position error: %v", err)
+		}
+	}
+}
+
+func TestUnits(t *testing.T) {
+	for s, want := range map[string]int64{"1G": 1e9, "10Gbps": 1e10, "100M": 1e8, "2.5G": 2.5e9, "40Gb/s": 4e10, "1000": 1000, "1t": 1e12, " 25 G ": 25e9} {
+		if got, err := ParseRate(s); err != nil || got != want {
+			t.Errorf("ParseRate(%q) = %d, %v", s, got, err)
+		}
+	}
+	for _, s := range []string{"", "G", "fast", "-1G", "0", "1e30", "NaN", "Inf"} {
+		if _, err := ParseRate(s); !errors.Is(err, ErrBadValue) {
+			t.Errorf("ParseRate(%q): %v", s, err)
+		}
+	}
+	for s, want := range map[string]element.Time{"1us": element.Microsecond, "500ns": 500 * element.Nanosecond, "2.5ms": 2500 * element.Microsecond, "100ps": 100, "0": 0, "1s": element.Second, "3µs": 3 * element.Microsecond} {
+		if got, err := ParseDelay(s); err != nil || got != want {
+			t.Errorf("ParseDelay(%q) = %d, %v", s, got, err)
+		}
+	}
+	for _, s := range []string{"", "1", "us", "-1us", "2h", "1.2.3us", "4000s"} {
+		if _, err := ParseDelay(s); !errors.Is(err, ErrBadValue) {
+			t.Errorf("ParseDelay(%q): %v", s, err)
+		}
+	}
+	for _, r := range []int64{1, 999, 1000, 1500, 1e9, 25e8, 1e10, 4e11, 1e12, 123456789} {
+		if got, err := ParseRate(FormatRate(r)); err != nil || got != r {
+			t.Errorf("rate %d -> %q -> %d", r, FormatRate(r), got)
+		}
+	}
+	for _, d := range []element.Time{0, 1, 999, 1000, 1500 * element.Nanosecond, element.Second, 7 * element.Millisecond} {
+		if got, err := ParseDelay(FormatDelay(d)); err != nil || got != d {
+			t.Errorf("delay %d -> %q -> %d", d, FormatDelay(d), got)
+		}
+	}
+}
+
+func TestFormats(t *testing.T) {
+	for _, n := range []string{"yaml", "JSON", "clab", "graphml", "dot"} {
+		if _, err := ParseFormat(n); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := ParseFormat("gml"); !errors.Is(err, ErrBadValue) {
+		t.Error("gml accepted")
+	}
+	if err := Export(&bytes.Buffer{}, &Graph{}, FormatInvalid); err == nil {
+		t.Error("export of an invalid format")
+	}
+	for file, want := range map[string]Format{"x.graphml": FormatGraphML, "x.json": FormatJSON, "x.yml": FormatYAML, "x.clab.yml": FormatClab, "x": FormatYAML} {
+		data := "nodes: []\n"
+		if want == FormatClab {
+			data = "name: x\ntopology:\n  nodes: {}\n"
+		}
+		if got := DetectFormat(file, []byte(data)); got != want {
+			t.Errorf("%s: %v, want %v", file, got, want)
+		}
+	}
+	if DetectFormat("x", []byte("  <graphml>")) != FormatGraphML || DetectFormat("x", []byte("{}")) != FormatJSON {
+		t.Error("sniffing")
+	}
+}
