@@ -238,7 +238,11 @@ func (d *dhcpClient) receive(b []byte) {
 		h.ctr.Inc("dhcp_nak_rx")
 		h.SetAddr(netip.Prefix{})
 		d.lease = Lease{Acks: d.lease.Acks}
-		d.begin()
+		// Start over after a pause: a server that NAKs every request
+		// would otherwise meet a DISCOVER storm.
+		d.state = DHCPInit
+		d.tries = 0
+		d.after(d.backoff(), d.begin)
 	default:
 		h.ctr.Inc("dhcp_unexpected")
 	}

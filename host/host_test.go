@@ -49,7 +49,7 @@ func TestPingRTTExact(t *testing.T) {
 	}
 	r := p.Result()
 	arp := len(ab.log[len(ab.log)-3-1].f) // the request, before the three echoes
-	if arp != 60 { // gopacket pads ARP to the Ethernet minimum
+	if arp != 60 {                        // gopacket pads ARP to the Ethernet minimum
 		t.Fatalf("ARP frame %d bytes, want 60", arp)
 	}
 	echo := ser(98, gbps) + d

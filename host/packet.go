@@ -65,8 +65,9 @@ func fold(sum uint32) uint16 {
 // pseudoSum is the IPv4 pseudo-header's contribution to a TCP or UDP
 // checksum (RFC 793 §3.1, RFC 768).
 func pseudoSum(src, dst [4]byte, proto uint8, length int) uint32 {
-	return uint32(src[0])<<8 | uint32(src[1]) + uint32(src[2])<<8 | uint32(src[3]) +
-		uint32(dst[0])<<8 | uint32(dst[1]) + uint32(dst[2])<<8 | uint32(dst[3]) +
+	// Go gives | and + the same precedence: every word is parenthesized.
+	return (uint32(src[0])<<8 | uint32(src[1])) + (uint32(src[2])<<8 | uint32(src[3])) +
+		(uint32(dst[0])<<8 | uint32(dst[1])) + (uint32(dst[2])<<8 | uint32(dst[3])) +
 		uint32(proto) + uint32(length)
 }
 

@@ -922,6 +922,10 @@ func (c *TCPConn) processAck(s *tcpSeg) bool {
 func (c *TCPConn) newAck(ackOff int64) {
 	now := c.h.env.Now()
 	acked := ackOff - c.sndUna
+	// Grow cwnd only while it limits the sender (RFC 7661 §4.2's
+	// concern): an application- or receive-window-limited flow must not
+	// inflate it without bound.
+	cwndLimited := c.sndMax-c.sndUna+c.mss > c.cwnd
 	dataAcked := min(ackOff, c.sndEnd) - max(c.sndUna, 0)
 	if c.rttTiming && ackOff > c.rttOff {
 		c.rttTiming = false
@@ -958,6 +962,9 @@ func (c *TCPConn) newAck(ackOff int64) {
 		}
 	default:
 		c.dupAcks = 0
+		if !cwndLimited {
+			break
+		}
 		if c.cwnd < c.ssthresh {
 			c.cwnd += min(acked, 2*mss) // slow start, RFC 3465 L = 2
 		} else {

@@ -95,7 +95,7 @@ func TestRTOBackoff(t *testing.T) {
 	n, a, _, ab, _ := pair(t, gbps, 20*us, nil)
 	n.run(sec)
 	c := a.TCPBulk(a.Addr().Next(), DiscardPort, 10_000_000) // to b: 10.0.0.2
-	n.run(sec + ms)                                             // handshake and some data
+	n.run(sec + ms)                                          // handshake and some data
 	if c.State() != StateEstablished || c.BytesAcked() == 0 {
 		t.Fatalf("state %v acked %d", c.State(), c.BytesAcked())
 	}

@@ -1,0 +1,182 @@
+package host
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// dhcpServer is a tiny DHCP server element: one pool address per client
+// MAC, OFFER for DISCOVER, ACK (or NAK when told to) for REQUEST. It
+// answers ARP for its own address so renewals can be unicast.
+type dhcpServer struct {
+	env    element.Env
+	mac    wire.MAC
+	ip     netip.Addr
+	next   byte
+	leases map[wire.MAC]netip.Addr
+	lease  time.Duration
+	nak    bool
+	got    []dhcpv4.MessageType
+	unicst int // requests received unicast
+	silent bool
+}
+
+func (s *dhcpServer) Attach(env element.Env, _ []element.PortInfo) { s.env = env }
+func (s *dhcpServer) LinkChange(element.Port, bool)                {}
+func (s *dhcpServer) Receive(_ element.Port, f []byte) {
+	fr, err := wire.ParseFrame(f)
+	if err != nil {
+		return
+	}
+	if fr.EtherType() == wire.EtherTypeARP {
+		a, err := wire.DecodeARP(f)
+		if err == nil && a.Op == wire.ARPRequest && a.TargetIP == s.ip {
+			out, _ := wire.AppendARPFrame(nil, a.SenderMAC, 0, &wire.ARP{Op: wire.ARPReply, SenderMAC: s.mac, SenderIP: s.ip, TargetMAC: a.SenderMAC, TargetIP: a.SenderIP})
+			s.env.Send(1, out)
+		}
+		return
+	}
+	m, err := wire.DecodeDHCP(f)
+	if err != nil || m.OpCode != dhcpv4.OpcodeBootRequest || s.silent {
+		return
+	}
+	s.got = append(s.got, m.MessageType())
+	if fr.Dst() == s.mac {
+		s.unicst++
+	}
+	cm := wire.MAC(m.ClientHWAddr)
+	addr, ok := s.leases[cm]
+	if !ok {
+		s.next++
+		addr = netip.AddrFrom4([4]byte{10, 0, 0, 100 + s.next})
+		s.leases[cm] = addr
+	}
+	var t dhcpv4.MessageType
+	switch m.MessageType() {
+	case dhcpv4.MessageTypeDiscover:
+		t = dhcpv4.MessageTypeOffer
+	case dhcpv4.MessageTypeRequest:
+		t = dhcpv4.MessageTypeAck
+		if s.nak {
+			t = dhcpv4.MessageTypeNak
+		}
+	default:
+		return
+	}
+	r, _ := dhcpv4.NewReplyFromRequest(m,
+		dhcpv4.WithMessageType(t),
+		dhcpv4.WithYourIP(net.IP(addr.AsSlice())),
+		dhcpv4.WithServerIP(net.IP(s.ip.AsSlice())),
+		dhcpv4.WithNetmask(net.CIDRMask(24, 32)),
+		dhcpv4.WithLeaseTime(uint32(s.lease/time.Second)),
+		dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IP(s.ip.AsSlice()))),
+		dhcpv4.WithOption(dhcpv4.OptRouter(net.IP{10, 0, 0, 254})),
+	)
+	out, err := wire.AppendDHCPFrame(nil, cm, s.mac, s.ip, netip.AddrFrom4([4]byte{255, 255, 255, 255}), r)
+	if err == nil {
+		s.env.Send(1, out)
+	}
+}
+
+func dhcpPair(t *testing.T, lease time.Duration) (*fakeNet, *Host, *dhcpServer) {
+	n := &fakeNet{}
+	h := New(Config{Name: "c", MAC: [6]byte{2, 0, 0, 0, 0, 1}, DHCP: true})
+	s := &dhcpServer{mac: wire.MAC{2, 0, 0, 0, 0, 0xfe}, ip: netip.MustParseAddr("10.0.0.1"), leases: map[wire.MAC]netip.Addr{}, lease: lease}
+	eh, es := n.add(h, 1), n.add(s, 2)
+	n.connect(eh, 1, es, 1, gbps, 10*us)
+	n.attach()
+	return n, h, s
+}
+
+func TestDHCPBindAndRenew(t *testing.T) {
+	n, h, s := dhcpPair(t, 10*time.Second)
+	if h.Addr().IsValid() {
+		t.Fatal("address before DHCP")
+	}
+	n.run(ms)
+	want := netip.MustParsePrefix("10.0.0.101/24")
+	if h.Prefix() != want {
+		t.Fatalf("prefix %v, want %v; counters %v", h.Prefix(), want, h.Counters())
+	}
+	l, ok := h.DHCP()
+	if !ok || l.State != "BOUND" || l.Router != netip.MustParseAddr("10.0.0.254") || l.Server != s.ip || l.Acks != 1 {
+		t.Fatalf("lease %+v", l)
+	}
+	// T1 = lease/2, T2 = 7/8 lease, from the bind time.
+	if l.Renew-l.Bound != 5*sec || l.Rebind-l.Bound != 8750*ms || l.Expires-l.Bound != 10*sec {
+		t.Fatalf("lease times %+v", l)
+	}
+	if h.Counter("arp_gratuitous_tx") != 1 {
+		t.Fatalf("no gratuitous ARP on bind: %v", h.Counters())
+	}
+	if len(s.got) != 2 || s.got[0] != dhcpv4.MessageTypeDiscover || s.got[1] != dhcpv4.MessageTypeRequest {
+		t.Fatalf("server saw %v", s.got)
+	}
+	// Renewal at T1, unicast to the server; the lease runs on.
+	n.run(l.Renew + ms)
+	l2, _ := h.DHCP()
+	if l2.Acks != 2 || l2.State != "BOUND" || s.unicst != 1 || h.Counter("dhcp_renewed") != 1 || l2.Expires != l.Renew+10*sec+(l2.Bound-l.Renew) {
+		t.Fatalf("after renew: lease %+v, unicast %d, counters %v", l2, s.unicst, h.Counters())
+	}
+	if h.Counter("arp_gratuitous_tx") != 1 {
+		t.Fatal("renewal re-announced an unchanged address")
+	}
+}
+
+// A server that stops answering: renew, rebind, expire, start over.
+func TestDHCPExpiry(t *testing.T) {
+	n, h, s := dhcpPair(t, 16*time.Second)
+	n.run(ms)
+	l, _ := h.DHCP()
+	s.silent = true
+	n.run(l.Expires + ms)
+	if h.Addr().IsValid() || h.Counter("dhcp_expired") != 1 {
+		t.Fatalf("addr %v counters %v", h.Addr(), h.Counters())
+	}
+	if st, _ := h.DHCP(); st.State != "SELECTING" {
+		t.Fatalf("state %v", st.State)
+	}
+	s.silent = false
+	n.run(l.Expires + 20*sec)
+	if !h.Addr().IsValid() {
+		t.Fatalf("not rebound: %v", h.Counters())
+	}
+}
+
+func TestDHCPNak(t *testing.T) {
+	n, h, s := dhcpPair(t, 10*time.Second)
+	s.nak = true
+	n.run(ms)
+	if h.Addr().IsValid() || h.Counter("dhcp_nak_rx") != 1 {
+		t.Fatalf("addr %v counters %v", h.Addr(), h.Counters())
+	}
+	s.nak = false
+	n.run(10 * sec)
+	if !h.Addr().IsValid() {
+		t.Fatalf("no address after NAK and retry: %v", h.Counters())
+	}
+}
+
+// Apps on an unbound host fail with ErrNoAddress instead of sending.
+func TestAppsWithoutAddress(t *testing.T) {
+	n := &fakeNet{}
+	h := New(Config{Name: "c", MAC: [6]byte{2, 0, 0, 0, 0, 1}, DHCP: true})
+	n.add(h, 1)
+	p := h.Ping(ipB, 1, sec)
+	if !p.Done() || p.Err() == nil {
+		t.Fatal("ping before attach did not fail")
+	}
+	n.attach()
+	for _, err := range []error{h.Ping(ipB, 1, sec).Err(), h.UDP(ipB, 9, 1000, 10, sec).Err(), h.TCPBulk(ipB, 9, 10).Err(), h.TCPRR(ipB, 1, 1, 1).Err()} {
+		if err == nil {
+			t.Fatal("app started without an address")
+		}
+	}
+}
