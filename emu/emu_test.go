@@ -3,9 +3,9 @@ package emu
 import (
 	"context"
 	"errors"
-	"os/exec"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/edgefabric/edgefabric/emu"
+	"github.com/spf13/cobra"
+)
+
+func newDownCmd() *cobra.Command {
+	var asJSON bool
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "down LAB",
+		Short: "Stop a lab and remove everything it created, also after a crash",
+		Long: `down stops the lab's daemon and removes every object named with the lab's
+prefix ef-LAB-: its namespaces and, with them, their veths, bridges, qdiscs and
+TAPs, and its state directory /run/edgefabric/LAB. When the daemon has crashed,
+down reports the leftovers it found and removes them.`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			name := args[0]
+			if err := emu.ValidateName(name); err != nil {
+				return badInput(err)
+			}
+			if err := emu.CheckRoot(os.Geteuid()); err != nil {
+				return err
+			}
+			rep, err := emu.Cleanup(name, timeout)
+			if errors.Is(err, emu.ErrNoLab) {
+				return badInput(err)
+			}
+			if asJSON {
+				if jerr := writeJSON(c.OutOrStdout(), rep); jerr != nil {
+					return jerr
+				}
+				return err
+			}
+			w := c.OutOrStdout()
+			switch rep.Daemon {
+			case "stopped":
+				fmt.Fprintf(w, "lab %s: daemon stopped\n", name)
+			case "killed":
+				fmt.Fprintf(w, "lab %s: daemon did not answer and was killed\n", name)
+			case "dead":
+				fmt.Fprintf(w, "lab %s: the daemon had crashed\n", name)
+			}
+			if len(rep.Leftovers) > 0 {
+				fmt.Fprintf(w, "lab %s: removed %d leftover namespaces: %s\n", name, len(rep.Leftovers), strings.Join(rep.Leftovers, " "))
+			}
+			if err == nil {
+				fmt.Fprintf(w, "lab %s removed\n", name)
+			}
+			return err
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print what was found and removed as JSON")
+	c.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long to wait for the daemon to stop before killing it")
+	return c
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/edgefabric/edgefabric/emu"
+	"github.com/spf13/cobra"
+)
+
+func newStatusCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "status [LAB]",
+		Short: "Show a lab's nodes, ports, counters and links, or list the labs",
+		Long: `status asks a lab's daemon for a snapshot: every node's element, per-port
+frames, bytes and drops by reason, the elements' own counters, kernel bridge
+port states, and which links are up. Without LAB it lists the labs on this
+machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return badInput(fmt.Errorf("%s takes at most one lab (usage: %s)", c.CommandPath(), c.UseLine()))
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := emu.CheckRoot(os.Geteuid()); err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				return listLabs(c.OutOrStdout(), asJSON)
+			}
+			name := args[0]
+			if err := emu.ValidateName(name); err != nil {
+				return badInput(err)
+			}
+			st, err := emu.RemoteStatus(name)
+			if err != nil {
+				if errors.Is(err, emu.ErrDaemon) {
+					if labs, _ := emu.Labs(); contains(labs, name) {
+						return fmt.Errorf("lab %s has no live daemon (crashed?): run 'edgefabric down %s' to remove its leftovers", name, name)
+					}
+					return badInput(fmt.Errorf("no lab %q (labs: %s)", name, strings.Join(mustLabs(), ", ")))
+				}
+				return err
+			}
+			if asJSON {
+				return writeJSON(c.OutOrStdout(), st)
+			}
+			printStatus(c.OutOrStdout(), st)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return c
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func mustLabs() []string {
+	l, _ := emu.Labs()
+	if len(l) == 0 {
+		return []string{"none"}
+	}
+	return l
+}
+
+// labEntry is one line of the lab list.
+type labEntry struct {
+	Name  string `json:"name"`
+	State string `json:"state"` // "running" or "crashed"
+	Pid   int    `json:"pid,omitempty"`
+}
+
+func listLabs(w io.Writer, asJSON bool) error {
+	names, err := emu.Labs()
+	if err != nil {
+		return err
+	}
+	out := []labEntry{}
+	for _, n := range names {
+		e := labEntry{Name: n, State: "crashed"}
+		if st, err := emu.RemoteStatus(n); err == nil {
+			e.State, e.Pid = "running", st.Pid
+		}
+		out = append(out, e)
+	}
+	if asJSON {
+		return writeJSON(w, out)
+	}
+	if len(out) == 0 {
+		fmt.Fprintln(w, "no labs")
+		return nil
+	}
+	for _, e := range out {
+		if e.State == "running" {
+			fmt.Fprintf(w, "%s\trunning (pid %d)\n", e.Name, e.Pid)
+		} else {
+			fmt.Fprintf(w, "%s\tcrashed: run 'edgefabric down %s'\n", e.Name, e.Name)
+		}
+	}
+	return nil
+}
+
+func printStatus(w io.Writer, st *emu.Status) {
+	fmt.Fprintln(w, st.String())
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tKIND\tELEMENT\tADDRESS\tPORT\tIF\tUP\tRX\tTX\tDROPS")
+	for _, n := range st.Nodes {
+		addr := n.IP
+		if len(n.Ports) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t\t\t\t\t\n", n.Name, n.Kind, orDash(n.Element), addr)
+		}
+		for i, p := range n.Ports {
+			name, kind, el := n.Name, n.Kind, orDash(n.Element)
+			if i > 0 {
+				name, kind, el, addr = "", "", "", ""
+			}
+			up := "up"
+			if !p.Up {
+				up = "down"
+			}
+			if p.STP != "" {
+				up += "/" + p.STP
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", name, kind, el, addr, p.Port, p.Interface, up, p.RxFrames, p.TxFrames, fmtMap(p.Drops))
+		}
+		if len(n.Counters) > 0 {
+			fmt.Fprintf(tw, "\t\tcounters: %s\t\t\t\t\t\t\t\n", fmtMap(n.Counters))
+		}
+	}
+	tw.Flush()
+	down := []string{}
+	for _, l := range st.Links {
+		if !l.Up {
+			down = append(down, fmt.Sprintf("%s:%s-%s:%s", l.A, l.AIf, l.B, l.BIf))
+		}
+	}
+	if len(down) > 0 {
+		fmt.Fprintf(w, "links down: %s\n", strings.Join(down, " "))
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fmtMap(m map[string]uint64) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, " ")
+}

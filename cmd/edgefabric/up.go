@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/edgefabric/edgefabric/emu"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/all"
+	"github.com/edgefabric/edgefabric/topo"
+	"github.com/spf13/cobra"
+)
+
+// upFlags are up's options; the daemon is started with the same flags plus
+// --foreground.
+type upFlags struct {
+	scheme, name, rate string
+	seed               uint64
+	params             []string
+	ipv6, fg, asJSON   bool
+	timeout            time.Duration
+	verbose            bool
+}
+
+func newUpCmd() *cobra.Command {
+	var f upFlags
+	c := &cobra.Command{
+		Use:   "up TOPO --scheme S [--name LAB]",
+		Short: "Start an emulated lab: namespaces, veths and the scheme's elements",
+		Long: `up builds a lab from a topology (spec or file) in Linux network namespaces
+and runs the scheme's elements on it, then returns when the fabric is ready. A
+daemon keeps the lab running; use exec, link, status and down on it.
+
+Every host is a namespace with the unmodified kernel stack: eth0 carries its
+planned address (host k: 10.x.y.z/8 with x.y.z = k, MAC 02:ef:..:k). Every
+switch is a namespace with ports eth1..ethN. --scheme kernel-bridge makes
+every switch a Linux bridge running 802.1D STP, the baseline (params stp,
+forward_delay, hello_time, max_age).
+
+Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
+		Example: `  edgefabric up fattree:4 --scheme stp --name demo
+  edgefabric up ring:3 --scheme kernel-bridge --name base -p forward_delay=4
+  edgefabric up leafspine:2,4,2 --scheme dumbnet --rate 100M`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runUp(c, args[0], f) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.scheme, "scheme", "", "fabric scheme (required): "+strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
+	fl.StringVar(&f.name, "name", "lab", "lab name: 1-16 of a-z, 0-9, _")
+	fl.StringVar(&f.rate, "rate", "", `shape every link with tbf: a rate ("100M", "1G") or "topo" for each link's own rate`)
+	fl.Uint64Var(&f.seed, "seed", 1, "seed for the topology generator and the scheme")
+	fl.StringArrayVarP(&f.params, "param", "p", nil, "scheme parameter key=value (repeatable)")
+	fl.BoolVar(&f.ipv6, "ipv6", false, "keep IPv6 enabled in the lab's namespaces")
+	fl.DurationVar(&f.timeout, "timeout", 0, "give up when the fabric is not ready by then (default: 60s, or enough for STP)")
+	fl.BoolVar(&f.fg, "foreground", false, "run the lab in this process until SIGINT/SIGTERM or 'edgefabric down' (no daemon)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the lab's state as JSON")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the elements' info messages (to the daemon log)")
+	return c
+}
+
+// upArgs turns the flags back into arguments for the daemon.
+func (f upFlags) args(topoArg string) []string {
+	a := []string{"up", topoArg, "--foreground", "--scheme", f.scheme, "--name", f.name, "--seed", strconv.FormatUint(f.seed, 10)}
+	if f.rate != "" {
+		a = append(a, "--rate", f.rate)
+	}
+	for _, p := range f.params {
+		a = append(a, "--param", p)
+	}
+	if f.ipv6 {
+		a = append(a, "--ipv6")
+	}
+	if f.timeout > 0 {
+		a = append(a, "--timeout", f.timeout.String())
+	}
+	if f.verbose {
+		a = append(a, "--verbose")
+	}
+	return a
+}
+
+// parseParams reads key=value scheme parameters.
+func parseParams(ps []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, p := range ps {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--param %q: want key=value", p)
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
+// upOptions validates up's input; every error here is bad input.
+func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
+	var o emu.Options
+	if f.scheme == "" {
+		return nil, o, fmt.Errorf("--scheme is required (one of: %s)", strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
+	}
+	if f.scheme != emu.KernelBridge {
+		if _, err := all.Registry().Get(f.scheme); err != nil {
+			return nil, o, fmt.Errorf("%w (or %s)", err, emu.KernelBridge)
+		}
+	}
+	if err := emu.ValidateName(f.name); err != nil {
+		return nil, o, err
+	}
+	params, err := parseParams(f.params)
+	if err != nil {
+		return nil, o, err
+	}
+	o = emu.Options{Name: f.name, Scheme: scheme.Options{Seed: f.seed, Params: params}, IPv6: f.ipv6, ReadyTimeout: f.timeout, Topology: topoArg}
+	switch f.rate {
+	case "":
+	case "topo":
+		o.RateLimit = true
+	default:
+		r, err := topo.ParseRate(f.rate)
+		if err != nil {
+			return nil, o, fmt.Errorf("--rate: %w", err)
+		}
+		o.Rate = r
+	}
+	if f.timeout < 0 {
+		return nil, o, fmt.Errorf("--timeout %v: must be positive", f.timeout)
+	}
+	g, err := topo.Resolve(topoArg, f.seed)
+	if err != nil {
+		return nil, o, err
+	}
+	if len(g.Nodes(topo.Host)) == 0 {
+		return nil, o, fmt.Errorf("topology %s has no hosts", topoArg)
+	}
+	return g, o, nil
+}
+
+func runUp(c *cobra.Command, topoArg string, f upFlags) error {
+	g, opts, err := upOptions(topoArg, f)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := emu.CheckRoot(os.Geteuid()); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if f.fg {
+		return runForeground(ctx, c, g, opts, f)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("up: find own binary: %w", err)
+	}
+	if err := emu.SpawnDaemon(ctx, f.name, append([]string{exe}, f.args(topoArg)...)); err != nil {
+		if errors.Is(err, emu.ErrLabExists) {
+			return badInput(err)
+		}
+		return err
+	}
+	st, err := emu.ReadState(f.name)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return writeJSON(c.OutOrStdout(), st)
+	}
+	hosts := 0
+	for _, n := range st.Nodes {
+		if n.Kind == "host" {
+			hosts++
+		}
+	}
+	fmt.Fprintf(c.OutOrStdout(), "lab %s up: scheme %s on %s, %d nodes (%d hosts), %d links; daemon pid %d, log %s\n",
+		st.Name, st.Scheme, st.Topology, len(st.Nodes), hosts, len(st.Links), st.Pid, emu.LogPath(st.Name))
+	var hostNames, ips []string
+	for _, n := range st.Nodes {
+		if n.Kind == "host" {
+			hostNames = append(hostNames, n.Name)
+			ips = append(ips, strings.Split(n.IP, "/")[0])
+		}
+	}
+	if len(hostNames) >= 2 {
+		fmt.Fprintf(c.OutOrStdout(), "try: edgefabric exec %s %s -- ping -c 3 %s   (%s)\n", st.Name, hostNames[0], ips[1], hostNames[1])
+	}
+	return nil
+}
+
+// runForeground runs the lab in this process: it is the daemon when
+// started by SpawnDaemon, and a foreground lab otherwise.
+func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts emu.Options, f upFlags) error {
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelInfo
+	}
+	opts.Log = slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	l, err := emu.Up(ctx, g, f.scheme, opts)
+	if err != nil {
+		emu.NotifyReady(err)
+		if errors.Is(err, emu.ErrLabExists) {
+			return badInput(err)
+		}
+		return err
+	}
+	defer l.Down()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- emu.Serve(ctx, l) }()
+	// Serve writes the state file before it listens: ready once the
+	// control socket answers.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := emu.RemoteStatus(f.name); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			err := fmt.Errorf("up: control socket of lab %s did not come up", f.name)
+			emu.NotifyReady(err)
+			return err
+		}
+		select {
+		case err := <-serveErr:
+			emu.NotifyReady(err)
+			return err
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	emu.NotifyReady(nil)
+	fmt.Fprintf(c.OutOrStdout(), "%s\n", l.Status())
+	err = <-serveErr
+	if derr := l.Down(); derr != nil {
+		err = errors.Join(err, derr)
+	}
+	fmt.Fprintf(c.OutOrStdout(), "lab %s down\n", f.name)
+	return err
+}
