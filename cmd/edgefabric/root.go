@@ -13,12 +13,6 @@ import (
 // commands lists every verb, one file each. Keep it explicit.
 var commands = []func() *cobra.Command{
 	newTopoCmd,
-	newSimCmd,
-	newUpCmd,
-	newDownCmd,
-	newExecCmd,
-	newLinkCmd,
-	newStatusCmd,
 }
 
 func newRootCmd() *cobra.Command {
