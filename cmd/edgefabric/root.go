@@ -13,6 +13,11 @@ import (
 // commands lists every verb, one file each. Keep it explicit.
 var commands = []func() *cobra.Command{
 	newTopoCmd,
+	newUpCmd,
+	newDownCmd,
+	newExecCmd,
+	newLinkCmd,
+	newStatusCmd,
 }
 
 func newRootCmd() *cobra.Command {
