@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -120,6 +121,69 @@ func TestTshark(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTsharkMalformed feeds the Lua dissector every golden frame cut at
+// every length and with single bytes flipped: tshark must dissect them all
+// with no Lua error (bad input becomes an expert item, as in Go).
+func TestTsharkMalformed(t *testing.T) {
+	bin, err := exec.LookPath("tshark")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tshark not found and CI=%s", os.Getenv("CI"))
+		}
+		t.Skip("tshark not found")
+	}
+	lua, _ := filepath.Abs(filepath.Join("..", "contrib", "wireshark", "edgefabric.lua"))
+	pcap := filepath.Join(t.TempDir(), "malformed.pcap")
+	f, err := os.Create(pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewPcapWriter(f, LinkTypeEdgefabric, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := 0
+	write := func(g golden, b []byte) {
+		if g.Encap == "axon" {
+			err = w.WriteAxon(0, b)
+		} else {
+			err = w.WriteEthernet(0, b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		frames++
+	}
+	for _, g := range loadGoldens(t) {
+		b := g.bytes(t)
+		for n := range len(b) {
+			write(g, b[:n])
+		}
+		for i := range b {
+			c := bytes.Clone(b)
+			c[i] ^= 0xff
+			write(g, c)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "-n", "-X", "lua_script:"+lua, "-r", pcap, "-V")
+	cmd.Env = append(os.Environ(), "WIRESHARK_CONFIG_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v", cmd, err)
+	}
+	if n := len(regexp.MustCompile(`(?m)^Frame \d+:`).FindAll(out, -1)); n != frames {
+		t.Errorf("tshark dissected %d frames, wrote %d", n, frames)
+	}
+	if i := bytes.Index(out, []byte("Lua Error")); i >= 0 {
+		t.Fatalf("Lua error on malformed input: %s", out[max(0, i-300):min(len(out), i+200)])
 	}
 }
 

@@ -21,6 +21,17 @@
 
 local eth_dissector = Dissector.get("eth_withoutfcs")
 local ethertype_table = DissectorTable.get("ethertype")
+local data_dissector = Dissector.get("data")
+
+-- A sub-dissector that runs out of bytes raises an error; report it as a
+-- malformed-packet expert item on our tree instead of a Lua error.
+local function call_sub(fn, item, expert_field)
+  local ok, err = pcall(fn)
+  if not ok then
+    item:add_proto_expert_info(expert_field, "payload:" .. (tostring(err):match("[^:]*$") or ""))
+  end
+  return ok
+end
 
 ------------------------------------------------------------------------
 -- Control messages (EtherType 0x88B5, one-byte subtype)
@@ -142,7 +153,7 @@ local function dissect_message(tvb, pinfo, tree)
   if not layout then t:add_proto_expert_info(ef_malformed, "unknown subtype"); return nil end
   local off = 1
   local function need(n)
-    if off + n > len then error("truncated") end
+    if off + n > len then error(string.format("truncated: needs %d bytes at offset %d, has %d", n, off, len), 0) end
   end
   local function addr(abbr)
     need(1)
@@ -150,7 +161,7 @@ local function dissect_message(tvb, pinfo, tree)
     off = off + 1
     if n == 4 then need(4); t:add(F[abbr .. "_ipv4"], tvb(off, 4))
     elseif n == 16 then need(16); t:add(F[abbr .. "_ipv6"], tvb(off, 16))
-    elseif n ~= 0 then error("bad address length") end
+    elseif n ~= 0 then error(string.format("address length %d, want 0, 4 or 16", n), 0) end
     off = off + n
   end
   local ok, err = pcall(function()
@@ -249,9 +260,12 @@ function dumbnet.dissector(tvb, pinfo, tree)
       pinfo.cols.info = "DumbNet path " .. table.concat(tags, "-") .. (#tags > 0 and "-" or "") .. "end"
       local inner = tvb(i + 1, 2):uint()
       if i + 3 < len then
-        if not ethertype_table:try(inner, tvb(i + 3):tvb(), pinfo, tree) then
-          Dissector.get("data"):call(tvb(i + 3):tvb(), pinfo, tree)
-        end
+        local payload = tvb(i + 3):tvb()
+        call_sub(function()
+          if ethertype_table:try(inner, payload, pinfo, tree) == 0 then
+            data_dissector:call(payload, pinfo, tree)
+          end
+        end, t, dn_malformed)
       end
       return len
     end
@@ -335,7 +349,7 @@ function axon.dissector(tvb, pinfo, tree)
   if hlen >= len then return len end
   local payload = tvb(hlen):tvb()
   if typ == 1 or typ == 3 then
-    eth_dissector:call(payload, pinfo, tree)
+    call_sub(function() eth_dissector:call(payload, pinfo, tree) end, t, ax_malformed)
   elseif typ == 2 then
     dissect_message(payload, pinfo, tree)
   elseif typ == 4 then
@@ -365,6 +379,8 @@ end
 local link = Proto("edgefabric_link", "edgefabric capture record")
 local lk_encap = ProtoField.uint8("edgefabric.encap", "Encapsulation", base.DEC, { [1] = "Ethernet", [2] = "Axon" })
 link.fields = { lk_encap }
+local lk_malformed = ProtoExpert.new("edgefabric.link.malformed", "Malformed frame", expert.group.MALFORMED, expert.severity.ERROR)
+link.experts = { lk_malformed }
 
 function link.dissector(tvb, pinfo, tree)
   if tvb:len() < 1 then return 0 end
@@ -373,7 +389,7 @@ function link.dissector(tvb, pinfo, tree)
   local e = tvb(0, 1):uint()
   local rest = tvb(1):tvb()
   if e == 1 then
-    eth_dissector:call(rest, pinfo, tree)
+    call_sub(function() eth_dissector:call(rest, pinfo, tree) end, t, lk_malformed)
   elseif e == 2 then
     axon.dissector(rest, pinfo, tree)
   end
