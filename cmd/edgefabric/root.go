@@ -13,6 +13,7 @@ import (
 // commands lists every verb, one file each. Keep it explicit.
 var commands = []func() *cobra.Command{
 	newTopoCmd,
+	newSimCmd,
 	newUpCmd,
 	newDownCmd,
 	newExecCmd,

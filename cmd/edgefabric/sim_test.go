@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const ringScenario = `
+topology: ring:3
+scheme: stp
+params: {forward_delay: 4s, max_age: 6s, hello: 1s}
+duration: 20s
+workloads:
+  - ping: {from: h1, to: h6, count: 5, interval: 500ms, at: 9s}
+  - tcp: {from: h2, to: h5, bytes: 1MB, at: 10s}
+failures:
+  - {at: 12s, node: s3, down}
+`
+
+func TestSimCommand(t *testing.T) {
+	dir := t.TempDir()
+	p := writeFile(t, dir, "ring.yaml", ringScenario)
+	code, out, errs := runCLI(t, "sim", p, "--json", "--pcap", filepath.Join(dir, "caps"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var res struct {
+		TraceHash string `json:"trace_hash"`
+		Events    uint64 `json:"events"`
+		Flows     []struct {
+			Kind          string   `json:"kind"`
+			Done          bool     `json:"done"`
+			Loss          *float64 `json:"loss"`
+			ThroughputBps float64  `json:"throughput_bps"`
+		} `json:"flows"`
+		Captures []string `json:"captures"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("bad JSON: %v\n%s", err, out)
+	}
+	if len(res.TraceHash) != 16 || res.Events == 0 || len(res.Flows) != 2 || len(res.Captures) != 6 {
+		t.Fatalf("result %+v", res)
+	}
+	if !res.Flows[0].Done || *res.Flows[0].Loss != 0 || !res.Flows[1].Done || res.Flows[1].ThroughputBps < 1e8 {
+		t.Errorf("flows %+v", res.Flows)
+	}
+	// Text output carries the same hash; --seed changes the run.
+	code, out, _ = runCLI(t, "sim", p)
+	if code != 0 || !strings.Contains(out, "trace_hash "+res.TraceHash) || !strings.Contains(out, "aggregate:") {
+		t.Errorf("text output (exit %d):\n%s", code, out)
+	}
+	code, out, _ = runCLI(t, "sim", p, "--seed", "99", "--trace", "headers")
+	if code != 0 || strings.Contains(out, res.TraceHash) {
+		t.Errorf("--seed 99 --trace headers gave the same hash or failed (exit %d)", code)
+	}
+}
+
+// The same scenario in another process gives the same trace_hash.
+func TestSimDeterministicAcrossProcesses(t *testing.T) {
+	if p := os.Getenv("EF_SIM_HELPER"); p != "" {
+		code := run([]string{"sim", "--json", p}, os.Stdout, os.Stderr)
+		os.Exit(code)
+	}
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := t.TempDir()
+	p := writeFile(t, dir, "ring.yaml", ringScenario)
+	hash := func() string {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestSimDeterministicAcrossProcesses$")
+		cmd.Env = append(os.Environ(), "EF_SIM_HELPER="+p)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("child: %v", err)
+		}
+		var res struct {
+			TraceHash string `json:"trace_hash"`
+		}
+		if err := json.Unmarshal(out, &res); err != nil || res.TraceHash == "" {
+			t.Fatalf("child output %q: %v", out, err)
+		}
+		return res.TraceHash
+	}
+	a, b := hash(), hash()
+	_, out, _ := runCLI(t, "sim", p, "--json")
+	if a != b || !strings.Contains(out, `"trace_hash": "`+a+`"`) {
+		t.Fatalf("trace_hash differs across processes: %s %s, in-process %s", a, b, out[:min(len(out), 400)])
+	}
+}
+
+func TestSimBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.yaml", ringScenario)
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no args", []string{"sim"}, "takes 1 argument"},
+		{"two args", []string{"sim", good, good}, "takes 1 argument"},
+		{"missing file", []string{"sim", filepath.Join(dir, "nope.yaml")}, "no such file"},
+		{"bad yaml", []string{"sim", writeFile(t, dir, "bad.yaml", "topology: [\n")}, "bad scenario"},
+		{"bad field", []string{"sim", writeFile(t, dir, "f.yaml", "topology: ring:3\nscheme: stp\nduration: 1s\nworkloads:\n  - ping: {from: h1, to: h99}\n")}, "f.yaml:5: workloads[0].ping.to: bad scenario: unknown node \"h99\""},
+		{"bad scheme param", []string{"sim", writeFile(t, dir, "p.yaml", "topology: ring:3\nscheme: stp\nparams: {hello: soon}\nduration: 1s\n")}, "scheme stp"},
+		{"bad trace", []string{"sim", good, "--trace", "some"}, "--trace"},
+		{"bad seed", []string{"sim", good, "--seed", "-1"}, "invalid argument"},
+		{"bad flag", []string{"sim", good, "--colour"}, "unknown flag"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := runCLI(t, c.args...)
+			if code != 2 || !strings.Contains(errs, c.want) {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q", code, errs, c.want)
+			}
+		})
+	}
+}
+
+// The shipped examples parse and run.
+func TestSimExamples(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if testing.Short() && strings.Contains(f, "fattree") {
+				t.Skip("long")
+			}
+			code, out, errs := runCLI(t, "sim", f)
+			if code != 0 || !strings.Contains(out, "trace_hash") {
+				t.Fatalf("exit %d: %s%s", code, errs, out)
+			}
+		})
+	}
+}
