@@ -67,6 +67,13 @@ type Config struct {
 	// ARPQueue bounds the frames waiting for one address's resolution;
 	// overflow is dropped and counted. Default 256.
 	ARPQueue int
+	// TxQueue bounds the bytes TCP may have waiting in the NIC's transmit
+	// queue, like Linux's TCP small queues with qdisc backpressure: a real
+	// host does not lose its own segments at its NIC, it stops the socket.
+	// The host tracks the backlog from the link rate the engine reports
+	// (PortInfo.Rate; without one there is no limit). Default 128 KiB;
+	// negative turns it off.
+	TxQueue int
 	// NoSink turns off the TCP sink that accepts connections on any port;
 	// connections are then accepted only on ports given to Listen (and on
 	// RRPort), and other SYNs get a reset.
@@ -90,6 +97,9 @@ func (c *Config) defaults() {
 	}
 	if c.ARPRetryInterval <= 0 {
 		c.ARPRetryInterval = DefaultARPRetryInterval
+	}
+	if c.TxQueue == 0 {
+		c.TxQueue = 128 << 10
 	}
 	if c.ARPQueue <= 0 {
 		c.ARPQueue = DefaultARPQueue
@@ -126,6 +136,58 @@ type Host struct {
 	dhcp *dhcpClient
 
 	pool allocator // the engine's frame pool, when it has one
+
+	// The NIC's transmit queue, as the host models it for backpressure:
+	// the link rate and when the frames sent so far will have left.
+	nicRate int64
+	nicFree element.Time
+	txWait  []*TCPConn // connections stopped by a full queue
+	txTimer bool
+}
+
+// wireOverhead is what Ethernet adds to each frame on the wire: preamble
+// and start delimiter, FCS, inter-frame gap.
+const wireOverhead = 8 + 4 + 12
+
+// txBacklog returns the bytes still waiting in the NIC's queue.
+func (h *Host) txBacklog() int64 {
+	if h.nicRate <= 0 {
+		return 0
+	}
+	d := h.nicFree - h.env.Now()
+	if d <= 0 {
+		return 0
+	}
+	return int64(float64(d) * float64(h.nicRate) / 8 / float64(element.Second))
+}
+
+// txFull reports whether TCP must wait for the NIC queue to drain, and if
+// so queues c to be pushed again once it is half empty.
+func (h *Host) txFull(c *TCPConn) bool {
+	if h.cfg.TxQueue < 0 || h.nicRate <= 0 || h.txBacklog() < int64(h.cfg.TxQueue) {
+		return false
+	}
+	if !c.txWaiting {
+		c.txWaiting = true
+		h.txWait = append(h.txWait, c)
+		h.ctr.Inc("tcp_tx_queue_full")
+	}
+	if !h.txTimer {
+		h.txTimer = true
+		half := element.Time(float64(h.cfg.TxQueue/2) * 8 * float64(element.Second) / float64(h.nicRate))
+		h.env.After(max(h.nicFree-half-h.env.Now(), 0), h.txDrained)
+	}
+	return true
+}
+
+func (h *Host) txDrained() {
+	h.txTimer = false
+	w := h.txWait
+	h.txWait = nil
+	for _, c := range w {
+		c.txWaiting = false
+		c.push()
+	}
 }
 
 // allocator is the optional frame-buffer pool an engine's Env may offer
@@ -196,6 +258,7 @@ func (h *Host) Attach(env element.Env, ports []element.PortInfo) {
 	for _, p := range ports {
 		if p.Port == 1 {
 			h.linkUp = p.Up
+			h.nicRate = p.Rate
 		}
 	}
 	env.After(0, h.start)
@@ -248,6 +311,11 @@ func (h *Host) send(f []byte) {
 	}
 	h.ctr.Inc("tx_frames")
 	h.ctr.Add("tx_bytes", uint64(len(f)))
+	if h.nicRate > 0 {
+		now := h.env.Now()
+		wireLen := max(len(f), 60) + wireOverhead
+		h.nicFree = max(h.nicFree, now) + element.Time(int64(wireLen)*8*int64(element.Second)/h.nicRate)
+	}
 	h.env.Send(1, f)
 }
 

@@ -164,6 +164,8 @@ type TCPConn struct {
 	ackDue   bool
 	delack   bool // delayed-ACK timer pending
 
+	txWaiting bool // parked until the NIC queue drains
+
 	rxmt  *[16]uint32 // sequence numbers of recent retransmissions
 	rxmtI int
 
@@ -508,6 +510,9 @@ func (c *TCPConn) push() {
 				return
 			}
 			n = avail
+		}
+		if c.h.txFull(c) {
+			return
 		}
 		fin := c.finQueued && c.sndNxt+n == c.sndEnd
 		c.transmit(c.sndNxt, n, fin)
