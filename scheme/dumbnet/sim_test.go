@@ -20,8 +20,10 @@ type lab struct {
 	g     *topo.Graph
 	s     *sim.Sim
 	f     *dumbnet.Fabric
-	hosts map[topo.NodeID]*host.Host
+	hosts map[topo.NodeID]*hostT
 }
+
+type hostT = host.Host
 
 func newLab(t testing.TB, spec string, params map[string]string) *lab {
 	t.Helper()
@@ -51,17 +53,23 @@ func newLabGraph(t testing.TB, g *topo.Graph, params map[string]string) *lab {
 			}
 			continue
 		}
-		mac, ip, err := g.HostAddr(n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h := host.New(host.Config{Name: g.Node(n).Name, MAC: mac, IP: ip})
-		l.hosts[n] = h
-		if err := s.PlaceHost(n, f.Element(n), h); err != nil {
-			t.Fatal(err)
-		}
+		l.placeHost(t, n)
 	}
 	return l
+}
+
+// placeHost puts a host stack behind the fabric's agent on host n.
+func (l *lab) placeHost(t testing.TB, n topo.NodeID) {
+	t.Helper()
+	mac, ip, err := l.g.HostAddr(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := host.New(host.Config{Name: l.g.Node(n).Name, MAC: mac, IP: ip})
+	l.hosts[n] = h
+	if err := l.s.PlaceHost(n, l.f.Element(n), h); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // discover runs the simulation until the controller has finished.
@@ -107,7 +115,12 @@ func (l *lab) pingAll(t testing.TB) (ok, total int, failed []string) {
 		app      *host.PingApp
 	}
 	var runs []run
-	hosts := l.g.Nodes(topo.Host)
+	var hosts []topo.NodeID
+	for _, h := range l.g.Nodes(topo.Host) {
+		if l.hosts[h] != nil {
+			hosts = append(hosts, h)
+		}
+	}
 	l.s.At(l.s.Now(), func() {
 		for _, a := range hosts {
 			for _, b := range hosts {

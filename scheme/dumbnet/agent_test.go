@@ -1,0 +1,216 @@
+package dumbnet
+
+import (
+	"bytes"
+	"net/netip"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+var (
+	ipA = netip.MustParseAddr("10.0.0.1")
+	ipB = netip.MustParseAddr("10.0.0.2")
+)
+
+// newTestAgent attaches an agent with NIC 1 and Local port 2, and tells it
+// where the controller is.
+func newTestAgent() (*Agent, *fakeEnv) {
+	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1})
+	env := newFakeEnv()
+	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+	a.setController(macB, []uint8{3, 1})
+	return a, env
+}
+
+// reply answers the agent's outstanding query as the controller would:
+// both hosts on one switch 0x10, A on port 1, B on port 2.
+func reply(a *Agent, id uint32) {
+	a.pathReply(&wire.DumbNetPathReply{QueryID: id, Version: 1, Src: macA, Dst: macB, SrcSwitch: 0x10, SrcPort: 1, DstSwitch: 0x10, DstPort: 2})
+}
+
+func TestAgentAnswersARPAndPushesPath(t *testing.T) {
+	a, env := newTestAgent()
+	req := wire.ARP{Op: wire.ARPRequest, SenderMAC: macA, SenderIP: ipA, TargetIP: ipB}
+	f, _ := wire.AppendARPFrame(nil, wire.Broadcast, 0, &req)
+	a.Receive(2, f)
+	out := env.take()
+	if len(out) != 1 || out[0].port != 1 {
+		t.Fatalf("sent %v, want one path query on the NIC", out)
+	}
+	_, _, payload, err := wire.ParseDumbNet(out[0].frame)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q wire.DumbNetPathQuery
+	if err := q.DecodeFromBytes(payload); err != nil || q.DstIP != ipB || q.Src != macA {
+		t.Fatalf("query %+v err %v", q, err)
+	}
+	reply(a, q.QueryID)
+	out = env.take()
+	if len(out) != 1 || out[0].port != 2 {
+		t.Fatalf("sent %v, want the ARP reply to the stack", out)
+	}
+	rep, err := wire.DecodeARP(out[0].frame)
+	if err != nil || rep.Op != wire.ARPReply || rep.SenderMAC != macB || rep.SenderIP != ipB {
+		t.Fatalf("ARP reply %+v err %v", rep, err)
+	}
+	// Data to B gets the path pushed: port 2 of the shared switch.
+	data := wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, make([]byte, 40))
+	a.Receive(2, data)
+	out = env.take()
+	if len(out) != 1 || out[0].port != 1 {
+		t.Fatalf("sent %v", out)
+	}
+	tags, inner, _, err := wire.ParseDumbNet(out[0].frame)
+	if err != nil || !bytes.Equal(tags, []uint8{2}) || inner != wire.EtherTypeIPv4 {
+		t.Fatalf("pushed tags %v inner %#x err %v", tags, inner, err)
+	}
+}
+
+func TestAgentStripsAndDrops(t *testing.T) {
+	a, env := newTestAgent()
+	good := wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{0xff, 0x08, 0x00})
+	good = append(good, make([]byte, 40)...)
+	a.Receive(1, good)
+	out := env.take()
+	want := wire.AppendEthernet(nil, macA, macB, wire.EtherTypeIPv4, make([]byte, 40))
+	if len(out) != 1 || out[0].port != 2 || !bytes.Equal(out[0].frame, want) {
+		t.Fatalf("delivered %v", out)
+	}
+	cases := []struct {
+		name, counter string
+		frame         []byte
+	}{
+		{"tags left", "drop_not_at_end", append(wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{4, 0xff, 0x08, 0x00}), make([]byte, 40)...)},
+		{"not for us", "drop_not_for_us", append(wire.AppendEthernet(nil, macB, macB, wire.EtherTypeDumbNet, []byte{0xff, 0x08, 0x00}), make([]byte, 40)...)},
+		{"no end marker", "drop_truncated", wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{1, 2})},
+		{"plain ethernet", "drop_not_dumbnet", wire.AppendEthernet(nil, macA, macB, wire.EtherTypeIPv4, make([]byte, 40))},
+		{"runt", "drop_truncated", []byte{1}},
+		{"forged reply", "drop_forged_reply", ctrl(t, macA, macA, &wire.DumbNetPathReply{QueryID: 9, Src: macA, Dst: macB})},
+		{"garbage control", "drop_bad_control", append(wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{0xff, 0x88, 0xb5}), 0x27, 1)},
+	}
+	for _, c := range cases {
+		before := a.Counters()[c.counter]
+		a.Receive(1, c.frame)
+		if got := a.Counters()[c.counter]; got != before+1 {
+			t.Errorf("%s: %s = %d, want %d (%v)", c.name, c.counter, got, before+1, a.Counters())
+		}
+		if out := env.take(); len(out) != 0 {
+			t.Errorf("%s: sent %v", c.name, out)
+		}
+	}
+}
+
+func ctrl(t *testing.T, dst, src wire.MAC, m wire.Message) []byte {
+	t.Helper()
+	b := wire.AppendEthernet(nil, dst, src, wire.EtherTypeDumbNet, []byte{0xff, 0x88, 0xb5})
+	b, err := m.AppendTo(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestAgentAnswersProbe(t *testing.T) {
+	a, env := newTestAgent()
+	pm := wire.DumbNetProbe{Seq: 5, SrcMAC: macB, SrcIP: ipB, Path: []uint8{1, 4, 2}}
+	payload, _ := pm.AppendTo(nil)
+	// Two tags consumed, "2" is the way back.
+	f := wire.AppendEthernet(nil, wire.Broadcast, macB, wire.EtherTypeDumbNet, []byte{2, 0xff, 0x88, 0xb5})
+	a.Receive(1, append(f, payload...))
+	out := env.take()
+	if len(out) != 1 || out[0].port != 1 {
+		t.Fatalf("sent %v", out)
+	}
+	tags, _, body, err := wire.ParseDumbNet(out[0].frame)
+	if err != nil || !bytes.Equal(tags, []uint8{2}) {
+		t.Fatalf("reply tags %v err %v", tags, err)
+	}
+	var r wire.DumbNetProbeReply
+	if err := r.DecodeFromBytes(body); err != nil || r.Seq != 5 || r.HostMAC != macA || r.Controller != macB || !bytes.Equal(r.Path, pm.Path) {
+		t.Fatalf("reply %+v err %v", r, err)
+	}
+	// A PM whose remaining tags are not the tail of its path is forged.
+	f = wire.AppendEthernet(nil, wire.Broadcast, macB, wire.EtherTypeDumbNet, []byte{3, 0xff, 0x88, 0xb5})
+	a.Receive(1, append(f, payload...))
+	if len(env.take()) != 0 || a.Counters()["drop_probe_inconsistent"] != 1 {
+		t.Fatalf("inconsistent PM answered: %v", a.Counters())
+	}
+}
+
+func TestAgentFailsOverOnNotification(t *testing.T) {
+	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 1})
+	env := newFakeEnv()
+	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+	a.setController(macB, []uint8{3, 1})
+	// Square: 1 -(p1/p1)- 2 -(p2/p1)- 4, 1 -(p2/p1)- 3 -(p2/p2)- 4; A on
+	// 1:9, B on 4:9. Primary through 2, backup through 3.
+	a.hold(macB, netip.Addr{}, nil, nil)
+	links := []wire.DumbNetLink{
+		{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
+		{A: 2, APort: 2, B: 4, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
+		{A: 1, APort: 2, B: 3, BPort: 1, Flags: wire.LinkUp | wire.LinkBackup},
+		{A: 3, APort: 2, B: 4, BPort: 2, Flags: wire.LinkUp | wire.LinkBackup},
+	}
+	a.pathReply(&wire.DumbNetPathReply{QueryID: 1, Version: 1, Src: macA, Dst: macB, SrcSwitch: 1, SrcPort: 9, DstSwitch: 4, DstPort: 9, Links: links})
+	e := a.table.Lookup(macB)
+	if e == nil || !bytes.Equal(e.Paths[0], []uint8{1, 2, 9}) || !bytes.Equal(e.Backup, []uint8{2, 2, 9}) {
+		t.Fatalf("entry %+v", e)
+	}
+	if err := a.cache.Verify([]uint8{2, 2, 9}, macB); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.cache.Verify([]uint8{2, 1, 9}, macB); err == nil {
+		t.Fatal("verify accepted a path that ends on the wrong switch")
+	}
+	m := wire.DumbNetPortStatus{SwitchID: 2, Port: 2, State: wire.PortDown, HopLimit: 4, Seq: 1}
+	f, _ := wire.AppendControlFrame(nil, wire.Broadcast, macB, &m)
+	env.take()
+	a.Receive(1, f)
+	e = a.table.Lookup(macB)
+	if e == nil || !bytes.Equal(e.Paths[0], []uint8{2, 2, 9}) {
+		t.Fatalf("after failure entry %+v", e)
+	}
+	if err := a.cache.Verify([]uint8{1, 2, 9}, macB); err == nil {
+		t.Fatal("verify accepted a path over the failed link")
+	}
+	// The notification is flooded to the controller and to B.
+	out := env.take()
+	if len(out) != 1 {
+		t.Fatalf("flooded %d frames, want 1 (B is the controller here)", len(out))
+	}
+	// The same notification again is a duplicate.
+	a.Receive(1, f)
+	if a.Counters()["notify_duplicate"] != 1 || len(env.take()) != 0 {
+		t.Fatalf("duplicate handled: %v", a.Counters())
+	}
+}
+
+func FuzzAgentReceive(f *testing.F) {
+	pm := wire.DumbNetProbe{Seq: 5, SrcMAC: macB, SrcIP: ipB, Path: []uint8{1, 4, 2}}
+	payload, _ := pm.AppendTo(nil)
+	fr := wire.AppendEthernet(nil, wire.Broadcast, macB, wire.EtherTypeDumbNet, []byte{2, 0xff, 0x88, 0xb5})
+	f.Add(uint8(1), append(fr, payload...))
+	f.Add(uint8(1), append(wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{0xff, 0x08, 0x00}), make([]byte, 20)...))
+	m := wire.DumbNetPortStatus{SwitchID: 2, Port: 2, State: wire.PortDown, HopLimit: 4, Seq: 1}
+	c, _ := wire.AppendControlFrame(nil, wire.Broadcast, macB, &m)
+	f.Add(uint8(1), c)
+	req := wire.ARP{Op: wire.ARPRequest, SenderMAC: macA, SenderIP: ipA, TargetIP: ipB}
+	arp, _ := wire.AppendARPFrame(nil, wire.Broadcast, 0, &req)
+	f.Add(uint8(2), arp)
+	rep, _ := (&wire.DumbNetPathReply{QueryID: 1, Src: macA, Dst: macB, Links: []wire.DumbNetLink{{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp}}}).AppendTo(nil)
+	f.Add(uint8(1), append(wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{0xff, 0x88, 0xb5}), rep...))
+	f.Fuzz(func(t *testing.T, port uint8, frame []byte) {
+		a, env := newTestAgent()
+		a.hold(macB, netip.Addr{}, nil, nil)
+		a.Receive(element.Port(port%2+1), frame)
+		env.advance(element.Second)
+		for _, o := range env.take() {
+			if o.port != 1 && o.port != 2 {
+				t.Fatalf("sent on port %d", o.port)
+			}
+		}
+	})
+}

@@ -1,0 +1,175 @@
+package dumbnet_test
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
+	"github.com/edgefabric/edgefabric/sim"
+	"github.com/edgefabric/edgefabric/topo"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// forger replaces a host's agent and stack: it answers probing messages
+// claiming another host's identity, and injects malformed and forged
+// frames when told to.
+type forger struct {
+	env      element.Env
+	claimMAC wire.MAC
+	claimIP  netip.Addr
+	answered int
+}
+
+func (f *forger) Attach(env element.Env, _ []element.PortInfo) { f.env = env }
+func (f *forger) LinkChange(element.Port, bool)                {}
+func (f *forger) Receive(p element.Port, frame []byte) {
+	tags, inner, payload, err := wire.ParseDumbNet(frame)
+	if err != nil || len(tags) == 0 || inner != wire.EtherTypeLocalExp || tags[0] == 0 {
+		return
+	}
+	var pm wire.DumbNetProbe
+	if pm.DecodeFromBytes(payload) != nil {
+		return
+	}
+	rep := wire.DumbNetProbeReply{Seq: pm.Seq, HostMAC: f.claimMAC, HostIP: f.claimIP, Path: pm.Path}
+	b := wire.AppendEthernet(nil, pm.SrcMAC, f.claimMAC, wire.EtherTypeDumbNet, nil)
+	h := wire.DumbNetHeader{Tags: slices.Clone(tags), InnerType: wire.EtherTypeLocalExp}
+	b, _ = h.AppendTo(b)
+	b, _ = rep.AppendTo(b)
+	f.answered++
+	f.env.Send(p, b)
+}
+
+func TestForgedFramesDroppedAndCounted(t *testing.T) {
+	g, err := topo.Parse("fattree:4", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rogue, _ := g.Lookup("h16")
+	victim, _ := g.Lookup("h2")
+	neighbour, _ := g.Lookup("h15")
+	vmac, vip, _ := g.HostAddr(victim)
+	nmac, _, _ := g.HostAddr(neighbour)
+	f, err := dumbnet.New(g, scheme.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(g, sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lab{g: g, s: s, f: f, hosts: map[topo.NodeID]*hostT{}}
+	fg := &forger{claimMAC: wire.MAC(vmac), claimIP: vip.Addr()}
+	for i := range g.NumNodes() {
+		n := topo.NodeID(i)
+		switch {
+		case n == rogue:
+			if err := s.Place(n, fg); err != nil {
+				t.Fatal(err)
+			}
+		case g.Node(n).Kind == topo.Switch:
+			if err := s.Place(n, f.Element(n)); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			l.placeHost(t, n)
+		}
+	}
+	l.discover(t)
+	if fg.answered == 0 {
+		t.Fatal("the forger was never probed")
+	}
+	// Discovery found everything but the rogue host, and kept the victim
+	// where it really is.
+	want, _ := dumbnet.Expected(g)
+	want.Hosts = slices.DeleteFunc(want.Hosts, func(h dumbnet.HostLoc) bool { return h.IP == hostIP(g, rogue) })
+	if d := f.Controller().Topology().Diff(want); len(d) > 0 {
+		t.Fatalf("discovery differs:\n%s", strings.Join(d, "\n"))
+	}
+	if got := f.Agent(f.ControllerNode()).Counters()["drop_identity_conflict"]; got != 1 {
+		t.Fatalf("drop_identity_conflict = %d, want 1", got)
+	}
+
+	// Malformed and forged frames from the rogue host.
+	edge, _ := g.Peer(rogue, 1)
+	nport, _ := g.Peer(neighbour, 1)
+	src := wire.MAC{0x02, 0xba, 0xd0, 0, 0, 1}
+	frames := [][]byte{
+		// A tag stack cut short: no end marker.
+		wire.AppendEthernet(nil, wire.MAC(nmac), src, wire.EtherTypeDumbNet, []byte{1, 2, 3}),
+		// A tag naming a port the edge switch does not have.
+		tagFrame(t, wire.MAC(nmac), src, []uint8{200}, wire.EtherTypeIPv4, make([]byte, 40)),
+		// A port notification with an oversized hop count.
+		statusFrame(t, src, 200),
+		// A frame that reaches a host with tags left.
+		tagFrame(t, wire.MAC(nmac), src, []uint8{uint8(nport.Port), 7}, wire.EtherTypeIPv4, make([]byte, 40)),
+		// A topology patch that does not come from the controller.
+		ctrlFrame(t, wire.MAC(nmac), src, []uint8{uint8(nport.Port)}, &wire.DumbNetTopoPatch{Version: 99, Links: []wire.DumbNetLink{{A: 1, APort: 1, B: 2, BPort: 1}}}),
+	}
+	swBefore := f.Switch(edge.Node).Counters()
+	agBefore := f.Agent(neighbour).Counters()
+	s.At(s.Now(), func() {
+		for _, fr := range frames {
+			fg.env.Send(1, fr)
+		}
+	})
+	s.Run(s.Now() + 10*element.Millisecond)
+	sw := f.Switch(edge.Node).Counters()
+	for _, c := range []string{"drop_truncated", "drop_bad_port", "drop_hop_limit"} {
+		if sw[c]-swBefore[c] != 1 {
+			t.Errorf("edge switch %s = %d, want 1 (%v)", c, sw[c], sw)
+		}
+	}
+	ag := f.Agent(neighbour).Counters()
+	for _, c := range []string{"drop_not_at_end", "drop_forged_patch"} {
+		if ag[c]-agBefore[c] != 1 {
+			t.Errorf("h15 agent %s = %d, want 1 (%v)", c, ag[c], ag)
+		}
+	}
+
+	// The fabric keeps working among the honest hosts.
+	ok, total, failed := l.pingAll(t)
+	if ok != total {
+		t.Fatalf("%d/%d pairs answered after forged input; failed: %v", ok, total, failed)
+	}
+}
+
+func hostIP(g *topo.Graph, n topo.NodeID) netip.Addr {
+	_, ip, _ := g.HostAddr(n)
+	return ip.Addr()
+}
+
+func tagFrame(t *testing.T, dst, src wire.MAC, tags []uint8, inner uint16, payload []byte) []byte {
+	t.Helper()
+	b := wire.AppendEthernet(nil, dst, src, wire.EtherTypeDumbNet, nil)
+	h := wire.DumbNetHeader{Tags: tags, InnerType: inner}
+	b, err := h.AppendTo(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, payload...)
+}
+
+func ctrlFrame(t *testing.T, dst, src wire.MAC, tags []uint8, m wire.Message) []byte {
+	t.Helper()
+	b := tagFrame(t, dst, src, tags, wire.EtherTypeLocalExp, nil)
+	b, err := m.AppendTo(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func statusFrame(t *testing.T, src wire.MAC, hops uint8) []byte {
+	t.Helper()
+	m := wire.DumbNetPortStatus{SwitchID: 1, Port: 1, State: wire.PortDown, HopLimit: hops, Seq: 1}
+	b, err := wire.AppendControlFrame(nil, wire.Broadcast, src, &m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
