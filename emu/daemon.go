@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -461,6 +462,13 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("emu: spawn: %w: no command", ErrBadOption)
 	}
+	// Refuse before touching anything: the daemon would refuse too, but
+	// only after this had truncated the running lab's log.
+	if labs, err := Labs(); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	} else if slices.Contains(labs, name) {
+		return fmt.Errorf("emu: lab %q: %w (run 'edgefabric status %s', or 'edgefabric down %s' to remove it)", name, ErrLabExists, name, name)
+	}
 	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
 		return fmt.Errorf("emu: %w", err)
 	}
@@ -500,7 +508,7 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 		if m == "" {
 			return fmt.Errorf("emu: lab %s: %w died before it was ready; log %s:\n%s", name, ErrDaemon, LogPath(name), tail(LogPath(name), 20))
 		}
-		return fmt.Errorf("emu: lab %s: %s", name, strings.TrimPrefix(m, "error: "))
+		return errors.New(strings.TrimPrefix(m, "error: "))
 	case <-ctx.Done():
 		cmd.Process.Signal(unix.SIGTERM)
 		select {
