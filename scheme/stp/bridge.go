@@ -715,7 +715,7 @@ func (b *Bridge) recordConfigTimeoutValues(c *BPDU) {
 	b.maxAge = c.MaxAge.Time()
 	b.hello = c.HelloTime.Time()
 	b.fwdDelay = c.ForwardDelay.Time()
-	b.tc = c.TC
+	b.setTC(c.TC)
 }
 
 // configBPDUGeneration is §8.6.4.
@@ -965,7 +965,20 @@ func (b *Bridge) tcnTimerExpiry() {
 
 func (b *Bridge) topologyChangeTimerExpiry() {
 	b.tcDet = false
-	b.tc = false
+	b.setTC(false)
+}
+
+// setTC sets the topology change flag. When it clears, entries that went
+// unused for longer than the forward delay while it was set are deleted:
+// under the standard's continuous aging they died during the change, and
+// the lazy aging of lookups may not have met them.
+func (b *Bridge) setTC(tc bool) {
+	if b.tc && !tc {
+		if n := b.fdb.sweep(b.env.Now(), b.fwdDelay); n > 0 {
+			b.ctr.Add("aged_out", uint64(n))
+		}
+	}
+	b.tc = tc
 }
 
 func (b *Bridge) holdTimerExpiry(p *port) {

@@ -285,7 +285,7 @@ func TestBadFramesCounted(t *testing.T) {
 
 func TestLearningAndAging(t *testing.T) {
 	n := newFakeNet(t, star(t, 3), map[string]string{"aging": "60s", "max_entries": "2"})
-	n.runUntil(31 * sec)
+	n.runUntil(66 * sec) // after the topology change of 30 s to 65 s
 	s1 := n.bridge("s1")
 	h1, h2 := n.hostMAC("h1"), n.hostMAC("h2")
 
@@ -418,4 +418,24 @@ func FuzzReceive(f *testing.F) {
 		}
 		n.run(40 * sec)
 	})
+}
+
+// An entry that outlives the forward delay during a topology change is
+// gone when the change ends, even if nothing looked it up meanwhile.
+func TestShortAgingWithoutLookup(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	n.runUntil(70 * sec)
+	s1 := n.bridge("s1")
+	n.sendFrom("h1", n.hostMAC("h2"), "x")
+	n.run(us)
+	n.runUntil(71 * sec)
+	n.inject("h2", AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeTCN})) // TC from 71 s to 106 s
+	n.run(us)
+	n.runUntil(106*sec + 2*us)
+	if s1.Status().TopologyChange {
+		t.Fatal("topology change still on")
+	}
+	if s1.Entries() != 0 {
+		t.Fatalf("%d entries left after a topology change longer than forward delay", s1.Entries())
+	}
 }

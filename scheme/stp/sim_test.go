@@ -1,0 +1,329 @@
+package stp_test
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/host"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/all"
+	"github.com/edgefabric/edgefabric/scheme/stp"
+	"github.com/edgefabric/edgefabric/sim"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// Integration tests: the stp scheme, taken from the registry like the CLI
+// takes it, on topologies from the topo generators, in the simulator, with
+// the real host stack on every host.
+
+const sec = element.Second
+
+type lab struct {
+	t     *testing.T
+	g     *topo.Graph
+	s     *sim.Sim
+	fab   *stp.Fabric
+	hosts map[topo.NodeID]*host.Host
+}
+
+func newLab(t *testing.T, spec string, params map[string]string) *lab {
+	t.Helper()
+	g, err := topo.Parse(spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch, err := all.Registry().Get("stp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sch.New(g, scheme.Options{Seed: 1, Params: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(g, sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &lab{t: t, g: g, s: s, fab: f.(*stp.Fabric), hosts: map[topo.NodeID]*host.Host{}}
+	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
+		e := f.Element(n)
+		if g.Node(n).Kind != topo.Host {
+			if e == nil {
+				t.Fatalf("no bridge on %s", g.Node(n).Name)
+			}
+			if err := s.Place(n, e); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		mac, ip, err := g.HostAddr(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := host.New(host.Config{Name: g.Node(n).Name, MAC: mac, IP: ip})
+		l.hosts[n] = h
+		if err := s.PlaceHost(n, e, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l
+}
+
+func (l *lab) id(name string) topo.NodeID {
+	n, ok := l.g.Lookup(name)
+	if !ok {
+		l.t.Fatalf("no node %q", name)
+	}
+	return n
+}
+
+func (l *lab) bridge(name string) *stp.Bridge { return l.fab.Bridge(l.id(name)) }
+
+func (l *lab) ip(n topo.NodeID) netip.Addr {
+	_, p, _ := l.g.HostAddr(n)
+	return p.Addr()
+}
+
+func (l *lab) link(a, b string) topo.LinkID {
+	ia, ib := l.id(a), l.id(b)
+	for _, lk := range l.g.Ports(ia) {
+		if lk != topo.NoLink && l.g.Link(lk).Other(ia).Node == ib {
+			return lk
+		}
+	}
+	l.t.Fatalf("no link %s-%s", a, b)
+	return topo.NoLink
+}
+
+// expectedRoles computes the converged tree from global knowledge, as an
+// oracle independent of the distributed protocol: root path costs by
+// shortest paths from the lowest bridge ID, each bridge's root port as the
+// lowest (cost through it, neighbour ID, neighbour port ID, own port ID),
+// and on every bridge-to-bridge link the designated end as the lower
+// (root path cost, bridge ID, port ID). Host-facing ports are designated.
+func expectedRoles(g *topo.Graph, fab *stp.Fabric) map[topo.End]stp.Role {
+	var root topo.NodeID = -1
+	var bridges []topo.NodeID
+	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
+		if b := fab.Bridge(n); b != nil {
+			bridges = append(bridges, n)
+			if root < 0 || b.ID() < fab.Bridge(root).ID() {
+				root = n
+			}
+		}
+	}
+	const inf = ^uint64(0)
+	cost := make([]uint64, g.NumNodes())
+	for i := range cost {
+		cost[i] = inf
+	}
+	cost[root] = 0
+	// Bellman-Ford is plenty for test-sized graphs.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range bridges {
+			for i, lk := range g.Ports(n) {
+				if lk == topo.NoLink {
+					continue
+				}
+				peer := g.Link(lk).Other(n)
+				if fab.Bridge(peer.Node) == nil || cost[peer.Node] == inf {
+					continue
+				}
+				c := cost[peer.Node] + uint64(stp.PathCostForRate(g.Link(lk).Rate))
+				if c < cost[n] {
+					cost[n], changed = c, true
+				}
+				_ = i
+			}
+		}
+	}
+	pid := func(e topo.End) stp.PortID { return stp.MakePortID(stp.DefaultPortPriority, e.Port) }
+	roles := map[topo.End]stp.Role{}
+	for _, n := range bridges {
+		var best topo.End
+		var bestKey [4]uint64
+		for i, lk := range g.Ports(n) {
+			if lk == topo.NoLink {
+				continue
+			}
+			me := topo.End{Node: n, Port: element.Port(i + 1)}
+			peer := g.Link(lk).Other(n)
+			if fab.Bridge(peer.Node) == nil {
+				roles[me] = stp.RoleDesignated
+				continue
+			}
+			// Designated end of this link.
+			mine := [3]uint64{cost[n], uint64(fab.Bridge(n).ID()), uint64(pid(me))}
+			theirs := [3]uint64{cost[peer.Node], uint64(fab.Bridge(peer.Node).ID()), uint64(pid(peer))}
+			if less3(mine, theirs) {
+				roles[me] = stp.RoleDesignated
+				continue
+			}
+			roles[me] = stp.RoleBlocked
+			if n == root {
+				continue
+			}
+			key := [4]uint64{cost[peer.Node] + uint64(stp.PathCostForRate(g.Link(lk).Rate)), uint64(fab.Bridge(peer.Node).ID()), uint64(pid(peer)), uint64(pid(me))}
+			if best.Port == 0 || less4(key, bestKey) {
+				best, bestKey = me, key
+			}
+		}
+		if n != root {
+			roles[best] = stp.RoleRoot
+		}
+	}
+	return roles
+}
+
+func less3(a, b [3]uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+func less4(a, b [4]uint64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// checkConverged asserts the exact converged state: every port's role as
+// the oracle says, root and designated ports forwarding, the rest
+// blocking, and the forwarding links one spanning tree over all nodes.
+func (l *lab) checkConverged() (blocked []string) {
+	l.t.Helper()
+	want := expectedRoles(l.g, l.fab)
+	for n := topo.NodeID(0); int(n) < l.g.NumNodes(); n++ {
+		b := l.fab.Bridge(n)
+		if b == nil {
+			continue
+		}
+		for _, ps := range b.Status().Ports {
+			e := topo.End{Node: n, Port: ps.Port}
+			if _, ok := l.g.PortLink(n, ps.Port); !ok {
+				continue
+			}
+			wantState := stp.Forwarding
+			if want[e] == stp.RoleBlocked {
+				wantState = stp.Blocking
+				blocked = append(blocked, fmt.Sprintf("%s:%d", l.g.Node(n).Name, ps.Port))
+			}
+			if ps.Role != want[e] || ps.State != wantState {
+				l.t.Errorf("%s:%d is %v/%v, want %v/%v", l.g.Node(n).Name, ps.Port, ps.Role, ps.State, want[e], wantState)
+			}
+		}
+	}
+	if err := l.fab.CheckTree(); err != nil {
+		l.t.Error(err)
+	}
+	return blocked
+}
+
+// pingAll starts, at time at, one ping from every host to every other,
+// each source 20 ms after the previous so that ARP broadcasts do not all
+// meet in one queue.
+func (l *lab) pingAll(at element.Time) *[]*host.PingApp {
+	apps := &[]*host.PingApp{}
+	var hs []topo.NodeID
+	for n := topo.NodeID(0); int(n) < l.g.NumNodes(); n++ {
+		if l.hosts[n] != nil {
+			hs = append(hs, n)
+		}
+	}
+	for i, src := range hs {
+		l.s.At(at+element.Time(i)*20*element.Millisecond, func() {
+			for _, dst := range hs {
+				if dst != src {
+					*apps = append(*apps, l.hosts[src].Ping(l.ip(dst), 1, sec))
+				}
+			}
+		})
+	}
+	return apps
+}
+
+func TestSimConvergence(t *testing.T) {
+	for _, c := range []struct {
+		spec    string
+		blocked []string // exact, in node order
+	}{
+		// s1 is root; s3's port toward s2 blocks (s2's ID is lower).
+		{"ring:3", []string{"s3:3"}},
+		// TS is root; the cross-connects block at the higher-ID end.
+		{"spain-testbed", []string{"S2:30", "S3:31", "S3:32"}},
+		// Cores s1..s4, aggregation s5..s12, edges s13..s20; root s1.
+		// 32 switch links, 20 switches: 13 links blocked. Core s2
+		// hangs off s5, s3 and s4 off s6; s6, s8, s10, s12 reach the
+		// root through their pod's first edge switch.
+		{"fattree:4", []string{"s2:2", "s2:3", "s2:4", "s3:2", "s3:3", "s3:4", "s4:2", "s4:3", "s4:4", "s6:2", "s8:2", "s10:2", "s12:2"}},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			l := newLab(t, c.spec, nil)
+			// Nothing forwards before 2 × forward delay.
+			l.s.Run(30*sec - 1)
+			for n := topo.NodeID(0); int(n) < l.g.NumNodes(); n++ {
+				if b := l.fab.Bridge(n); b != nil {
+					for _, ps := range b.Status().Ports {
+						if ps.State == stp.Forwarding {
+							t.Fatalf("%s:%d forwarding before 30 s", l.g.Node(n).Name, ps.Port)
+						}
+					}
+				}
+			}
+			l.s.Run(30 * sec)
+			blocked := l.checkConverged()
+			if strings.Join(blocked, " ") != strings.Join(c.blocked, " ") {
+				t.Errorf("blocked ports %v, want %v", blocked, c.blocked)
+			}
+			switchLinks := 0
+			for lk := topo.LinkID(0); int(lk) < l.g.NumLinks(); lk++ {
+				if l.g.IsFabricLink(lk) {
+					switchLinks++
+				}
+			}
+			if want := switchLinks - (len(l.g.Nodes(topo.Switch)) - 1); len(blocked) != want {
+				t.Errorf("%d blocked ports, want %d (switch links - switches + 1)", len(blocked), want)
+			}
+			// Stable: the same tree minutes later.
+			l.s.Run(200 * sec)
+			if b2 := l.checkConverged(); strings.Join(b2, " ") != strings.Join(blocked, " ") {
+				t.Errorf("tree changed: %v then %v", blocked, b2)
+			}
+
+			// All-pairs ping over the tree.
+			apps := l.pingAll(201 * sec)
+			l.s.Run(210 * sec)
+			nh := len(l.hosts)
+			if len(*apps) != nh*(nh-1) {
+				t.Fatalf("%d pings started, want %d", len(*apps), nh*(nh-1))
+			}
+			for _, a := range *apps {
+				if r := a.Result(); r.Received != 1 || r.Error != "" {
+					t.Errorf("ping %s -> %s: %+v", r.Src, r.Dst, r)
+				}
+			}
+			// Every frame a bridge dropped is counted, and none was
+			// dropped for a reason other than a blocked port or
+			// the lack of another port (a flood arriving at a leaf).
+			for n := topo.NodeID(0); int(n) < l.g.NumNodes(); n++ {
+				if b := l.fab.Bridge(n); b != nil {
+					for k, v := range b.Counters() {
+						if strings.HasPrefix(k, "drop_") && k != "drop_port_blocked" && k != "drop_port_learning" && k != "drop_no_egress" && v > 0 {
+							t.Errorf("%s: %s = %d", l.g.Node(n).Name, k, v)
+						}
+					}
+				}
+			}
+		})
+	}
+}
