@@ -1,0 +1,114 @@
+package topo
+
+import (
+	"testing"
+)
+
+// slowDiameter is the textbook diameter of the forwarding graph: one BFS
+// per node.
+func slowDiameter(g *Graph) int {
+	c := g.fabric()
+	d := 0
+	dist := make([]int32, len(c.node))
+	for v := range c.node {
+		ecc, _ := c.bfs(int32(v), dist)
+		for _, x := range dist {
+			if x < 0 {
+				return -1
+			}
+		}
+		d = max(d, ecc)
+	}
+	return d
+}
+
+func TestDiameterMatchesBFS(t *testing.T) {
+	for _, spec := range []string{"jellyfish:130,7,3", "jellyfish:70,6,4", "torus:5,4,3,0", "cube:4,3,2,0", "bcube:3,3", "hyperx:5,0", "fattree:6", "ciscodc:3,2,1", "spain-fig2", "ring:9", "line:70"} {
+		g, err := Parse(spec, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := slowDiameter(g)
+		for _, workers := range []int{1, 3} {
+			got, up, exact := g.diameter(StatsOptions{Workers: workers})
+			if got != want || up != want || !exact {
+				t.Errorf("%s (%d workers): %d..%d exact=%v, want %d", spec, workers, got, up, exact, want)
+			}
+		}
+		// With a tiny budget, the bounds must bracket the truth.
+		lo, hi, exact := g.diameter(StatsOptions{DiameterBudget: 1})
+		if exact || lo > want || hi < want || lo < 0 {
+			t.Errorf("%s bounds %d..%d exact=%v, true %d", spec, lo, hi, exact, want)
+		}
+	}
+}
+
+func TestDiameterDisconnected(t *testing.T) {
+	b := NewBuilder("two islands")
+	s1, s2, s3, s4 := b.AddNode("s1", Switch), b.AddNode("s2", Switch), b.AddNode("s3", Switch), b.AddNode("s4", Switch)
+	b.Connect(s1, s2)
+	b.Connect(s3, s4)
+	g, _ := b.Graph()
+	s := Stats(g)
+	if s.Diameter != -1 || s.Connected {
+		t.Errorf("%+v", s)
+	}
+	empty, _ := NewBuilder("empty").Graph()
+	if s := Stats(empty); s.Diameter != 0 || !s.Connected || s.BisectionBps != 0 {
+		t.Errorf("empty: %+v", s)
+	}
+}
+
+// TestBisection checks the estimate on topologies whose bisection is known
+// in closed form, and that the reported cut is a real balanced cut.
+func TestBisection(t *testing.T) {
+	for spec, want := range map[string]int64{
+		"fattree:4":       8 * Rate1G,   // p³/8 links: full bisection
+		"fattree:8":       64 * Rate1G,  //
+		"fattree:16":      512 * Rate1G, //
+		"leafspine:2,5,5": 6 * Rate1G,   // 2 leaves' uplinks + 2 host links
+		"dumbnet-testbed": 6 * Rate10G,  // same shape at 10G
+		"torus:4,4,4,1":   32 * Rate1G,  // two 4×4 planes of wrap links
+		"line:3":          2 * Rate1G,   //
+		"ring:3":          3 * Rate1G,   //
+		"spain-testbed":   40 * Rate1G,  // 40 server links: cheaper than any 10G cut
+		"ciscodc:2,2":     4 * Rate1G,   // one module's 4 core links
+		"hyperx:2,1":      2 * Rate1G,   // a 4-cycle cut in half
+		"bcube:2,1":       1 * Rate1G,   // two servers on one switch
+	} {
+		g, err := Parse(spec, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := g.Bisection(); got != want {
+			t.Errorf("%s: bisection %d, want %d", spec, got, want)
+		}
+	}
+}
+
+// TestGrowerCut recomputes the cut of the final partition independently.
+func TestGrowerCut(t *testing.T) {
+	for _, spec := range []string{"bcube:8,2", "jellyfish:40,8,5", "cube:3,3,3,1", "hyperx:3"} {
+		g, _ := Parse(spec, 2)
+		gr := newGrower(g)
+		hosts := g.Nodes(Host)
+		target := len(hosts) / 2
+		cut := gr.grow(hosts[0], target)
+		var recount int64
+		for l := range g.NumLinks() {
+			lk := g.Link(LinkID(l))
+			if gr.inA[lk.A.Node] != gr.inA[lk.B.Node] {
+				recount += lk.Rate
+			}
+		}
+		inA := 0
+		for _, h := range hosts {
+			if gr.inA[h] {
+				inA++
+			}
+		}
+		if recount != cut || inA != target {
+			t.Errorf("%s: cut %d, recount %d; %d hosts in A, want %d", spec, cut, recount, inA, target)
+		}
+	}
+}
