@@ -813,17 +813,16 @@ func (a *Agent) linkDown(id portID) {
 	if !ok {
 		return
 	}
-	pe := a.cache.g.peerOf(i, id.port)
-	if pe.sw < 0 {
+	k, ok := a.cache.g.linkOf(i, id.port)
+	if !ok {
 		return
 	}
-	k := keyOf(i, id.port, pe.sw, pe.port)
 	a.cache.SetLink(id.sw, id.port, false)
 	a.refresh(k)
 }
 
 // refresh re-examines the PathTable after link k failed.
-func (a *Agent) refresh(k linkKey) {
+func (a *Agent) refresh(k Link) {
 	for dst, e := range a.table.m {
 		changed, ok := e.failover(k)
 		if !changed {
@@ -900,8 +899,8 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 		if !ok {
 			continue
 		}
-		pe := a.cache.g.peerOf(i, l.APort)
-		if pe.sw < 0 || !a.cache.SetLink(l.A, l.APort, up) {
+		k, known := a.cache.g.linkOf(i, l.APort)
+		if !known || !a.cache.SetLink(l.A, l.APort, up) {
 			continue
 		}
 		if up {
@@ -914,7 +913,7 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 			}
 			continue
 		}
-		a.refresh(keyOf(i, l.APort, pe.sw, pe.port))
+		a.refresh(k)
 	}
 }
 

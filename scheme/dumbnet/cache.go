@@ -27,19 +27,28 @@ type attach struct {
 // TopoCache is a host's first-level path cache (DumbNet §5.2): the union
 // of the path graphs the controller returned, the hosts' attachment points
 // they named, and the link states that notifications and patches
-// reported. It finds paths without asking the controller.
+// reported. It finds paths without asking the controller. Each
+// destination's path graph is also kept as its own small view, so that
+// finding a path costs the size of that path graph, not of the union.
 type TopoCache struct {
 	g       *netGraph
 	self    attach
 	hasSelf bool
 	hosts   map[wire.MAC]attach
+	views   map[wire.MAC]*view
 	version uint64
 	sc      scratch
 }
 
+// view is one destination's path graph.
+type view struct {
+	g        *netGraph
+	src, dst attach
+}
+
 // NewTopoCache returns an empty cache.
 func NewTopoCache() *TopoCache {
-	return &TopoCache{g: newNetGraph(), hosts: make(map[wire.MAC]attach)}
+	return &TopoCache{g: newNetGraph(), hosts: make(map[wire.MAC]attach), views: make(map[wire.MAC]*view)}
 }
 
 // Merge integrates a path graph from the controller.
@@ -47,6 +56,9 @@ func (c *TopoCache) Merge(r *wire.DumbNetPathReply) {
 	s := c.g.addSwitch(r.SrcSwitch)
 	c.self, c.hasSelf = attach{sw: s, port: r.SrcPort}, true
 	c.hosts[r.Dst] = attach{sw: c.g.addSwitch(r.DstSwitch), port: r.DstPort}
+	v := &view{g: newNetGraph()}
+	v.src = attach{sw: v.g.addSwitch(r.SrcSwitch), port: r.SrcPort}
+	v.dst = attach{sw: v.g.addSwitch(r.DstSwitch), port: r.DstPort}
 	for _, l := range r.Links {
 		a, b := c.g.addSwitch(l.A), c.g.addSwitch(l.B)
 		up := l.Flags&wire.LinkUp != 0
@@ -56,7 +68,9 @@ func (c *TopoCache) Merge(r *wire.DumbNetPathReply) {
 			up = false
 		}
 		c.g.addLink(a, l.APort, b, l.BPort, up, l.Flags)
+		v.g.addLink(v.g.addSwitch(l.A), l.APort, v.g.addSwitch(l.B), l.BPort, up, l.Flags)
 	}
+	c.views[r.Dst] = v
 	c.version = max(c.version, r.Version)
 }
 
@@ -67,77 +81,81 @@ func (c *TopoCache) SetLink(sw uint64, port uint16, up bool) bool {
 	if !ok {
 		return false
 	}
+	for _, v := range c.views {
+		if j, ok := v.g.idx[sw]; ok {
+			v.g.setUp(j, port, up)
+		}
+	}
 	return c.g.setUp(i, port, up)
 }
 
 // Switches returns how many switches the cache holds.
 func (c *TopoCache) Switches() int { return c.g.numSwitches() }
 
-func (c *TopoCache) where(dst wire.MAC) (attach, error) {
-	d, ok := c.hosts[dst]
+func (c *TopoCache) where(dst wire.MAC) (*view, error) {
+	v, ok := c.views[dst]
 	if !ok || !c.hasSelf {
-		return attach{}, fmt.Errorf("dumbnet: topocache: %v: %w", dst, ErrUnknownHost)
+		return nil, fmt.Errorf("dumbnet: topocache: %v: %w", dst, ErrUnknownHost)
 	}
-	return d, nil
+	return v, nil
 }
 
-// FindPath computes a shortest working path to dst in the cache and
-// returns its tags (DumbNet Table 2, "Find Path").
+// FindPath computes a shortest working path to dst in its path graph and
+// returns its tags, appended to buf[:0] (DumbNet Table 2, "Find Path").
 func (c *TopoCache) FindPath(dst wire.MAC, buf []uint8) ([]uint8, error) {
-	d, err := c.where(dst)
+	v, err := c.where(dst)
 	if err != nil {
 		return nil, err
 	}
-	g := c.g
-	g.bfs(&c.sc, c.self.sw, nil)
-	n := c.sc.dist[d.sw]
+	v.g.bfs(&c.sc, v.src.sw, nil)
+	n := c.sc.dist[v.dst.sw]
 	if n < 0 {
 		return nil, fmt.Errorf("dumbnet: topocache: %v: %w", dst, ErrNoPath)
 	}
-	tags := append(buf[:0], make([]uint8, n+1)...)
-	tags[n] = uint8(d.port)
-	for i, v := int(n)-1, d.sw; i >= 0; i-- {
-		h := c.sc.prev[v]
+	tags := buf[:0]
+	for range n + 1 {
+		tags = append(tags, 0)
+	}
+	tags[n] = uint8(v.dst.port)
+	for i, u := int(n)-1, v.dst.sw; i >= 0; i-- {
+		h := c.sc.prev[u]
 		tags[i] = uint8(h.out)
-		v = h.sw
+		u = h.sw
 	}
 	return tags, nil
 }
 
-// KPaths computes up to k shortest working routes to dst.
-func (c *TopoCache) KPaths(dst wire.MAC, k int) ([][]hop, attach, error) {
-	d, err := c.where(dst)
+// KPaths computes up to k shortest working routes to dst in its path
+// graph.
+func (c *TopoCache) KPaths(dst wire.MAC, k int) ([][]hop, *view, error) {
+	v, err := c.where(dst)
 	if err != nil {
-		return nil, d, err
+		return nil, nil, err
 	}
-	rs := c.g.kShortest(&c.sc, c.self.sw, d.sw, k)
+	rs := v.g.kShortest(&c.sc, v.src.sw, v.dst.sw, k)
 	if len(rs) == 0 {
-		return nil, d, fmt.Errorf("dumbnet: topocache: %v: %w", dst, ErrNoPath)
+		return nil, v, fmt.Errorf("dumbnet: topocache: %v: %w", dst, ErrNoPath)
 	}
 	for _, r := range rs {
-		r[len(r)-1].out = d.port
+		r[len(r)-1].out = v.dst.port
 	}
-	return rs, d, nil
+	return rs, v, nil
 }
 
-// route returns the route of switches a backup-flagged walk takes from
-// the source to dst: the backup path the controller marked.
-func (c *TopoCache) backupRoute(dst wire.MAC) []hop {
-	d, err := c.where(dst)
-	if err != nil {
-		return nil
-	}
+// backupRoute returns the backup path the controller marked, if it still
+// works.
+func (c *TopoCache) backupRoute(v *view) []hop {
 	ban := &bans{ports: map[uint32]bool{}}
-	for i := range c.g.ports {
-		for p, pe := range c.g.ports[i] {
-			if pe.sw >= 0 && pe.flags&wire.LinkBackup == 0 {
-				ban.ports[portKey(int32(i), uint16(p))] = true
+	for i := range v.g.ports {
+		for _, p := range v.g.used[i] {
+			if v.g.ports[i][p].flags&wire.LinkBackup == 0 {
+				ban.ports[portKey(int32(i), p)] = true
 			}
 		}
 	}
-	r := c.g.shortest(&c.sc, c.self.sw, d.sw, nil, ban)
+	r := v.g.shortest(&c.sc, v.src.sw, v.dst.sw, nil, ban)
 	if r != nil {
-		r[len(r)-1].out = d.port
+		r[len(r)-1].out = v.dst.port
 	}
 	return r
 }
@@ -147,9 +165,9 @@ func (c *TopoCache) backupRoute(dst wire.MAC) []hop {
 // working link the cache knows and the last tag delivers to dst. An
 // application-made route must pass it before it enters the PathTable.
 func (c *TopoCache) Verify(tags []uint8, dst wire.MAC) error {
-	d, err := c.where(dst)
-	if err != nil {
-		return err
+	d, ok := c.hosts[dst]
+	if !ok || !c.hasSelf {
+		return fmt.Errorf("dumbnet: verify: %v: %w", dst, ErrUnknownHost)
 	}
 	if len(tags) == 0 || len(tags) > wire.DumbNetMaxTags {
 		return fmt.Errorf("dumbnet: verify: %d tags: %w", len(tags), ErrBadPath)
@@ -167,6 +185,26 @@ func (c *TopoCache) Verify(tags []uint8, dst wire.MAC) error {
 		return fmt.Errorf("dumbnet: verify: path ends at %#x port %d, %v is at %#x port %d: %w", c.g.ids[u], tags[last], dst, c.g.ids[d.sw], d.port, ErrBadPath)
 	}
 	return nil
+}
+
+// linkOf names the link on port p of switch i by its ends' IDs, the same
+// in every graph.
+func (g *netGraph) linkOf(i int32, p uint16) (Link, bool) {
+	pe := g.peerOf(i, p)
+	if pe.sw < 0 {
+		return Link{}, false
+	}
+	return normLink(Link{A: g.ids[i], APort: p, B: g.ids[pe.sw], BPort: pe.port}), true
+}
+
+// routeIDs lists the links a route crosses by ID.
+func (g *netGraph) routeIDs(r []hop) []Link {
+	ls := make([]Link, 0, len(r))
+	for _, h := range r[:len(r)-1] {
+		l, _ := g.linkOf(h.sw, h.out)
+		ls = append(ls, l)
+	}
+	return ls
 }
 
 // routeTags turns a route into the tag sequence the host pushes.
@@ -191,9 +229,9 @@ type PathEntry struct {
 
 // routeRec keeps the links a path crosses, to find the paths a failure
 // breaks.
-type routeRec struct{ links []linkKey }
+type routeRec struct{ links []Link }
 
-func (r *routeRec) uses(k linkKey) bool {
+func (r *routeRec) uses(k Link) bool {
 	for _, l := range r.links {
 		if l == k {
 			return true
@@ -227,18 +265,18 @@ func (t *PathTable) Delete(dst wire.MAC) { delete(t.m, dst) }
 // fill computes dst's entry from the cache: k shortest paths and the
 // controller's backup path.
 func (c *TopoCache) fill(dst wire.MAC, k int) (*PathEntry, error) {
-	rs, _, err := c.KPaths(dst, k)
+	rs, v, err := c.KPaths(dst, k)
 	if err != nil {
 		return nil, err
 	}
 	e := &PathEntry{Version: c.version}
 	for _, r := range rs {
 		e.Paths = append(e.Paths, routeTags(r))
-		e.routes = append(e.routes, routeRec{links: c.g.routeLinks(r)})
+		e.routes = append(e.routes, routeRec{links: v.g.routeIDs(r)})
 	}
-	if b := c.backupRoute(dst); b != nil {
+	if b := c.backupRoute(v); b != nil {
 		e.Backup = routeTags(b)
-		e.backup = routeRec{links: c.g.routeLinks(b)}
+		e.backup = routeRec{links: v.g.routeIDs(b)}
 	}
 	return e, nil
 }
@@ -247,7 +285,7 @@ func (c *TopoCache) fill(dst wire.MAC, k int) (*PathEntry, error) {
 // a path is left; with none left it falls back on the backup path if the
 // backup does not cross k (DumbNet §5.2: "caching backup paths allows the
 // hosts to failover fast").
-func (e *PathEntry) failover(k linkKey) (changed, ok bool) {
+func (e *PathEntry) failover(k Link) (changed, ok bool) {
 	n := 0
 	for i := range e.Paths {
 		if e.routes[i].uses(k) {

@@ -15,6 +15,9 @@ type netGraph struct {
 	ids   []uint64
 	idx   map[uint64]int32
 	ports [][]peer
+	// used lists, per switch, the ports that lead somewhere, so that
+	// searches skip the empty ports of a sparse (cached) graph.
+	used  [][]uint16
 	nlink int
 }
 
@@ -45,6 +48,7 @@ func (g *netGraph) addSwitch(id uint64) int32 {
 	g.ids = append(g.ids, id)
 	g.idx[id] = i
 	g.ports = append(g.ports, nil)
+	g.used = append(g.used, nil)
 	return i
 }
 
@@ -69,6 +73,10 @@ func (g *netGraph) addLink(a int32, ap uint16, b int32, bp uint16, up bool, flag
 	g.grow(b, bp)
 	if g.ports[a][ap].sw < 0 {
 		g.nlink++
+		g.used[a] = append(g.used[a], ap)
+	}
+	if g.ports[b][bp].sw < 0 && (a != b || ap != bp) {
+		g.used[b] = append(g.used[b], bp)
 	}
 	g.ports[a][ap] = peer{sw: b, port: bp, up: up, flags: flags}
 	g.ports[b][bp] = peer{sw: a, port: ap, up: up, flags: flags}
@@ -118,15 +126,17 @@ func (g *netGraph) bfs(sc *scratch, src int32, ban *bans) {
 	q := append(sc.queue[:0], src)
 	for h := 0; h < len(q); h++ {
 		u := q[h]
-		for p, pe := range g.ports[u] {
-			if pe.sw < 0 || !pe.up || dist[pe.sw] >= 0 {
+		ports := g.ports[u]
+		for _, p := range g.used[u] {
+			pe := ports[p]
+			if !pe.up || dist[pe.sw] >= 0 {
 				continue
 			}
-			if ban != nil && ban.blocked(u, uint16(p), pe.sw) {
+			if ban != nil && ban.blocked(u, p, pe.sw) {
 				continue
 			}
 			dist[pe.sw] = dist[u] + 1
-			sc.prev[pe.sw] = hop{sw: u, out: uint16(p)}
+			sc.prev[pe.sw] = hop{sw: u, out: p}
 			q = append(q, pe.sw)
 		}
 	}
@@ -161,16 +171,17 @@ func (g *netGraph) shortest(sc *scratch, src, dst int32, rng *rand.Rand, ban *ba
 	for u != dst {
 		var pick uint16
 		seen := 0
-		for p, pe := range g.ports[u] {
-			if pe.sw < 0 || !pe.up || sc.dist[pe.sw] != sc.dist[u]-1 {
+		for _, p := range g.used[u] {
+			pe := g.ports[u][p]
+			if !pe.up || sc.dist[pe.sw] != sc.dist[u]-1 {
 				continue
 			}
-			if ban != nil && ban.blocked(u, uint16(p), pe.sw) {
+			if ban != nil && ban.blocked(u, p, pe.sw) {
 				continue
 			}
 			seen++
 			if rng.IntN(seen) == 0 {
-				pick = uint16(p)
+				pick = p
 			}
 		}
 		r = append(r, hop{sw: u, out: pick})
@@ -203,17 +214,18 @@ func (g *netGraph) weighted(src, dst int32, heavy map[linkKey]bool, penalty int3
 		if u == dst {
 			break
 		}
-		for p, pe := range g.ports[u] {
-			if pe.sw < 0 || !pe.up {
+		for _, p := range g.used[u] {
+			pe := g.ports[u][p]
+			if !pe.up {
 				continue
 			}
 			w := int32(1)
-			if heavy[keyOf(u, uint16(p), pe.sw, pe.port)] {
+			if heavy[keyOf(u, p, pe.sw, pe.port)] {
 				w += penalty
 			}
 			if nd := d + w; dist[pe.sw] < 0 || nd < dist[pe.sw] {
 				dist[pe.sw] = nd
-				prev[pe.sw] = hop{sw: u, out: uint16(p)}
+				prev[pe.sw] = hop{sw: u, out: p}
 				h.push(pe.sw, nd)
 			}
 		}

@@ -50,11 +50,12 @@ func (g *netGraph) pathGraph(sc *scratch, src, dst int32, s, eps int, rng *rand.
 	}
 	inD := g.detourSet(sc, pg.Primary, s, eps)
 	for u := range inD {
-		for p, pe := range g.ports[u] {
-			if pe.sw < 0 || !pe.up || !inD[pe.sw] {
+		for _, p := range g.used[u] {
+			pe := g.ports[u][p]
+			if !pe.up || !inD[pe.sw] {
 				continue
 			}
-			k := keyOf(u, uint16(p), pe.sw, pe.port)
+			k := keyOf(u, p, pe.sw, pe.port)
 			pg.Links[k] |= wire.LinkDetour | wire.LinkUp
 		}
 	}
