@@ -420,3 +420,52 @@ func FuzzLLDP(f *testing.F) {
 		}
 	})
 }
+
+func FuzzICMPEcho(f *testing.F) {
+	seed(f, ethOnly)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		src, dst, e, err := DecodeICMPEcho(b)
+		if err != nil || !src.Is4() || !dst.Is4() {
+			return
+		}
+		enc, err := AppendICMPEchoFrame(nil, macB, macA, src, dst, 64, &e)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		s2, d2, e2, err := DecodeICMPEcho(enc)
+		if err != nil || s2 != src || d2 != dst || !reflect.DeepEqual(normEcho(e2), normEcho(e)) {
+			t.Fatalf("decode(encode(x)) != x: %+v %+v %v", e, e2, err)
+		}
+	})
+}
+
+func normEcho(e ICMPEcho) ICMPEcho {
+	if len(e.Data) == 0 {
+		e.Data = nil
+	}
+	return e
+}
+
+func FuzzTCP(f *testing.F) {
+	seed(f, ethOnly)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		src, dst, s, err := DecodeTCP(b)
+		if err != nil || !src.Is4() || !dst.Is4() {
+			return
+		}
+		enc, err := AppendTCPFrame(nil, macB, macA, src, dst, 64, &s)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		s2, d2, seg, err := DecodeTCP(enc)
+		if len(seg.Payload) == 0 {
+			seg.Payload = nil
+		}
+		if len(s.Payload) == 0 {
+			s.Payload = nil
+		}
+		if err != nil || s2 != src || d2 != dst || !reflect.DeepEqual(seg, s) {
+			t.Fatalf("decode(encode(x)) != x: %+v %+v %v", s, seg, err)
+		}
+	})
+}

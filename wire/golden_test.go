@@ -160,6 +160,13 @@ func goldenCases() []goldenCase {
 			return VXLANEncap(nil, &VXLANOuter{SrcMAC: macA, DstMAC: macB, Src: ip6A, Dst: netip.MustParseAddr("2001:db8::2"),
 				SrcPort: 50000, VNI: 0xabcdef}, innerFrame())
 		}},
+		{"std-icmp-echo", E, func() ([]byte, error) {
+			return AppendICMPEchoFrame(nil, macB, macA, ipA, ipB, 64, &ICMPEcho{ID: 0x1234, Seq: 7, Data: []byte("ping")})
+		}},
+		{"std-tcp-synack", E, func() ([]byte, error) {
+			return AppendTCPFrame(nil, macB, macA, ipA, ipB, 64, &TCPSegment{SrcPort: 5001, DstPort: 40000, Seq: 1000, Ack: 2001,
+				Flags: TCPSyn | TCPAck, Window: 65535})
+		}},
 		{"std-lldp", E, func() ([]byte, error) {
 			return AppendLLDPFrame(nil, macA, &LLDP{Chassis: macA, PortID: "eth3", TTL: 120, SysName: "leaf1"})
 		}},
@@ -512,6 +519,24 @@ func describeEthernet(b []byte) (fieldList, []byte, error) {
 			f.add("dhcp.option.dhcp", uint8(m.MessageType()))
 			src, dst, _, _ := DecodeUDP(b)
 			re, err := AppendDHCPFrame(nil, fr.Dst(), fr.Src(), src.Addr(), dst.Addr(), m)
+			return f, re, err
+		}
+		if src, dst, e, err := DecodeICMPEcho(b); err == nil {
+			f.add("icmp.type", map[bool]int{false: 8, true: 0}[e.Reply])
+			f.add("icmp.ident", e.ID)
+			f.add("icmp.seq", e.Seq)
+			re, err := AppendICMPEchoFrame(nil, fr.Dst(), fr.Src(), src, dst, b[EthHeaderLen+8], &e)
+			return f, re, err
+		}
+		if src, dst, s, err := DecodeTCP(b); err == nil {
+			f.add("tcp.srcport", s.SrcPort)
+			f.add("tcp.dstport", s.DstPort)
+			f.add("tcp.seq_raw", s.Seq)
+			f.add("tcp.ack_raw", s.Ack)
+			f.add("tcp.flags.syn", s.Flags&TCPSyn != 0)
+			f.add("tcp.flags.ack", s.Flags&TCPAck != 0)
+			f.add("tcp.window_size_value", s.Window)
+			re, err := AppendTCPFrame(nil, fr.Dst(), fr.Src(), src, dst, b[EthHeaderLen+8], &s)
 			return f, re, err
 		}
 		src, dst, payload, err := DecodeUDP(b)

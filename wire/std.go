@@ -88,13 +88,15 @@ type stdParser struct {
 	arp   layers.ARP
 	ip4   layers.IPv4
 	udp   layers.UDP
+	tcp   layers.TCP
+	icmp  layers.ICMPv4
 	p     *gopacket.DecodingLayerParser
 	found []gopacket.LayerType
 }
 
 func newStdParser() *stdParser {
 	s := &stdParser{}
-	s.p = gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &s.eth, &s.vlan, &s.arp, &s.ip4, &s.udp)
+	s.p = gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &s.eth, &s.vlan, &s.arp, &s.ip4, &s.udp, &s.tcp, &s.icmp)
 	s.p.IgnorePanic = true
 	s.p.IgnoreUnsupported = true
 	return s
@@ -168,6 +170,131 @@ func DecodeUDP(frame []byte) (src, dst netip.AddrPort, payload []byte, err error
 	sa, _ := netip.AddrFromSlice(s.ip4.SrcIP)
 	da, _ := netip.AddrFromSlice(s.ip4.DstIP)
 	return netip.AddrPortFrom(sa, uint16(s.udp.SrcPort)), netip.AddrPortFrom(da, uint16(s.udp.DstPort)), s.udp.Payload, nil
+}
+
+// ipv4Layers returns the Ethernet and IPv4 layers of a frame from src to dst.
+func ipv4Layers(what string, dstMAC, srcMAC MAC, src, dst netip.Addr, ttl uint8, proto layers.IPProtocol) (*layers.Ethernet, *layers.IPv4, error) {
+	sip, err := ip4("source", src)
+	if err != nil {
+		return nil, nil, fmt.Errorf("wire: %s: %w", what, err)
+	}
+	dip, err := ip4("destination", dst)
+	if err != nil {
+		return nil, nil, fmt.Errorf("wire: %s: %w", what, err)
+	}
+	if ttl == 0 {
+		ttl = defaultTTL
+	}
+	eth := &layers.Ethernet{SrcMAC: hw(srcMAC), DstMAC: hw(dstMAC), EthernetType: layers.EthernetTypeIPv4}
+	return eth, &layers.IPv4{Version: 4, IHL: 5, TTL: ttl, Protocol: proto, SrcIP: sip, DstIP: dip}, nil
+}
+
+func (s *stdParser) ipAddrs() (src, dst netip.Addr) {
+	src, _ = netip.AddrFromSlice(s.ip4.SrcIP)
+	dst, _ = netip.AddrFromSlice(s.ip4.DstIP)
+	return src.Unmap(), dst.Unmap()
+}
+
+// ICMPEcho is an ICMPv4 echo request (ping) or reply.
+type ICMPEcho struct {
+	Reply   bool
+	ID, Seq uint16
+	Data    []byte
+}
+
+// AppendICMPEchoFrame appends an Ethernet/IPv4/ICMP echo frame.
+func AppendICMPEchoFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.Addr, ttl uint8, e *ICMPEcho) ([]byte, error) {
+	eth, ip, err := ipv4Layers("icmp", dstMAC, srcMAC, src, dst, ttl, layers.IPProtocolICMPv4)
+	if err != nil {
+		return b, err
+	}
+	typ := uint8(layers.ICMPv4TypeEchoRequest)
+	if e.Reply {
+		typ = layers.ICMPv4TypeEchoReply
+	}
+	icmp := &layers.ICMPv4{TypeCode: layers.CreateICMPv4TypeCode(typ, 0), Id: e.ID, Seq: e.Seq}
+	return SerializeLayers(b, eth, ip, icmp, gopacket.Payload(e.Data))
+}
+
+// DecodeICMPEcho decodes an Ethernet/IPv4/ICMP echo request or reply. The
+// data is a sub-slice of frame. Checksums are not verified.
+func DecodeICMPEcho(frame []byte) (src, dst netip.Addr, e ICMPEcho, err error) {
+	s := newStdParser()
+	if err := s.decode("icmp", frame, layers.LayerTypeICMPv4); err != nil {
+		return src, dst, e, err
+	}
+	switch s.icmp.TypeCode.Type() {
+	case layers.ICMPv4TypeEchoRequest:
+	case layers.ICMPv4TypeEchoReply:
+		e.Reply = true
+	default:
+		return src, dst, e, fmt.Errorf("wire: icmp: type %d is not an echo: %w", s.icmp.TypeCode.Type(), ErrUnknownType)
+	}
+	if c := s.icmp.TypeCode.Code(); c != 0 {
+		return src, dst, e, fmt.Errorf("wire: icmp: echo with code %d: %w", c, ErrBadValue)
+	}
+	src, dst = s.ipAddrs()
+	e.ID, e.Seq, e.Data = s.icmp.Id, s.icmp.Seq, s.icmp.Payload
+	return src, dst, e, nil
+}
+
+// TCPFlags are the TCP header flags edgefabric uses.
+type TCPFlags uint8
+
+const (
+	TCPFin TCPFlags = 0x01
+	TCPSyn TCPFlags = 0x02
+	TCPRst TCPFlags = 0x04
+	TCPPsh TCPFlags = 0x08
+	TCPAck TCPFlags = 0x10
+	TCPUrg TCPFlags = 0x20
+)
+
+// TCPSegment is a TCP header without options, and its payload.
+type TCPSegment struct {
+	SrcPort, DstPort uint16
+	Seq, Ack         uint32
+	Flags            TCPFlags
+	Window           uint16
+	Payload          []byte
+}
+
+// AppendTCPFrame appends an Ethernet/IPv4/TCP frame with valid checksums.
+func AppendTCPFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.Addr, ttl uint8, s *TCPSegment) ([]byte, error) {
+	eth, ip, err := ipv4Layers("tcp", dstMAC, srcMAC, src, dst, ttl, layers.IPProtocolTCP)
+	if err != nil {
+		return b, err
+	}
+	f := s.Flags
+	tcp := &layers.TCP{SrcPort: layers.TCPPort(s.SrcPort), DstPort: layers.TCPPort(s.DstPort), Seq: s.Seq, Ack: s.Ack,
+		FIN: f&TCPFin != 0, SYN: f&TCPSyn != 0, RST: f&TCPRst != 0, PSH: f&TCPPsh != 0, ACK: f&TCPAck != 0, URG: f&TCPUrg != 0,
+		Window: s.Window}
+	if err := tcp.SetNetworkLayerForChecksum(ip); err != nil {
+		return b, fmt.Errorf("wire: tcp: %w", err)
+	}
+	return SerializeLayers(b, eth, ip, tcp, gopacket.Payload(s.Payload))
+}
+
+// DecodeTCP decodes an Ethernet/IPv4/TCP frame; options are skipped, the
+// payload is a sub-slice of frame. Checksums are not verified.
+func DecodeTCP(frame []byte) (src, dst netip.Addr, s TCPSegment, err error) {
+	p := newStdParser()
+	if err := p.decode("tcp", frame, layers.LayerTypeTCP); err != nil {
+		return src, dst, s, err
+	}
+	t := &p.tcp
+	var f TCPFlags
+	for _, x := range []struct {
+		on bool
+		f  TCPFlags
+	}{{t.FIN, TCPFin}, {t.SYN, TCPSyn}, {t.RST, TCPRst}, {t.PSH, TCPPsh}, {t.ACK, TCPAck}, {t.URG, TCPUrg}} {
+		if x.on {
+			f |= x.f
+		}
+	}
+	src, dst = p.ipAddrs()
+	return src, dst, TCPSegment{SrcPort: uint16(t.SrcPort), DstPort: uint16(t.DstPort), Seq: t.Seq, Ack: t.Ack,
+		Flags: f, Window: t.Window, Payload: t.Payload}, nil
 }
 
 // DHCP ports.

@@ -63,7 +63,8 @@ func TestTshark(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-n", "-X", "lua_script:"+lua, "-r", pcap, "-T", "json", "--no-duplicate-keys")
+	cmd := exec.CommandContext(ctx, bin, "-n", "-X", "lua_script:"+lua, "-r", pcap, "-T", "json", "--no-duplicate-keys",
+		"-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE")
 	cmd.Env = append(os.Environ(), "WIRESHARK_CONFIG_DIR="+t.TempDir())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -85,12 +86,25 @@ func TestTshark(t *testing.T) {
 	if len(pkts) != len(gs) {
 		t.Fatalf("tshark shows %d packets, wrote %d", len(pkts), len(gs))
 	}
+	goodChecksums := 0
+	defer func() {
+		if goodChecksums < len(gs)/2 {
+			t.Errorf("tshark verified only %d checksums as good: checksum checking is not on", goodChecksums)
+		}
+	}()
 	for i, g := range gs {
 		t.Run(g.Name, func(t *testing.T) {
 			got := map[string][]string{}
 			flatten(pkts[i].Source.Layers, got)
 			if _, ok := got["_ws.malformed"]; ok {
 				t.Errorf("tshark flags the frame as malformed")
+			}
+			// Checksum status 0 is "bad" (1 good, 2 unverified, 3 absent).
+			for _, k := range []string{"ip.checksum.status", "udp.checksum.status", "tcp.checksum.status", "icmp.checksum.status"} {
+				if slices.Contains(got[k], "0") {
+					t.Errorf("tshark finds a bad checksum: %s = %q", k, got[k])
+				}
+				goodChecksums += len(slices.DeleteFunc(slices.Clone(got[k]), func(v string) bool { return v != "1" }))
 			}
 			want := map[string][]string{}
 			var names []string
