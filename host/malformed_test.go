@@ -212,3 +212,35 @@ func FuzzReceive(f *testing.F) {
 		}
 	})
 }
+
+// checksum agrees with the plain RFC 1071 16-bit loop for every length and
+// alignment.
+func TestChecksumMatchesReference(t *testing.T) {
+	ref := func(b []byte) uint16 {
+		var s uint32
+		for i := 0; i+1 < len(b); i += 2 {
+			s += uint32(b[i])<<8 | uint32(b[i+1])
+		}
+		if len(b)%2 == 1 {
+			s += uint32(b[len(b)-1]) << 8
+		}
+		for s>>16 != 0 {
+			s = s&0xffff + s>>16
+		}
+		return ^uint16(s)
+	}
+	b := make([]byte, 1600)
+	for i := range b {
+		b[i] = byte(i*131 + i>>3)
+	}
+	for i := range b[:40] {
+		b[i] = 0xff
+	}
+	for n := 0; n <= len(b); n++ {
+		for off := 0; off < 3 && off <= n; off++ {
+			if got, want := fold(checksum(0, b[off:n])), ref(b[off:n]); got != want {
+				t.Fatalf("len %d off %d: %04x, want %04x", n-off, off, got, want)
+			}
+		}
+	}
+}

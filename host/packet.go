@@ -43,15 +43,34 @@ const (
 )
 
 // checksum adds b to a running one's-complement sum (RFC 1071).
+// It adds 32-bit big-endian words into a 64-bit accumulator, which is
+// the same one's-complement sum (RFC 1071 §2(B): byte order and word size
+// do not matter as long as the carries are folded back in), 8 bytes per
+// step: the TCP payload checksum is the host's largest per-segment cost.
 func checksum(sum uint32, b []byte) uint32 {
-	n := len(b) &^ 1
-	for i := 0; i < n; i += 2 {
-		sum += uint32(b[i])<<8 | uint32(b[i+1])
+	acc := uint64(sum)
+	for len(b) >= 8 {
+		v := binary.BigEndian.Uint64(b)
+		acc += v>>32 + v&0xffffffff
+		b = b[8:]
 	}
-	if len(b)&1 == 1 {
-		sum += uint32(b[len(b)-1]) << 8
+	if len(b) >= 4 {
+		acc += uint64(binary.BigEndian.Uint32(b))
+		b = b[4:]
 	}
-	return sum
+	if len(b) >= 2 {
+		acc += uint64(binary.BigEndian.Uint16(b)) // low half of a word: no shift
+		b = b[2:]
+	}
+	if len(b) == 1 {
+		acc += uint64(b[0]) << 8
+	}
+	// Fold 64 -> 32 bits (16-bit one's complement sums are preserved by
+	// folding at any 16-bit boundary).
+	for acc>>32 != 0 {
+		acc = acc&0xffffffff + acc>>32
+	}
+	return uint32(acc)
 }
 
 // fold finishes a one's-complement sum into the 16-bit checksum field.

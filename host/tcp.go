@@ -446,7 +446,7 @@ func (c *TCPConn) sendSeg(off int64, n int, flags uint8) {
 		c.unacked = 0
 	}
 	c.segsOut++
-	h.ctr.Inc("tcp_tx")
+	h.hot.tcpTx++
 	h.output(netip.AddrFrom4(c.key.raddr), f)
 }
 
@@ -674,7 +674,7 @@ func (h *Host) receiveTCP(ip *ipv4) {
 		h.ctr.Inc("drop_tcp_port_zero")
 		return
 	}
-	h.ctr.Inc("tcp_rx")
+	h.hot.tcpRx++
 	k := connKey{ip.src, s.dstPort, s.srcPort}
 	if c := h.conns[k]; c != nil {
 		c.segsIn++
