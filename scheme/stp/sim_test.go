@@ -27,6 +27,7 @@ type lab struct {
 	s     *sim.Sim
 	fab   *stp.Fabric
 	hosts map[topo.NodeID]*host.Host
+	down  map[topo.LinkID]bool // failed links, which the oracle leaves out
 }
 
 func newLab(t *testing.T, spec string, params map[string]string) *lab {
@@ -47,7 +48,7 @@ func newLab(t *testing.T, spec string, params map[string]string) *lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &lab{t: t, g: g, s: s, fab: f.(*stp.Fabric), hosts: map[topo.NodeID]*host.Host{}}
+	l := &lab{t: t, g: g, s: s, fab: f.(*stp.Fabric), hosts: map[topo.NodeID]*host.Host{}, down: map[topo.LinkID]bool{}}
 	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
 		e := f.Element(n)
 		if g.Node(n).Kind != topo.Host {
@@ -104,7 +105,7 @@ func (l *lab) link(a, b string) topo.LinkID {
 // lowest (cost through it, neighbour ID, neighbour port ID, own port ID),
 // and on every bridge-to-bridge link the designated end as the lower
 // (root path cost, bridge ID, port ID). Host-facing ports are designated.
-func expectedRoles(g *topo.Graph, fab *stp.Fabric) map[topo.End]stp.Role {
+func expectedRoles(g *topo.Graph, fab *stp.Fabric, down map[topo.LinkID]bool) map[topo.End]stp.Role {
 	var root topo.NodeID = -1
 	var bridges []topo.NodeID
 	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
@@ -125,8 +126,8 @@ func expectedRoles(g *topo.Graph, fab *stp.Fabric) map[topo.End]stp.Role {
 	for changed := true; changed; {
 		changed = false
 		for _, n := range bridges {
-			for i, lk := range g.Ports(n) {
-				if lk == topo.NoLink {
+			for _, lk := range g.Ports(n) {
+				if lk == topo.NoLink || down[lk] {
 					continue
 				}
 				peer := g.Link(lk).Other(n)
@@ -137,7 +138,6 @@ func expectedRoles(g *topo.Graph, fab *stp.Fabric) map[topo.End]stp.Role {
 				if c < cost[n] {
 					cost[n], changed = c, true
 				}
-				_ = i
 			}
 		}
 	}
@@ -151,6 +151,10 @@ func expectedRoles(g *topo.Graph, fab *stp.Fabric) map[topo.End]stp.Role {
 				continue
 			}
 			me := topo.End{Node: n, Port: element.Port(i + 1)}
+			if down[lk] {
+				roles[me] = stp.RoleDisabled
+				continue
+			}
 			peer := g.Link(lk).Other(n)
 			if fab.Bridge(peer.Node) == nil {
 				roles[me] = stp.RoleDesignated
@@ -202,7 +206,7 @@ func less4(a, b [4]uint64) bool {
 // blocking, and the forwarding links one spanning tree over all nodes.
 func (l *lab) checkConverged() (blocked []string) {
 	l.t.Helper()
-	want := expectedRoles(l.g, l.fab)
+	want := expectedRoles(l.g, l.fab, l.down)
 	for n := topo.NodeID(0); int(n) < l.g.NumNodes(); n++ {
 		b := l.fab.Bridge(n)
 		if b == nil {
@@ -214,6 +218,9 @@ func (l *lab) checkConverged() (blocked []string) {
 				continue
 			}
 			wantState := stp.Forwarding
+			if want[e] == stp.RoleDisabled {
+				wantState = stp.Disabled
+			}
 			if want[e] == stp.RoleBlocked {
 				wantState = stp.Blocking
 				blocked = append(blocked, fmt.Sprintf("%s:%d", l.g.Node(n).Name, ps.Port))
@@ -325,5 +332,161 @@ func TestSimConvergence(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// treeAt polls CheckTree every step from the current time and returns the
+// first time the tree is whole again, or -1 past limit.
+func (l *lab) treeAt(limit, step element.Time) element.Time {
+	for l.s.Now() <= limit {
+		if l.fab.CheckTree() == nil {
+			return l.s.Now()
+		}
+		l.s.Run(l.s.Now() + step)
+	}
+	return -1
+}
+
+// failAt takes the link between a and b down at time at.
+func (l *lab) failAt(at element.Time, a, b string) {
+	lk := l.link(a, b)
+	l.s.At(at, func() {
+		l.down[lk] = true
+		if err := l.s.SetLink(lk, false); err != nil {
+			l.t.Error(err)
+		}
+	})
+}
+
+func (l *lab) ping(src, dst string, at element.Time, count int) **host.PingApp {
+	var app *host.PingApp
+	l.s.At(at, func() { app = l.hosts[l.id(src)].Ping(l.ip(l.id(dst)), count, sec) })
+	return &app
+}
+
+// Failing s3's root port on ring:3 (link s1:4-s3:4): s3's port toward s2,
+// blocked until then, is the way to the root. It listens and learns for
+// 2 × forward delay and forwards at exactly failure + 30 s. Pings from h1
+// (on s1) to h5 (on s3), one a second at x.25 s, are lost from the first
+// one after the failure to the last one before the port forwards.
+func TestSimFailRootPort(t *testing.T) {
+	l := newLab(t, "ring:3", nil)
+	app := l.ping("h1", "h5", 40*sec+sec/4, 80) // 40.25 .. 119.25 s
+	fail := 70*sec + sec/2
+	l.failAt(fail, "s1", "s3")
+	l.s.Run(fail)
+	if err := l.fab.CheckTree(); err == nil {
+		t.Fatal("tree whole right after the failure")
+	}
+	s3 := l.bridge("s3")
+	if st := s3.Status(); st.RootPort != 3 || st.RootPathCost != 8 {
+		t.Fatalf("s3 after failure: root port %d cost %d", st.RootPort, st.RootPathCost)
+	}
+	l.s.Run(fail + 30*sec - 1)
+	if s, _ := s3.PortState(3); s != stp.Learning {
+		t.Fatalf("s3:3 %v before failure + 2 × forward delay", s)
+	}
+	l.s.Run(fail + 30*sec)
+	if s, r := s3.PortState(3); s != stp.Forwarding || r != stp.RoleRoot {
+		t.Fatalf("s3:3 %v/%v at failure + 2 × forward delay", s, r)
+	}
+	if err := l.fab.CheckTree(); err != nil {
+		t.Fatal(err)
+	}
+	l.s.Run(125 * sec)
+	// 31 replies before the failure (40.25 .. 70.25), none for the 30
+	// pings of 71.25 .. 100.25, then 19 (101.25 .. 119.25).
+	if r := (*app).Result(); r.Sent != 80 || r.Received != 31+19 {
+		t.Fatalf("ping h1 -> h5: sent %d received %d, want 80 and 50", r.Sent, r.Received)
+	}
+}
+
+// Failing s2's root port on ring:3 (link s1:3-s2:3): s2 believes itself
+// root, and s3 ignores its inferior claims until the information s3:3 got
+// from s2 ages out: max age less the message age it carried (1 s) after
+// s1's last hello reached s3 (70 s plus two hops). Then s3:3 turns
+// designated and forwards 2 × forward delay later, within max age +
+// 2 × forward delay of the failure.
+func TestSimFailMaxAge(t *testing.T) {
+	l := newLab(t, "ring:3", nil)
+	app := l.ping("h3", "h1", 40*sec+sec/4, 90) // 40.25 .. 129.25 s
+	fail := 70*sec + sec/2
+	l.failAt(fail, "s1", "s2")
+	l.s.Run(fail)
+	if !l.bridge("s2").Status().IsRoot() {
+		t.Fatal("s2 did not claim root")
+	}
+	s3 := l.bridge("s3")
+	// The hello left s1 at 70 s and crossed two 1 Gb/s hops of 1 µs:
+	// a 60-byte BPDU's last bit is in after (60 + 4 FCS + 8 preamble)
+	// × 8 ns on the wire plus the propagation delay.
+	hop := 72*8*element.Nanosecond + element.Microsecond
+	expire := 70*sec + 2*hop + 19*sec
+	l.s.Run(expire - 1)
+	if s, r := s3.PortState(3); s != stp.Blocking || r != stp.RoleBlocked {
+		t.Fatalf("s3:3 %v/%v before its information aged", s, r)
+	}
+	l.s.Run(expire)
+	if s, r := s3.PortState(3); s != stp.Listening || r != stp.RoleDesignated {
+		t.Fatalf("s3:3 %v/%v when its information aged", s, r)
+	}
+	at := l.treeAt(fail+60*sec, 10*element.Millisecond)
+	if want := expire + 30*sec; at < want || at > want+10*element.Millisecond {
+		t.Fatalf("tree whole at %v, want at %v (polled every 10 ms)", at, want)
+	}
+	if bound := fail + stp.DefaultMaxAge + 2*stp.DefaultForwardDelay; at > bound {
+		t.Fatalf("reconverged at %v, beyond max_age + 2 × forward_delay = %v", at, bound)
+	}
+	if st := l.bridge("s2").Status(); st.RootPort != 4 || st.RootPathCost != 8 {
+		t.Fatalf("s2: root port %d cost %d", st.RootPort, st.RootPathCost)
+	}
+	l.s.Run(135 * sec)
+	// 31 replies before the failure (40.25 .. 70.25); the pings of
+	// 71.25 .. 118.25 are lost; 119.25 .. 129.25 get through.
+	if r := (*app).Result(); r.Sent != 90 || r.Received != 31+11 {
+		t.Fatalf("ping h3 -> h1: sent %d received %d, want 90 and 42", r.Sent, r.Received)
+	}
+}
+
+// On fattree:4, failing edge switch s13's root port (to aggregation s5):
+// s13's other uplink was designated, so s13 claims root until the
+// information on s6's root port ages out; the tree is whole again within
+// max age + 2 × forward delay, and h1 (on s13) reaches h16 again.
+func TestSimFailFatTree(t *testing.T) {
+	l := newLab(t, "fattree:4", nil)
+	app := l.ping("h1", "h16", 40*sec+sec/4, 100) // 40.25 .. 139.25 s
+	fail := 70*sec + sec/2
+	l.failAt(fail, "s13", "s5")
+	l.s.Run(fail)
+	if !l.bridge("s13").Status().IsRoot() {
+		t.Fatal("s13 did not claim root")
+	}
+	// s6's root port (to s13) holds s1's information relayed by s5 and
+	// s13, message age 2 s, last received just after 70 s: it expires
+	// at 88 s, s6's blocked port toward s14 becomes its root port and
+	// forwards 30 s later.
+	at := l.treeAt(fail+60*sec, 10*element.Millisecond)
+	if at < 118*sec || at > 118*sec+10*element.Millisecond {
+		t.Fatalf("tree whole at %v, want 118 s (polled every 10 ms)", at)
+	}
+	if at > fail+stp.DefaultMaxAge+2*stp.DefaultForwardDelay {
+		t.Fatalf("tree whole at %v, beyond max_age + 2 × forward_delay of %v", at, fail)
+	}
+	if st := l.bridge("s6").Status(); st.RootPort != 2 {
+		t.Fatalf("s6 root port %d, want 2", st.RootPort)
+	}
+	l.checkConverged()
+	l.s.Run(145 * sec)
+	// 31 replies before the failure (40.25 .. 70.25) and 22 after the
+	// tree is whole (118.25 .. 139.25). In between h1's ARP entry for h16
+	// expired (60 s); h1 retries ARP three times a second apart with
+	// pings queued behind, then drops them: the round begun at 116.25 s
+	// is answered at 118.25 s and releases the pings of 116.25 and
+	// 117.25 s too.
+	if r := (*app).Result(); r.Sent != 100 || r.Received != 31+2+22 {
+		t.Fatalf("ping h1 -> h16: sent %d received %d, want 100 and 55", r.Sent, r.Received)
+	}
+	if c := l.hosts[l.id("h1")].Counters(); c["arp_failed"] == 0 {
+		t.Fatalf("h1 counters %v: no failed ARP round during the outage", c)
 	}
 }
