@@ -251,7 +251,7 @@ func (a Axon) setHop(i int, v uint8) {
 	}
 }
 
-// NextHop returns the next forward hop, read from the sixth byte
+// AxonNextHop returns the next forward hop, read from the sixth byte
 // (thesis §3.1.2), without validating the rest of the header: this is what
 // a cut-through data plane sees. ok is false when b is too short, the
 // forward count is zero or the hop is 0.
