@@ -35,6 +35,17 @@ type packetPort struct {
 	f  *os.File
 	rc syscall.RawConn
 	fd int
+
+	// Read state, reused by the one reader goroutine so that a read
+	// allocates nothing: the closure handed to RawConn.Read and its
+	// in/out values.
+	oob    [64]byte // one cmsg with a tpacket_auxdata (36 bytes)
+	rdata  []byte
+	rn     int
+	roobn  int
+	rflags int
+	rerr   error
+	readFn func(fd uintptr) bool
 }
 
 // ethPAll is ETH_P_ALL in network byte order, as socket(2) and bind(2) want.
@@ -78,20 +89,21 @@ func openPacketPort(ifindex int) (*packetPort, error) {
 		f.Close()
 		return nil, fmt.Errorf("emu: af_packet: %w", err)
 	}
-	return &packetPort{f: f, rc: rc, fd: fd}, nil
+	p := &packetPort{f: f, rc: rc, fd: fd}
+	p.readFn = func(fd uintptr) bool {
+		p.rn, p.roobn, p.rflags, _, p.rerr = unix.Recvmsg(int(fd), p.rdata, p.oob[:], unix.MSG_TRUNC)
+		return p.rerr != unix.EAGAIN
+	}
+	return p, nil
 }
 
 // ReadFrame reads one frame, with its VLAN tag restored.
 func (p *packetPort) ReadFrame(buf []byte) (int, error) {
-	var oob [64]byte // one cmsg with a tpacket_auxdata (36 bytes)
-	var n, oobn, flags int
-	var rerr error
 	// Leave 4 bytes of room for a tag to be put back.
-	data := buf[:len(buf)-4]
-	err := p.rc.Read(func(fd uintptr) bool {
-		n, oobn, flags, _, rerr = unix.Recvmsg(int(fd), data, oob[:], unix.MSG_TRUNC)
-		return rerr != unix.EAGAIN
-	})
+	p.rdata = buf[:len(buf)-4]
+	err := p.rc.Read(p.readFn)
+	data, n, oobn, flags, rerr := p.rdata, p.rn, p.roobn, p.rflags, p.rerr
+	p.rdata = nil
 	if err != nil {
 		return 0, err
 	}
@@ -101,7 +113,7 @@ func (p *packetPort) ReadFrame(buf []byte) (int, error) {
 	if flags&unix.MSG_TRUNC != 0 || n > len(data) {
 		return 0, errOversize
 	}
-	if tci, tpid, ok := vlanFromAuxdata(oob[:oobn]); ok {
+	if tci, tpid, ok := vlanFromAuxdata(p.oob[:oobn]); ok {
 		return insertVLAN(buf, n, tpid, tci)
 	}
 	return n, nil
@@ -112,26 +124,40 @@ var (
 	errRunt     = errors.New("frame shorter than an Ethernet header")
 )
 
-// vlanFromAuxdata extracts the stripped VLAN tag from PACKET_AUXDATA control
-// messages.
+// vlanFromAuxdata extracts the stripped VLAN tag from the PACKET_AUXDATA
+// control message in oob, parsed in place (no allocation per frame).
+// Anything malformed reads as "no tag".
+//
+//	struct cmsghdr { u64 len; s32 level; s32 type; } then the data, and
+//	struct tpacket_auxdata { u32 status, len, snaplen; u16 mac, net,
+//	                         vlan_tci, vlan_tpid; }
 func vlanFromAuxdata(oob []byte) (tci, tpid uint16, ok bool) {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return 0, 0, false
-	}
-	for _, m := range msgs {
-		if m.Header.Level != unix.SOL_PACKET || m.Header.Type != unix.PACKET_AUXDATA || len(m.Data) < sizeofAuxdata {
-			continue
-		}
-		aux := (*unix.TpacketAuxdata)(unsafe.Pointer(&m.Data[0]))
-		if aux.Status&unix.TP_STATUS_VLAN_VALID == 0 {
+	const hdr = 16
+	for len(oob) >= hdr {
+		l := binary.NativeEndian.Uint64(oob[0:8])
+		level := int32(binary.NativeEndian.Uint32(oob[8:12]))
+		typ := int32(binary.NativeEndian.Uint32(oob[12:16]))
+		if l < hdr || l > uint64(len(oob)) {
 			return 0, 0, false
 		}
-		tpid = aux.Vlan_tpid
-		if aux.Status&unix.TP_STATUS_VLAN_TPID_VALID == 0 || tpid == 0 {
-			tpid = 0x8100
+		data := oob[hdr:l]
+		if level == unix.SOL_PACKET && typ == unix.PACKET_AUXDATA && len(data) >= sizeofAuxdata {
+			status := binary.NativeEndian.Uint32(data[0:4])
+			if status&unix.TP_STATUS_VLAN_VALID == 0 {
+				return 0, 0, false
+			}
+			tci = binary.NativeEndian.Uint16(data[16:18])
+			tpid = binary.NativeEndian.Uint16(data[18:20])
+			if status&unix.TP_STATUS_VLAN_TPID_VALID == 0 || tpid == 0 {
+				tpid = 0x8100
+			}
+			return tci, tpid, true
 		}
-		return aux.Vlan_tci, tpid, true
+		next := (l + 7) &^ 7 // CMSG_ALIGN
+		if next >= uint64(len(oob)) {
+			break
+		}
+		oob = oob[next:]
 	}
 	return 0, 0, false
 }

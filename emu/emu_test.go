@@ -137,7 +137,7 @@ func (f *testFabric) Element(n topo.NodeID) element.Element {
 	return f.reps[n]
 }
 
-func testRegistry(t *testing.T, fabrics *[]*testFabric) *scheme.Registry {
+func testRegistry(t testing.TB, fabrics *[]*testFabric) *scheme.Registry {
 	r := &scheme.Registry{}
 	for _, agents := range []bool{false, true} {
 		name := "learn"
