@@ -63,7 +63,6 @@ func needRootB(b *testing.B) {
 	}
 }
 
-
 var benchFabrics = []string{KernelBridge, "learn", "stp"}
 
 // BenchmarkForwardTCP: iperf3 TCP h1 -> h2 across one switch, 3 s per
