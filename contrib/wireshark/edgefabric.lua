@@ -392,6 +392,8 @@ function link.dissector(tvb, pinfo, tree)
     call_sub(function() eth_dissector:call(rest, pinfo, tree) end, t, lk_malformed)
   elseif e == 2 then
     axon.dissector(rest, pinfo, tree)
+  else
+    t:add_proto_expert_info(lk_malformed, string.format("unknown encapsulation byte %d (1 Ethernet, 2 Axon)", e))
   end
   return tvb:len()
 end
