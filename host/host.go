@@ -74,6 +74,11 @@ type Config struct {
 	// (PortInfo.Rate; without one there is no limit). Default 128 KiB;
 	// negative turns it off.
 	TxQueue int
+	// NICRate, when positive, is the NIC's rate in bit/s for that
+	// backpressure, overriding PortInfo.Rate. A host behind a host agent
+	// (SPAIN's driver, DumbNet's agent) is attached through an internal
+	// link of unknown rate; the engine sets this to the real NIC's rate.
+	NICRate int64
 	// NoSink turns off the TCP sink that accepts connections on any port;
 	// connections are then accepted only on ports given to Listen (and on
 	// RRPort), and other SYNs get a reset.
@@ -296,6 +301,9 @@ func (h *Host) Attach(env element.Env, ports []element.PortInfo) {
 			h.linkUp = p.Up
 			h.nicRate = p.Rate
 		}
+	}
+	if h.cfg.NICRate > 0 {
+		h.nicRate = h.cfg.NICRate
 	}
 	env.After(0, h.start)
 }

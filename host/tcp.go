@@ -124,6 +124,7 @@ type TCPConn struct {
 	key    connKey
 	state  TCPState
 	active bool // we sent the SYN
+	noWS   bool // the peer's SYN had no window scale option
 	err    error
 
 	iss, irs     uint32
@@ -430,6 +431,9 @@ func (c *TCPConn) sendSeg(off int64, n int, flags uint8) {
 		o[0], o[1] = 2, 4
 		binary.BigEndian.PutUint16(o[2:4], uint16(h.cfg.MTU-ipLen-tcpLen))
 		o[4], o[5], o[6], o[7] = 1, 3, 3, c.rcvWS
+		if c.noWS {
+			o[4], o[5], o[6], o[7] = 1, 1, 1, 1 // no-ops keep the layout
+		}
 	} else {
 		binary.BigEndian.PutUint16(t[14:16], c.window())
 	}
@@ -763,6 +767,7 @@ func (c *TCPConn) synOptions(s *tcpSeg) {
 		c.sndWS = uint8(s.wscale)
 	} else {
 		c.sndWS, c.rcvWS = 0, 0
+		c.noWS = true // and a SYN-ACK must not offer it (RFC 7323 §1.3)
 	}
 	c.sndWnd = int64(s.wnd) // a SYN's window is not scaled
 }
