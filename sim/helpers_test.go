@@ -17,6 +17,8 @@ type rec struct {
 	// fwd, when set, forwards every received frame: out port by in port.
 	fwd map[element.Port]element.Port
 	ct  int
+	// sends counts frames this element forwarded.
+	sends int
 }
 
 type got struct {
@@ -35,6 +37,7 @@ func (r *rec) Attach(env element.Env, ports []element.PortInfo) { r.env, r.ports
 func (r *rec) Receive(p element.Port, frame []byte) {
 	r.got = append(r.got, got{r.env.Now(), p, append([]byte(nil), frame...)})
 	if out, ok := r.fwd[p]; ok {
+		r.sends++
 		r.env.Send(out, append([]byte(nil), frame...))
 	}
 }
