@@ -399,3 +399,30 @@ func TestFormats(t *testing.T) {
 		t.Error("sniffing")
 	}
 }
+
+// TestExamples loads every file in examples/topologies.
+func TestExamples(t *testing.T) {
+	files, err := filepath.Glob("../examples/topologies/*")
+	if err != nil || len(files) < 5 {
+		t.Fatalf("examples: %v %v", files, err)
+	}
+	for _, f := range files {
+		g, err := Load(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		checkWellFormed(t, g)
+	}
+	// The exported seeds' figures stay what the generators build.
+	for file, spec := range map[string]string{"spain-testbed.yaml": "spain-testbed", "dumbnet-fig1.yaml": "dumbnet-fig1", "dumbnet-fig1.clab.yml": "dumbnet-fig1", "fattree4.json": "fattree:4"} {
+		a, err := Load("../examples/topologies/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := Parse(spec, 1)
+		if d := diffGraph(a, b); d != "" {
+			t.Errorf("%s: %s", file, d)
+		}
+	}
+}

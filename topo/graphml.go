@@ -26,7 +26,9 @@ import (
 //     gets LoadOptions.ZooHosts hosts on the following ports. A link's rate
 //     is the edge's LinkSpeedRaw (b/s) when given, its delay the
 //     great-circle distance between the two nodes' Latitude/Longitude at
-//     2×10⁸ m/s (light in fibre) when both are given, else the defaults.
+//     2×10⁸ m/s (light in fibre), in whole nanoseconds, when both are
+//     given, else the defaults. The graph's name is its id, else the Zoo's
+//     Network data, else the file name.
 
 type gmlKey struct {
 	forWhat, name string
@@ -121,6 +123,9 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 		case xml.EndElement:
 			switch t.Name.Local {
 			case "data":
+				if curData == nil && curNode == nil && curEdge == nil && keys[curKey].name == "Network" && r.b.g.Name == "" {
+					r.b.g.Name = strings.TrimSpace(text.String()) // the Zoo's network name
+				}
 				if curData != nil && curKey != "" {
 					name := keys[curKey].name
 					if name == "" {
@@ -303,7 +308,8 @@ func fibreDelay(lat1, lon1, lat2, lon2 float64) element.Time {
 	dlat, dlon := (lat2-lat1)*rad, (lon2-lon1)*rad
 	a := math.Sin(dlat/2)*math.Sin(dlat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dlon/2)*math.Sin(dlon/2)
 	dist := 2 * earthRadius * math.Asin(math.Min(1, math.Sqrt(a)))
-	return element.Time(math.Round(dist / 2e8 * float64(element.Second)))
+	// whole nanoseconds: the coordinates are not more precise than that
+	return element.Time(math.Round(dist/2e8*1e9)) * element.Nanosecond
 }
 
 func xmlEscape(s string) string {
