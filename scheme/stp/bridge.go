@@ -590,6 +590,14 @@ func (b *Bridge) receiveBPDU(p *port, frame []byte) {
 		b.receivedTCNBPDU(p)
 		return
 	}
+	if m.MaxAge == 0 || m.HelloTime == 0 || m.ForwardDelay == 0 {
+		// No root can mean these: a zero forward delay would put
+		// every port straight into forwarding, loops and all. The
+		// standard does not check; a bridge that trusts such a BPDU
+		// is one forged frame away from a broadcast storm.
+		b.ctr.Inc("drop_bpdu_bad_timers")
+		return
+	}
 	if m.MessageAge >= m.MaxAge {
 		// Information as old as its own lifetime (802.1D-2004 §9.3.4
 		// makes this validation explicit).

@@ -1,6 +1,7 @@
 package stp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -407,6 +408,24 @@ func TestPathCostForRate(t *testing.T) {
 		{1_000_000_000, 4}, {2_500_000_000, 4}, {10_000_000_000, 2}, {40_000_000_000, 2}, {100_000_000_000, 1}} {
 		if got := PathCostForRate(c.rate); got != c.want {
 			t.Errorf("PathCostForRate(%d) = %d, want %d", c.rate, got, c.want)
+		}
+	}
+}
+
+func TestStatusesJSON(t *testing.T) {
+	n := newFakeNet(t, ring3(t), nil)
+	n.runUntil(31 * sec)
+	st := n.fab.Statuses()
+	if len(st) != 3 || st[2].Node != "s3" {
+		t.Fatalf("statuses %+v", st)
+	}
+	b, err := json.Marshal(st[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"node":"s3"`, `"root":"8000.060000000000"`, `"root_port":1`, `"role":"blocked","state":"blocking"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("JSON lacks %s: %s", want, b)
 		}
 	}
 }

@@ -107,3 +107,20 @@ func (f *Fabric) linkName(l topo.LinkID) string {
 	lk := f.g.Link(l)
 	return fmt.Sprintf("%s:%d-%s:%d", f.g.Node(lk.A.Node).Name, lk.A.Port, f.g.Node(lk.B.Node).Name, lk.B.Port)
 }
+
+// NodeStatus is one bridge's status under its node's name, for reports.
+type NodeStatus struct {
+	Node string `json:"node"`
+	Status
+}
+
+// Statuses returns every bridge's status in node order.
+func (f *Fabric) Statuses() []NodeStatus {
+	var out []NodeStatus
+	for n, b := range f.bridges {
+		if b != nil {
+			out = append(out, NodeStatus{Node: f.g.Node(topo.NodeID(n)).Name, Status: b.Status()})
+		}
+	}
+	return out
+}

@@ -125,6 +125,28 @@ func TestSuperiorBPDUMakesRootPort(t *testing.T) {
 	}
 }
 
+func TestZeroTimersDropped(t *testing.T) {
+	n := newFakeNet(t, star(t, 2), nil)
+	n.runUntil(sec / 2)
+	for i := range 3 {
+		sup := superior(0)
+		switch i {
+		case 0:
+			sup.MaxAge = 0
+		case 1:
+			sup.HelloTime = 0
+		case 2:
+			sup.ForwardDelay = 0
+		}
+		n.inject("h1", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &sup))
+	}
+	n.run(10 * us)
+	s1 := n.bridge("s1")
+	if !s1.Status().IsRoot() || s1.Counters()["drop_bpdu_bad_timers"] != 3 {
+		t.Fatalf("BPDUs with zero timers accepted: %+v %v", s1.Status(), s1.Counters())
+	}
+}
+
 func TestAgedBPDUDropped(t *testing.T) {
 	n := newFakeNet(t, star(t, 2), nil)
 	n.runUntil(sec / 2)
