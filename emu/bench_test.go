@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/scheme/all"
+	"github.com/edgefabric/edgefabric/topo"
 )
 
 // benchSchemes are the fabrics compared on the same topology in one run:
@@ -94,6 +95,76 @@ func BenchmarkForwardUDP64(b *testing.B) {
 				sum += iperfRun(b, l, "h1", "h2", "10.0.0.2", 3, []string{"-u", "-l", "18", "-b", "0"})
 			}
 			b.ReportMetric(sum/float64(b.N), "pps")
+		})
+	}
+}
+
+// ring3 is three switches in a ring with host h1 on s1 and h2 on s2.
+func ring3(t testing.TB) *topo.Graph {
+	b := topo.NewBuilder("ring3")
+	s1, s2, s3 := b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch), b.AddNode("s3", topo.Switch)
+	b.Connect(s1, s2)
+	b.Connect(s2, s3)
+	b.Connect(s3, s1)
+	b.Connect(b.AddNode("h1", topo.Host), s1)
+	b.Connect(b.AddNode("h2", topo.Host), s2)
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// BenchmarkFailover: the outage h1 -> h2 sees when the direct link s1-s2
+// of a 3-ring fails (s1, the lowest bridge ID, is the root, so s2-s3 is
+// the blocked link that must take over), for the kernel's 802.1D bridge
+// and the stp scheme's element with 802.1D default timers, in the same
+// run. Reports the outage in seconds.
+func BenchmarkFailover(b *testing.B) {
+	needRootB(b)
+	if _, err := exec.LookPath("ping"); err != nil {
+		b.Skip("skipping: ping is not installed")
+	}
+	for _, f := range []string{KernelBridge, "stp"} {
+		b.Run(f, func(b *testing.B) {
+			var sum time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				opts := Options{Name: labName(), Registry: all.Registry(), ReadyTimeout: 3 * time.Minute}
+				b.Cleanup(func() { Cleanup(opts.Name, 10*time.Second) })
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				l, err := Up(ctx, ring3(b), f, opts)
+				if err != nil {
+					cancel()
+					b.Fatal(err)
+				}
+				// Wait until the fabric forwards (STP's listening and
+				// learning states).
+				for {
+					out, err := l.Exec(ctx, "h1", "ping", "-c", "1", "-W", "1", "10.0.0.2")
+					if err == nil && strings.Contains(string(out), " 0% packet loss") {
+						break
+					}
+					if ctx.Err() != nil {
+						b.Fatal("fabric never forwarded")
+					}
+				}
+				time.Sleep(2 * time.Second) // learning settles, topology change timers expire
+				b.StartTimer()
+				res, err := l.Failover(ctx, FailoverSpec{From: "h1", To: "h2", A: "s1", B: "s2", Max: 2 * time.Minute})
+				b.StopTimer()
+				l.Down()
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !res.Recovered {
+					b.Fatalf("no recovery: %+v", res)
+				}
+				b.Logf("%s: outage %v (%d of %d probes lost)", f, res.Outage, res.Lost, res.Sent)
+				sum += res.Outage
+			}
+			b.ReportMetric((sum / time.Duration(b.N)).Seconds(), "s-outage")
 		})
 	}
 }

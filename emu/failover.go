@@ -1,0 +1,162 @@
+package emu
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FailoverSpec describes one failover measurement: a steady ping stream
+// between two unmodified hosts while the link A-B fails.
+type FailoverSpec struct {
+	From, To string        // host names: the stream runs From -> To
+	A, B     string        // the link to fail (pick one on the active path)
+	Interval time.Duration // probe interval; default 10 ms
+	Settle   time.Duration // stream time before the failure; default 1 s
+	Max      time.Duration // longest wait for recovery; default 120 s
+	Repair   bool          // repair the link afterwards
+}
+
+// FailoverResult is the measured outage.
+type FailoverResult struct {
+	// Outage is the longest run of lost probes times the interval: how
+	// long the hosts could not talk. Zero when no probe was lost.
+	Outage time.Duration `json:"outage_ns"`
+	Lost   int           `json:"lost"`
+	Sent   int           `json:"sent"`
+	// Recovered says probes got through again after the failure before
+	// Max ran out.
+	Recovered bool `json:"recovered"`
+}
+
+var icmpSeqRE = regexp.MustCompile(`icmp_seq=(\d+) `)
+
+// Failover measures the outage the hosts see when link A-B fails. The
+// stream is the ping of host From, so the measurement includes everything
+// a real host goes through (its ARP cache included).
+func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, error) {
+	var res FailoverResult
+	if s.Interval <= 0 {
+		s.Interval = 10 * time.Millisecond
+	}
+	if s.Settle <= 0 {
+		s.Settle = time.Second
+	}
+	if s.Max <= 0 {
+		s.Max = 120 * time.Second
+	}
+	to, err := l.node(s.To)
+	if err != nil {
+		return res, err
+	}
+	if !to.ip.IsValid() {
+		return res, fmt.Errorf("emu: failover: %q: %w", s.To, ErrNotHost)
+	}
+	if _, err := l.node(s.A); err != nil {
+		return res, err
+	}
+	if _, err := l.node(s.B); err != nil {
+		return res, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	iv := strconv.FormatFloat(s.Interval.Seconds(), 'f', 3, 64)
+	cmd := exec.CommandContext(ctx, "ping", "-n", "-i", iv, "-W", "1", to.ip.Addr().String())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return res, err
+	}
+	if err := l.Start(s.From, cmd); err != nil {
+		return res, fmt.Errorf("emu: failover: ping: %w", err)
+	}
+	defer cmd.Wait()
+	defer cancel()
+
+	var mu sync.Mutex
+	got := map[int]time.Time{}
+	lastRx := time.Time{}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			m := icmpSeqRE.FindStringSubmatch(sc.Text() + " ")
+			if m == nil || !strings.Contains(sc.Text(), "bytes from") {
+				continue
+			}
+			seq, _ := strconv.Atoi(m[1])
+			mu.Lock()
+			got[seq] = time.Now()
+			lastRx = time.Now()
+			mu.Unlock()
+		}
+	}()
+	select {
+	case <-time.After(s.Settle):
+	case <-ctx.Done():
+		return res, ctx.Err()
+	}
+	failAt := time.Now()
+	if err := l.SetLink(s.A, s.B, false); err != nil {
+		return res, err
+	}
+	if s.Repair {
+		defer l.SetLink(s.A, s.B, true)
+	}
+	// Recovered once a probe sent after the failure has come back, then
+	// keep streaming one more second to see no second outage follows.
+	deadline := failAt.Add(s.Max)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		mu.Lock()
+		rec := lastRx.Sub(failAt) > s.Interval*3 && time.Since(lastRx) < s.Interval*5
+		mu.Unlock()
+		if rec {
+			res.Recovered = true
+			time.Sleep(time.Second)
+			break
+		}
+		time.Sleep(s.Interval)
+	}
+	cancel()
+	mu.Lock()
+	defer mu.Unlock()
+	maxSeq := 0
+	for seq := range got {
+		maxSeq = max(maxSeq, seq)
+	}
+	if len(got) == 0 {
+		return res, fmt.Errorf("emu: failover: no probe from %s to %s ever got through", s.From, s.To)
+	}
+	// The longest run of lost probes; its duration is measured between
+	// the replies around it (ping's own pacing slips on a loaded
+	// machine), or counted in intervals when the run has no reply after
+	// it.
+	run, longest, lastOK := 0, 0, 0
+	var outage time.Duration
+	for seq := 1; seq <= maxSeq+1; seq++ {
+		if _, ok := got[seq]; ok || seq == maxSeq+1 {
+			if run > longest {
+				longest = run
+				outage = time.Duration(run) * s.Interval
+				if t0, ok0 := got[lastOK]; ok0 && ok {
+					outage = got[seq].Sub(t0) - s.Interval
+				}
+			}
+			run, lastOK = 0, seq
+			continue
+		}
+		res.Lost++
+		run++
+	}
+	if !res.Recovered {
+		// Everything after the last reply was lost too.
+		outage = max(outage, time.Since(failAt))
+	}
+	res.Outage = max(outage, 0)
+	res.Sent = maxSeq
+	return res, nil
+}
