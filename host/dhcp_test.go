@@ -85,7 +85,10 @@ func (s *dhcpServer) Receive(_ element.Port, f []byte) {
 	}
 }
 
-func dhcpPair(t *testing.T, lease time.Duration) (*fakeNet, *Host, *dhcpServer) {
+func dhcpPair(t testing.TB, lease time.Duration) (*fakeNet, *Host, *dhcpServer) {
+	if lease == 0 {
+		lease = time.Hour
+	}
 	n := &fakeNet{}
 	h := New(Config{Name: "c", MAC: [6]byte{2, 0, 0, 0, 0, 1}, DHCP: true})
 	s := &dhcpServer{mac: wire.MAC{2, 0, 0, 0, 0, 0xfe}, ip: netip.MustParseAddr("10.0.0.1"), leases: map[wire.MAC]netip.Addr{}, lease: lease}
