@@ -60,10 +60,20 @@ func (h *eventHeap) pop() event {
 	n := len(h.ev) - 1
 	last := h.ev[n]
 	h.ev = h.ev[:n]
-	if n == 0 {
-		return top
+	if n > 0 {
+		h.siftDown(last)
 	}
-	// Sift the last element down from the root.
+	return top
+}
+
+// replaceTop puts e in place of the earliest event: one sift-down instead
+// of a pop and a push. The engine uses it when the event being processed
+// schedules its successor (a pipe's next delivery, a periodic timer).
+func (h *eventHeap) replaceTop(e event) { h.siftDown(e) }
+
+// siftDown places x, which replaces the root, where it belongs.
+func (h *eventHeap) siftDown(x event) {
+	n := len(h.ev)
 	i := 0
 	for {
 		c := 4*i + 1
@@ -71,21 +81,17 @@ func (h *eventHeap) pop() event {
 			break
 		}
 		m := c
-		end := c + 4
-		if end > n {
-			end = n
-		}
+		end := min(c+4, n)
 		for j := c + 1; j < end; j++ {
 			if h.ev[j].before(&h.ev[m]) {
 				m = j
 			}
 		}
-		if !h.ev[m].before(&last) {
+		if !h.ev[m].before(&x) {
 			break
 		}
 		h.ev[i] = h.ev[m]
 		i = m
 	}
-	h.ev[i] = last
-	return top
+	h.ev[i] = x
 }

@@ -113,6 +113,9 @@ type Sim struct {
 	nevents uint64
 	started bool
 	stopped bool
+	// holdRoot is set while the event at the heap's root is being
+	// processed and has not been replaced yet.
+	holdRoot bool
 
 	nodes []node
 	pipes []pipe
@@ -449,17 +452,25 @@ func (s *Sim) Run(until element.Time) {
 	}
 	s.stopped = false
 	for s.events.len() > 0 && !s.stopped {
-		if s.events.peek().t > until {
+		ev := *s.events.peek()
+		if ev.t > until {
 			break
 		}
-		ev := s.events.pop()
 		s.now = ev.t
 		s.nevents++
+		// The event stays at the root while it runs: nothing scheduled
+		// now can precede it, and the first event it schedules takes its
+		// place (replaceTop) instead of a pop and a push.
+		s.holdRoot = true
 		switch ev.kind {
 		case evPipe:
 			s.deliver(ev)
 		case evTimer:
 			s.fire(ev)
+		}
+		if s.holdRoot {
+			s.holdRoot = false
+			s.events.pop()
 		}
 	}
 	if !s.stopped && until > s.now {
@@ -478,7 +489,13 @@ func (s *Sim) Pending() int { return s.events.len() }
 
 func (s *Sim) schedule(t element.Time, kind eventKind, idx int32, gen uint32) {
 	s.seq++
-	s.events.push(event{t: t, seq: s.seq, kind: kind, idx: idx, gen: gen})
+	e := event{t: t, seq: s.seq, kind: kind, idx: idx, gen: gen}
+	if s.holdRoot {
+		s.holdRoot = false
+		s.events.replaceTop(e)
+		return
+	}
+	s.events.push(e)
 }
 
 // At runs f at time t (or now, if t has passed), from the engine's own
