@@ -446,7 +446,13 @@ func (s *Sim) start() {
 
 // Run processes events up to and including time until, then sets the clock
 // to until. It may be called repeatedly with increasing times.
-func (s *Sim) Run(until element.Time) {
+func (s *Sim) Run(until element.Time) { s.run(until, true) }
+
+// RunAll processes events until none is left or Stop is called. The clock
+// stays at the last event's time.
+func (s *Sim) RunAll() { s.run(math.MaxInt64, false) }
+
+func (s *Sim) run(until element.Time, advance bool) {
 	if !s.started {
 		s.start()
 	}
@@ -473,13 +479,10 @@ func (s *Sim) Run(until element.Time) {
 			s.events.pop()
 		}
 	}
-	if !s.stopped && until > s.now {
+	if advance && !s.stopped && until > s.now {
 		s.now = until
 	}
 }
-
-// RunAll processes events until none is left or Stop is called.
-func (s *Sim) RunAll() { s.Run(math.MaxInt64) }
 
 // Stop makes Run return after the current event.
 func (s *Sim) Stop() { s.stopped = true }

@@ -1,0 +1,422 @@
+package paths
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// MaxVLANs is the number of usable 802.1Q VLAN IDs: 1..4094 (0 and 4095
+// are reserved).
+const MaxVLANs = 4094
+
+// ErrTooManyVLANs: the path set cannot be packed into MaxVLANs VLANs.
+var ErrTooManyVLANs = errors.New("path set needs more VLANs than 802.1Q offers")
+
+// Strategy selects how one packing trial places a path.
+type Strategy uint8
+
+const (
+	strategyInvalid Strategy = iota
+	// FirstFit is Algorithm 2 as published: pairs in node order, a
+	// pair's paths in random order, each uncovered path added to the first
+	// subgraph, in random order, it does not close a loop in.
+	FirstFit
+	// BestFit: Algorithm 2 except that an uncovered path goes to the
+	// subgraph that already holds the most of its links (ties at random),
+	// falling back to first fit.
+	BestFit
+	// TreeCover is edgefabric's parallel heuristic: greedy set cover of
+	// the paths by per-node shortest-path trees, then best fit for the
+	// rest (see treecover.go).
+	TreeCover
+)
+
+func (s Strategy) String() string {
+	switch s {
+	case FirstFit:
+		return "first-fit"
+	case BestFit:
+		return "best-fit"
+	case TreeCover:
+		return "tree-cover"
+	}
+	return fmt.Sprintf("strategy(%d)", uint8(s))
+}
+
+// PackOptions configures Pack.
+type PackOptions struct {
+	// Trials is N, the number of randomized runs; the best is kept.
+	Trials int
+	Seed   uint64
+	// Parallel runs the trials on Workers goroutines and adds, for every
+	// first-fit trial, a best-fit trial; the serial algorithm runs only
+	// the first-fit trials, one after the other. Trial t uses the same
+	// random stream either way, so the parallel result is never worse.
+	Parallel bool
+	Workers  int
+}
+
+// Packing is the result: loop-free subgraphs, VLAN 1 first.
+type Packing struct {
+	// VLANs[i] holds the links of VLAN ID i+1, sorted. VLANs[0] is the
+	// default spanning tree.
+	VLANs [][]topo.LinkID
+	// Trials run; BestTrial is the index of the winning trial and
+	// BestStrategy its strategy.
+	Trials       int
+	BestTrial    int
+	BestStrategy Strategy
+	// TrialVLANs is the VLAN count each trial reached, or -1 for a trial
+	// abandoned once it could no longer beat the best.
+	TrialVLANs []int
+}
+
+// Pack maps the path set onto loop-free subgraphs (VLANs) with Algorithm
+// 2 of spain-cots-multipath.txt §5.3, keeping the best of opt.Trials
+// randomized runs. VLAN 1 is base (the default spanning tree), counted and
+// able to cover paths like any other subgraph.
+func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing, error) {
+	trials := max(opt.Trials, 1)
+	type job struct {
+		idx   int
+		strat Strategy
+	}
+	var jobs []job
+	workers := 1
+	if opt.Parallel {
+		workers = opt.Workers
+		if workers <= 0 {
+			workers = runtime.GOMAXPROCS(0)
+		}
+		// Tree-cover trials first, each on every core: they usually set
+		// the best count early, so that first-fit trials that cannot beat
+		// it are abandoned soon.
+		for range trials {
+			jobs = append(jobs, job{len(jobs), TreeCover})
+		}
+	}
+	for range trials {
+		jobs = append(jobs, job{len(jobs), FirstFit})
+	}
+	if opt.Parallel {
+		for range trials {
+			jobs = append(jobs, job{len(jobs), BestFit})
+		}
+	}
+	res := &Packing{Trials: len(jobs), TrialVLANs: make([]int, len(jobs))}
+	var best atomic.Int64
+	best.Store(MaxVLANs + 1)
+	var mu sync.Mutex
+	var bestSG *packState
+	bestIdx := -1
+	record := func(j job, st *packState, n int) {
+		mu.Lock()
+		defer mu.Unlock()
+		res.TrialVLANs[j.idx] = n
+		if n > 0 && (bestIdx < 0 || n < len(bestSG.vlinks) || n == len(bestSG.vlinks) && j.idx < bestIdx) {
+			bestSG, bestIdx = st, j.idx
+		}
+		for {
+			b := best.Load()
+			if n <= 0 || int64(n) >= b || best.CompareAndSwap(b, int64(n)) {
+				break
+			}
+		}
+	}
+	// trialNo numbers the trials of one strategy 0..N-1: trial t of the
+	// serial algorithm and of the parallel one draw the same stream.
+	trialNo := func(j job) uint64 { return uint64(j.idx % trials) }
+	var rest []job
+	for _, j := range jobs {
+		if j.strat != TreeCover {
+			rest = append(rest, j)
+			continue
+		}
+		st, ok := treeCover(f, ps, base, opt.Seed, trialNo(j), workers, best.Load())
+		n := -1
+		if ok {
+			n = len(st.vlinks)
+		}
+		record(j, st, n)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(rest)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(rest) {
+					return
+				}
+				j := rest[i]
+				st := newPackState(f, base)
+				n := st.run(ps, j.strat, opt.Seed, trialNo(j), &best)
+				record(j, st, n)
+			}
+		}()
+	}
+	wg.Wait()
+	if bestSG == nil {
+		return nil, fmt.Errorf("paths: %w: every trial exceeded %d VLANs", ErrTooManyVLANs, MaxVLANs)
+	}
+	res.BestTrial = bestIdx
+	res.BestStrategy = jobs[bestIdx].strat
+	for _, ls := range bestSG.vlinks {
+		ls = slices.Clone(ls)
+		slices.Sort(ls)
+		res.VLANs = append(res.VLANs, ls)
+	}
+	return res, nil
+}
+
+// packState is one trial's subgraphs.
+type packState struct {
+	f     *Fabric
+	words int
+	// bits[l*words:(l+1)*words] is the set of subgraphs holding link l.
+	bits   []uint64
+	uf     [][]int32 // per subgraph: union-find parents over nodes
+	vlinks [][]topo.LinkID
+	// scratch
+	nodes   []topo.NodeID
+	overlay []int32 // pairs (root, merged-into) tentatively joined
+	perm    []int32
+	count   []int32
+	cands   []int32
+}
+
+func newPackState(f *Fabric, base []topo.LinkID) *packState {
+	st := &packState{f: f, words: 1}
+	st.bits = make([]uint64, f.G.NumLinks())
+	st.newVLAN()
+	for _, l := range base {
+		a, b := f.Ends(l)
+		st.add(0, l, a, b)
+	}
+	return st
+}
+
+func (st *packState) newVLAN() int {
+	i := len(st.vlinks)
+	if i >= st.words*64 {
+		// Grow every link's bitset by one word, keeping the layout flat.
+		nw := st.words + 1
+		nb := make([]uint64, len(st.bits)/st.words*nw)
+		for l := 0; l < len(st.bits)/st.words; l++ {
+			copy(nb[l*nw:], st.bits[l*st.words:(l+1)*st.words])
+		}
+		st.bits, st.words = nb, nw
+	}
+	parent := make([]int32, st.f.G.NumNodes())
+	for v := range parent {
+		parent[v] = int32(v)
+	}
+	st.uf = append(st.uf, parent)
+	st.vlinks = append(st.vlinks, nil)
+	return i
+}
+
+func (st *packState) has(vl int, l topo.LinkID) bool {
+	return st.bits[int(l)*st.words+vl/64]&(1<<(vl%64)) != 0
+}
+
+func find(p []int32, v int32) int32 {
+	for p[v] != v {
+		p[v] = p[p[v]]
+		v = p[v]
+	}
+	return v
+}
+
+func (st *packState) add(vl int, l topo.LinkID, a, b topo.NodeID) {
+	st.bits[int(l)*st.words+vl/64] |= 1 << (vl % 64)
+	st.vlinks[vl] = append(st.vlinks[vl], l)
+	p := st.uf[vl]
+	ra, rb := find(p, int32(a)), find(p, int32(b))
+	if ra != rb {
+		p[ra] = rb
+	}
+}
+
+// covered reports whether one subgraph holds every link of the path.
+func (st *packState) covered(p []topo.LinkID) bool {
+	w := st.words
+	for k := range w {
+		acc := ^uint64(0)
+		for _, l := range p {
+			acc &= st.bits[int(l)*w+k]
+			if acc == 0 {
+				break
+			}
+		}
+		if acc != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// fits reports whether adding the path (nodes st.nodes, links p) to
+// subgraph vl keeps it loop-free: no new link may join two nodes the
+// subgraph, plus the path's earlier new links, already connects.
+func (st *packState) fits(vl int, p []topo.LinkID) bool {
+	uf := st.uf[vl]
+	st.overlay = st.overlay[:0]
+	root := func(v topo.NodeID) int32 {
+		r := find(uf, int32(v))
+		for changed := true; changed; {
+			changed = false
+			for i := 0; i < len(st.overlay); i += 2 {
+				if st.overlay[i] == r {
+					r = st.overlay[i+1]
+					changed = true
+				}
+			}
+		}
+		return r
+	}
+	for i, l := range p {
+		if st.has(vl, l) {
+			continue
+		}
+		ra, rb := root(st.nodes[i]), root(st.nodes[i+1])
+		if ra == rb {
+			return false
+		}
+		st.overlay = append(st.overlay, ra, rb)
+	}
+	return true
+}
+
+func (st *packState) commit(vl int, p []topo.LinkID) {
+	for i, l := range p {
+		if !st.has(vl, l) {
+			st.add(vl, l, st.nodes[i], st.nodes[i+1])
+		}
+	}
+}
+
+// run executes one trial and returns its VLAN count, or -1 when it was
+// abandoned because it exceeded *best (no chance to win) or MaxVLANs.
+func (st *packState) run(ps *PathSet, strat Strategy, seed, trial uint64, best *atomic.Int64) int {
+	r := rand.New(rand.NewPCG(seed^0x5350_4149_4e00_0000, trial))
+	ne := len(st.f.Edges)
+	var order []int
+	// Algorithm 2's loops: for v, for u: pairs in lexicographic order of
+	// edge-node index. The path set stores pair (i, j), i<j, at index
+	// j(j-1)/2 + i.
+	for i := range ne {
+		for j := i + 1; j < ne; j++ {
+			pi := j*(j-1)/2 + i
+			lo, hi := ps.PairPaths(pi)
+			order = append(order[:0], make([]int, hi-lo)...)
+			for k := range order {
+				order[k] = lo + k
+			}
+			r.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+			src := ps.Pairs[pi].A
+			for _, pj := range order {
+				p := ps.Path(pj)
+				if st.covered(p) {
+					continue
+				}
+				st.nodes = st.f.PathNodes(src, p, st.nodes[:0])
+				if !st.place(p, strat, r) {
+					vl := st.newVLAN()
+					st.commit(vl, p)
+					if n := int64(len(st.vlinks)); n > best.Load() || n > MaxVLANs {
+						return -1
+					}
+				}
+			}
+		}
+	}
+	return len(st.vlinks)
+}
+
+// place adds the path to an existing subgraph if one can take it.
+func (st *packState) place(p []topo.LinkID, strat Strategy, r *rand.Rand) bool {
+	m := len(st.vlinks)
+	if strat == BestFit {
+		// Count, per subgraph, how many of the path's links it holds.
+		if cap(st.count) < m {
+			st.count = make([]int32, m+64)
+		}
+		cnt := st.count[:m]
+		st.cands = st.cands[:0]
+		for _, l := range p {
+			row := st.bits[int(l)*st.words : (int(l)+1)*st.words]
+			for k, w := range row {
+				for w != 0 {
+					b := bits.TrailingZeros64(w)
+					w &= w - 1
+					vl := k*64 + b
+					if cnt[vl] == 0 {
+						st.cands = append(st.cands, int32(vl))
+					}
+					cnt[vl]++
+				}
+			}
+		}
+		r.Shuffle(len(st.cands), func(a, b int) { st.cands[a], st.cands[b] = st.cands[b], st.cands[a] })
+		slices.SortStableFunc(st.cands, func(a, b int32) int { return int(cnt[b] - cnt[a]) })
+		placed := -1
+		for _, vl := range st.cands {
+			if placed < 0 && vl != 0 && st.fits(int(vl), p) {
+				placed = int(vl)
+			}
+		}
+		for _, vl := range st.cands {
+			cnt[vl] = 0
+		}
+		if placed >= 0 {
+			st.commit(placed, p)
+			return true
+		}
+	}
+	// First fit over the subgraphs in random order (lazy Fisher-Yates,
+	// undone afterwards so the permutation stays the identity). VLAN 1 is
+	// a spanning tree: any link it lacks would close a loop, so it is
+	// skipped without changing the outcome.
+	if cap(st.perm) < m {
+		st.perm = make([]int32, m, m+64)
+		for i := range st.perm {
+			st.perm[i] = int32(i)
+		}
+	}
+	for len(st.perm) < m {
+		st.perm = append(st.perm, int32(len(st.perm)))
+	}
+	perm := st.perm[:m]
+	type swap struct{ a, b int }
+	var swaps [16]swap
+	undo := swaps[:0]
+	placed := -1
+	for i := 1; i < m; i++ {
+		j := i + r.IntN(m-i)
+		perm[i], perm[j] = perm[j], perm[i]
+		undo = append(undo, swap{i, j})
+		if st.fits(int(perm[i]), p) {
+			placed = int(perm[i])
+			break
+		}
+	}
+	for k := len(undo) - 1; k >= 0; k-- {
+		perm[undo[k].a], perm[undo[k].b] = perm[undo[k].b], perm[undo[k].a]
+	}
+	if placed >= 0 {
+		st.commit(placed, p)
+		return true
+	}
+	return false
+}

@@ -1,0 +1,290 @@
+package paths
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+func mustTopo(t testing.TB, spec string) *topo.Graph {
+	t.Helper()
+	g, err := topo.Parse(spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func mustFabric(t testing.TB, g *topo.Graph) *Fabric {
+	t.Helper()
+	f, err := NewFabric(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestSTPCoverageFatTree(t *testing.T) {
+	for _, c := range []struct {
+		spec        string
+		used, links int
+	}{
+		{"fattree:4", 12, 32},  // 37.5 %, Table 3
+		{"fattree:8", 40, 256}, // 15.625 %
+		{"fattree:16", 144, 2048},
+		{"bcube:8,2", 72, 128},  // 56.25 %
+		{"ciscodc:2,2", 10, 31}, // 32.26 %
+		{"hyperx:3", 8, 18},
+	} {
+		f := mustFabric(t, mustTopo(t, c.spec))
+		tr := STP(f)
+		if len(tr.Used) != c.used || f.NumFabricLinks != c.links {
+			t.Errorf("%s: STP uses %d of %d links, want %d of %d", c.spec, len(tr.Used), f.NumFabricLinks, c.used, c.links)
+		}
+		if f.G.Node(tr.Root).Kind != topo.Switch {
+			t.Errorf("%s: root %s is not a switch", c.spec, f.G.Node(tr.Root).Name)
+		}
+		if len(tr.Links) != countForwarders(f)-1 {
+			t.Errorf("%s: tree has %d links for %d bridges", c.spec, len(tr.Links), countForwarders(f))
+		}
+	}
+}
+
+func countForwarders(f *Fabric) int {
+	n := 0
+	for v := range f.G.NumNodes() {
+		if f.G.Node(topo.NodeID(v)).Forwards() {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSTPPrefersFasterLinks(t *testing.T) {
+	// s1 (root) - s2 at 1G, s1 - s3 - s2 at 10G: 802.1D-2004 costs make
+	// the two-hop 10G path (4000) cheaper than the 1G hop (20000).
+	b := topo.NewBuilder("costs")
+	s1, s2, s3 := b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch), b.AddNode("s3", topo.Switch)
+	h := b.AddNode("h1", topo.Host)
+	b.ConnectPorts(topo.End{Node: s1, Port: 1}, topo.End{Node: s2, Port: 1}, 1e9, 0)
+	b.ConnectPorts(topo.End{Node: s1, Port: 2}, topo.End{Node: s3, Port: 1}, 1e10, 0)
+	b.ConnectPorts(topo.End{Node: s3, Port: 2}, topo.End{Node: s2, Port: 2}, 1e10, 0)
+	b.Connect(s2, h)
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := STP(mustFabric(t, g))
+	if tr.Root != s1 || tr.Parent[s2] != s3 || tr.Parent[s3] != s1 {
+		t.Fatalf("root %d parents %v, want s2 under s3 under s1", tr.Root, tr.Parent)
+	}
+}
+
+func TestAlpha(t *testing.T) {
+	for spec, want := range map[string]int{
+		"fattree:4": 2, "fattree:8": 4, "hyperx:3": 4, "hyperx:4": 6,
+		"ciscodc:2,2": 3, "bcube:8,2": 2, "spain-testbed": 3,
+	} {
+		a := Alpha(mustFabric(t, mustTopo(t, spec)))
+		if a.Alpha != want || !a.Exact {
+			t.Errorf("%s: alpha %d exact %v, want %d", spec, a.Alpha, a.Exact, want)
+		}
+	}
+}
+
+// checkPathSet verifies every path is a simple walk from A to B over fabric
+// links, and that the first min(k, λ) paths of each pair are edge-disjoint
+// (Algorithm 1 only shares an edge when it must).
+func checkPathSet(t *testing.T, f *Fabric, ps *PathSet, k int) {
+	t.Helper()
+	for pi, pr := range ps.Pairs {
+		lo, hi := ps.PairPaths(pi)
+		if hi-lo < 1 || hi-lo > k {
+			t.Fatalf("pair %v: %d paths, k=%d", pr, hi-lo, k)
+		}
+		lambda := EdgeDisjoint(f, pr.A, pr.B)
+		seen := map[topo.LinkID]bool{}
+		for j := lo; j < hi; j++ {
+			p := ps.Path(j)
+			nodes := f.PathNodes(pr.A, p, nil)
+			if nodes[len(nodes)-1] != pr.B {
+				t.Fatalf("pair %v path %d ends at %d", pr, j-lo, nodes[len(nodes)-1])
+			}
+			visited := map[topo.NodeID]bool{}
+			for _, v := range nodes {
+				if visited[v] {
+					t.Fatalf("pair %v path %d revisits node %d", pr, j-lo, v)
+				}
+				visited[v] = true
+			}
+			for _, l := range p {
+				if !f.IsFabric(l) {
+					t.Fatalf("pair %v uses host link %d", pr, l)
+				}
+				if j-lo < lambda && seen[l] {
+					t.Fatalf("pair %v path %d shares link %d though λ=%d", pr, j-lo, l, lambda)
+				}
+				seen[l] = true
+			}
+		}
+	}
+}
+
+func TestPathSets(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		k    int
+	}{{"fattree:4", 2}, {"fattree:4", 6}, {"hyperx:3", 4}, {"ciscodc:2,2", 3}, {"bcube:3,2", 2}, {"spain-fig2", 4}} {
+		f := mustFabric(t, mustTopo(t, c.spec))
+		ps, err := ComputePathSets(f, PathOptions{K: c.k, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPathSet(t, f, ps, c.k)
+		// Independent of the worker count.
+		ps1, _ := ComputePathSets(f, PathOptions{K: c.k, Seed: 7, Workers: 1})
+		if len(ps1.Links) != len(ps.Links) {
+			t.Fatalf("%s: worker count changed the result", c.spec)
+		}
+		for i := range ps.Links {
+			if ps.Links[i] != ps1.Links[i] {
+				t.Fatalf("%s: worker count changed link %d", c.spec, i)
+			}
+		}
+	}
+}
+
+func TestAlgorithm1StopsWhenPathsRepeat(t *testing.T) {
+	// A line s1-s2-s3 has one path between s1 and s3: asking for 5 gives 1.
+	g := mustTopo(t, "line:3")
+	f := mustFabric(t, g)
+	ps, err := ComputePathSets(f, PathOptions{K: 5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pi := range ps.Pairs {
+		if lo, hi := ps.PairPaths(pi); hi-lo != 1 {
+			t.Fatalf("pair %v: %d paths on a line", ps.Pairs[pi], hi-lo)
+		}
+	}
+}
+
+// verifyPacking checks each VLAN is loop-free and each path lies in one.
+func verifyPacking(t *testing.T, f *Fabric, ps *PathSet, pk *Packing) {
+	t.Helper()
+	in := make([]map[topo.LinkID]bool, len(pk.VLANs))
+	for i, ls := range pk.VLANs {
+		parent := map[topo.NodeID]topo.NodeID{}
+		var root func(v topo.NodeID) topo.NodeID
+		root = func(v topo.NodeID) topo.NodeID {
+			if p, ok := parent[v]; ok && p != v {
+				return root(p)
+			}
+			return v
+		}
+		in[i] = map[topo.LinkID]bool{}
+		for _, l := range ls {
+			a, b := f.Ends(l)
+			ra, rb := root(a), root(b)
+			if ra == rb {
+				t.Fatalf("VLAN %d has a loop at link %d", i+1, l)
+			}
+			parent[ra] = rb
+			in[i][l] = true
+		}
+	}
+	for j := range ps.NumPaths() {
+		ok := false
+		for i := range in {
+			all := true
+			for _, l := range ps.Path(j) {
+				if !in[i][l] {
+					all = false
+					break
+				}
+			}
+			if all {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			t.Fatalf("path %d lies in no VLAN", j)
+		}
+	}
+}
+
+func TestPackKnownOptima(t *testing.T) {
+	for _, c := range []struct {
+		spec  string
+		vlans int
+	}{
+		{"fattree:4", 4}, {"fattree:8", 16}, {"bcube:8,2", 16}, {"bcube:3,2", 6}, {"spain-testbed", 4},
+	} {
+		f := mustFabric(t, mustTopo(t, c.spec))
+		a := Alpha(f)
+		ps, err := ComputePathSets(f, PathOptions{K: a.Alpha, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := STP(f)
+		pk, err := Pack(f, ps, tr.Links, PackOptions{Trials: 3, Seed: 1, Parallel: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pk.VLANs) != c.vlans {
+			t.Errorf("%s: %d VLANs, want the optimum %d (trials %v)", c.spec, len(pk.VLANs), c.vlans, pk.TrialVLANs)
+		}
+		verifyPacking(t, f, ps, pk)
+		serial, err := Pack(f, ps, tr.Links, PackOptions{Trials: 3, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifyPacking(t, f, ps, serial)
+		if len(serial.VLANs) < len(pk.VLANs) {
+			t.Errorf("%s: serial %d beats parallel %d", c.spec, len(serial.VLANs), len(pk.VLANs))
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	b := topo.NewBuilder("hostless")
+	s1, s2 := b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
+	b.Connect(s1, s2)
+	g, _ := b.Graph()
+	if _, err := NewFabric(g); !errors.Is(err, ErrNoHosts) {
+		t.Errorf("host-less: %v", err)
+	}
+	b = topo.NewBuilder("split")
+	s1, s2 = b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
+	b.Connect(s1, b.AddNode("h1", topo.Host))
+	b.Connect(s2, b.AddNode("h2", topo.Host))
+	g, _ = b.Graph()
+	if _, err := NewFabric(g); !errors.Is(err, ErrDisconnected) {
+		t.Errorf("disconnected: %v", err)
+	}
+	b = topo.NewBuilder("lonely host")
+	b.Connect(b.AddNode("s1", topo.Switch), b.AddNode("h1", topo.Host))
+	b.AddNode("h2", topo.Host)
+	g, _ = b.Graph()
+	if _, err := NewFabric(g); !errors.Is(err, ErrDisconnected) {
+		t.Errorf("uncabled host: %v", err)
+	}
+	f := mustFabric(t, mustTopo(t, "fattree:4"))
+	if _, err := ComputePathSets(f, PathOptions{K: 0}); !errors.Is(err, ErrBadK) {
+		t.Errorf("k=0: %v", err)
+	}
+}
+
+func BenchmarkPlanFatTree16(b *testing.B) {
+	f := mustFabric(b, mustTopo(b, "fattree:16"))
+	tr := STP(f)
+	b.ReportAllocs()
+	for b.Loop() {
+		ps, _ := ComputePathSets(f, PathOptions{K: 8, Seed: 1})
+		if _, err := Pack(f, ps, tr.Links, PackOptions{Trials: 1, Seed: 1, Parallel: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,266 @@
+package paths
+
+import (
+	"container/heap"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// Tree cover: edgefabric's parallel packing heuristic (the paper's parallel
+// algorithm, based on graph colouring, is only in its technical report).
+//
+// The known optimal packings are trees around one node: one VLAN per core
+// switch in FatTree(p) ((p/2)² VLANs), one per switch in BCube(p, l). So
+// the heuristic takes as candidates the shortest-path (BFS) tree rooted at
+// every forwarding node, finds for each path which of the trees rooted at
+// its own nodes contain it entirely (a tree around a node of the path is
+// where such a path lies if anywhere; restricting to them keeps the test
+// to a few bit lookups per path), and then runs greedy set cover: repeatedly take the
+// tree that contains the most still-uncovered paths and make it a VLAN
+// holding exactly those paths (a subset of a tree, hence loop-free). Paths
+// that lie in no candidate tree are then packed into those VLANs, or new
+// ones, by best fit. The per-root trees and the per-path containment
+// tests run on all cores.
+
+// treeCover returns the VLAN link sets (VLAN 1 first) and false when the
+// cover exceeded limit VLANs.
+func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, workers int, limit int64) (*packState, bool) {
+	n := f.G.NumNodes()
+	rootIdx := make([]int32, n)
+	var roots []topo.NodeID
+	for v := range n {
+		rootIdx[v] = -1
+		if f.G.Node(topo.NodeID(v)).Forwards() && f.Degree(topo.NodeID(v)) > 0 {
+			rootIdx[v] = int32(len(roots))
+			roots = append(roots, topo.NodeID(v))
+		}
+	}
+	nr := len(roots)
+	L := f.G.NumLinks()
+	LW := (L + 63) / 64
+	// inTree[ri*LW:(ri+1)*LW]: the links of root ri's BFS tree.
+	inTree := make([]uint64, nr*LW)
+	parallelFor(workers, nr, func(lo, hi int) {
+		dist := make([]int32, n)
+		queue := make([]topo.NodeID, 0, n)
+		r := rand.New(rand.NewPCG(seed^0x7472_6565, trial<<32|uint64(lo)))
+		var order []int32
+		for ri := lo; ri < hi; ri++ {
+			row := inTree[ri*LW : (ri+1)*LW]
+			src := roots[ri]
+			for i := range dist {
+				dist[i] = -1
+			}
+			queue = append(queue[:0], src)
+			dist[src] = 0
+			for h := 0; h < len(queue); h++ {
+				v := queue[h]
+				a, b := f.adjOff[v], f.adjOff[v+1]
+				order = order[:0]
+				for i := a; i < b; i++ {
+					order = append(order, i)
+				}
+				if trial > 0 {
+					// Later trials break BFS ties differently.
+					r.Shuffle(len(order), func(x, y int) { order[x], order[y] = order[y], order[x] })
+				}
+				for _, i := range order {
+					w := f.adjNbr[i]
+					if dist[w] < 0 {
+						dist[w] = dist[v] + 1
+						queue = append(queue, w)
+						l := f.adjLink[i]
+						row[l/64] |= 1 << (l % 64)
+					}
+				}
+			}
+		}
+	})
+
+	st := newPackState(f, base)
+	np := ps.NumPaths()
+	// Which pair each path belongs to, for its source node.
+	src := make([]topo.NodeID, np)
+	for pi := range ps.Pairs {
+		lo, hi := ps.PairPaths(pi)
+		for j := lo; j < hi; j++ {
+			src[j] = ps.Pairs[pi].A
+		}
+	}
+	// Pass 1: per path, which of the trees rooted at its own nodes (the
+	// first 32) hold it entirely, as a bit mask over its node positions.
+	// Paths already inside VLAN 1 get mask 0 and covered set.
+	masks := make([]uint32, np)
+	covered := make([]bool, np)
+	parallelFor(workers, np, func(lo, hi int) {
+		var nodes []topo.NodeID
+		for j := lo; j < hi; j++ {
+			p := ps.Path(j)
+			if st.covered(p) {
+				covered[j] = true
+				continue
+			}
+			nodes = f.PathNodes(src[j], p, nodes[:0])
+			var m uint32
+			for i, v := range nodes[:min(len(nodes), 32)] {
+				row := inTree[int(rootIdx[v])*LW:]
+				ok := true
+				for _, l := range p {
+					if row[l/64]&(1<<(l%64)) == 0 {
+						ok = false
+						break
+					}
+				}
+				if ok {
+					m |= 1 << i
+				}
+			}
+			masks[j] = m
+		}
+	})
+	// Per-root lists of the paths it holds, as CSR.
+	count := make([]int32, nr)
+	off := make([]uint32, nr+1)
+	var loose []uint32 // paths in no candidate tree
+	var nodes []topo.NodeID
+	forRoots := func(j int, fn func(ri int32)) {
+		m := masks[j]
+		if m == 0 {
+			return
+		}
+		nodes = f.PathNodes(src[j], ps.Path(j), nodes[:0])
+		for m != 0 {
+			i := bits.TrailingZeros32(m)
+			m &= m - 1
+			fn(rootIdx[nodes[i]])
+		}
+	}
+	for j := range np {
+		if covered[j] {
+			continue
+		}
+		if masks[j] == 0 {
+			loose = append(loose, uint32(j))
+			continue
+		}
+		forRoots(j, func(ri int32) { count[ri]++ })
+	}
+	for ri := range nr {
+		off[ri+1] = off[ri] + uint32(count[ri])
+	}
+	list := make([]uint32, off[nr])
+	fill := slices.Clone(off[:nr])
+	for j := range np {
+		if !covered[j] {
+			forRoots(j, func(ri int32) { list[fill[ri]] = uint32(j); fill[ri]++ })
+		}
+	}
+	fill = nil
+
+	// Greedy set cover with a lazy max-heap.
+	r := rand.New(rand.NewPCG(seed^0x636f_7665_72, trial))
+	h := &coverHeap{}
+	for ri := range nr {
+		if count[ri] > 0 {
+			heap.Push(h, coverItem{count[ri], r.Uint32(), int32(ri)})
+		}
+	}
+	for h.Len() > 0 {
+		it := heap.Pop(h).(coverItem)
+		ri := int(it.root)
+		if it.count != count[ri] {
+			if count[ri] > 0 {
+				heap.Push(h, coverItem{count[ri], it.tie, it.root})
+			}
+			continue
+		}
+		// Paths the VLANs chosen so far already hold (as unions of other
+		// paths) need no new VLAN: settle them first, then re-rank.
+		for _, j := range list[off[ri]:off[ri+1]] {
+			if !covered[j] && st.covered(ps.Path(int(j))) {
+				covered[j] = true
+				forRoots(int(j), func(r int32) { count[r]-- })
+			}
+		}
+		if count[ri] != it.count {
+			if count[ri] > 0 {
+				heap.Push(h, coverItem{count[ri], it.tie, it.root})
+			}
+			continue
+		}
+		vl := st.newVLAN()
+		if int64(len(st.vlinks)) > limit {
+			return st, false
+		}
+		for _, j := range list[off[ri]:off[ri+1]] {
+			if covered[j] {
+				continue
+			}
+			covered[j] = true
+			p := ps.Path(int(j))
+			st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
+			st.commit(vl, p)
+			// Every tree holding this path loses one.
+			forRoots(int(j), func(r int32) { count[r]-- })
+		}
+	}
+	// Leftovers: paths no BFS tree holds, in Algorithm 2's pair order.
+	for _, j := range loose {
+		p := ps.Path(int(j))
+		if st.covered(p) {
+			continue
+		}
+		st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
+		if !st.place(p, BestFit, r) {
+			vl := st.newVLAN()
+			st.commit(vl, p)
+			if int64(len(st.vlinks)) > limit {
+				return st, false
+			}
+		}
+	}
+	return st, true
+}
+
+type coverItem struct {
+	count int32
+	tie   uint32
+	root  int32
+}
+type coverHeap []coverItem
+
+func (h coverHeap) Len() int { return len(h) }
+func (h coverHeap) Less(i, j int) bool {
+	if h[i].count != h[j].count {
+		return h[i].count > h[j].count
+	}
+	return h[i].tie < h[j].tie
+}
+func (h coverHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *coverHeap) Push(x any)   { *h = append(*h, x.(coverItem)) }
+func (h *coverHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return it
+}
+
+// parallelFor splits [0, n) into contiguous ranges over workers goroutines.
+func parallelFor(workers, n int, fn func(lo, hi int)) {
+	workers = max(1, min(workers, n))
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, n)
+		if lo >= hi {
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(lo, hi) }()
+	}
+	wg.Wait()
+}
