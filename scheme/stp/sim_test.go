@@ -22,7 +22,7 @@ import (
 const sec = element.Second
 
 type lab struct {
-	t     *testing.T
+	t     testing.TB
 	g     *topo.Graph
 	s     *sim.Sim
 	fab   *stp.Fabric
@@ -30,7 +30,7 @@ type lab struct {
 	down  map[topo.LinkID]bool // failed links, which the oracle leaves out
 }
 
-func newLab(t *testing.T, spec string, params map[string]string) *lab {
+func newLab(t testing.TB, spec string, params map[string]string) *lab {
 	t.Helper()
 	g, err := topo.Parse(spec, 1)
 	if err != nil {
@@ -499,4 +499,42 @@ func TestSimFailFatTree(t *testing.T) {
 	if c := l.hosts[l.id("h1")].Counters(); c["arp_failed"] == 0 {
 		t.Fatalf("h1 counters %v: no failed ARP round during the outage", c)
 	}
+}
+
+// BenchmarkSimConverge: STP on fattree:8 (80 bridges, 128 hosts) from
+// power-on through convergence and the topology change that follows, 70 s
+// of virtual time: the control plane's cost in the simulator.
+func BenchmarkSimConverge(b *testing.B) {
+	var events uint64
+	for b.Loop() {
+		l := newLab(b, "fattree:8", nil)
+		l.s.Run(70 * sec)
+		if err := l.fab.CheckTree(); err != nil {
+			b.Fatal(err)
+		}
+		events = l.s.Events()
+	}
+	b.ReportMetric(float64(events), "events/op")
+}
+
+// BenchmarkSimPingAll: all-pairs ping (16,256 pings, with ARP) over the
+// converged tree of fattree:8: the data plane's cost in the simulator.
+func BenchmarkSimPingAll(b *testing.B) {
+	var events uint64
+	for b.Loop() {
+		b.StopTimer()
+		l := newLab(b, "fattree:8", nil)
+		l.s.Run(70 * sec)
+		e0 := l.s.Events()
+		apps := l.pingAll(71 * sec)
+		b.StartTimer()
+		l.s.Run(76 * sec)
+		events = l.s.Events() - e0
+		for _, a := range *apps {
+			if a.Result().Received != 1 {
+				b.Fatalf("ping lost: %+v", a.Result())
+			}
+		}
+	}
+	b.ReportMetric(float64(events), "events/op")
 }
