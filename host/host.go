@@ -336,7 +336,7 @@ func (h *Host) SetAddr(p netip.Prefix) {
 // LinkChange implements element.Element. A link that comes back up
 // re-announces the address, as Linux does on carrier up.
 func (h *Host) LinkChange(p element.Port, up bool) {
-	if p != 1 {
+	if p != 1 || h.env == nil {
 		return
 	}
 	was := h.linkUp
@@ -365,6 +365,10 @@ func (h *Host) send(f []byte) {
 
 // Receive implements element.Element.
 func (h *Host) Receive(p element.Port, frame []byte) {
+	if h.env == nil { // the engine broke its contract; count, do not crash
+		h.ctr.Inc("drop_not_attached")
+		return
+	}
 	if p != 1 {
 		h.ctr.Inc("drop_bad_port")
 		return

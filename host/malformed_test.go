@@ -146,6 +146,22 @@ func TestMalformedFramesCounted(t *testing.T) {
 	}
 }
 
+// Calls before Attach are counted, not fatal.
+func TestBeforeAttach(t *testing.T) {
+	h := New(Config{Name: "x", IP: netip.MustParsePrefix("10.0.0.1/24")})
+	h.Receive(1, make([]byte, 60))
+	h.LinkChange(1, true)
+	if h.Counter("drop_not_attached") != 1 {
+		t.Fatalf("counters %v", h.Counters())
+	}
+	if c := h.TCPBulk(ipB, 80, 10); !c.Done() || c.Err() == nil {
+		t.Fatal("bulk before attach")
+	}
+	if a := h.ShuffleTo(nil, ShuffleOptions{}); !a.Done() || a.Result().Error == "" {
+		t.Fatal("shuffle before attach")
+	}
+}
+
 // pseudoSum agrees with a byte-by-byte sum for addresses with every bit
 // pattern (Go gives | and + one precedence; this once bit).
 func TestPseudoSum(t *testing.T) {

@@ -308,6 +308,19 @@ func (h *Host) SegmentInfo(frame []byte) (info TCPInfo, rxmt bool, ok bool) {
 	return c.Info(), rxmt, true
 }
 
+// CongestionOf is SegmentInfo in builtin types only, for host agents in
+// package scheme, which do not import host: an agent declares
+//
+//	type stack interface {
+//		CongestionOf(frame []byte) (cwnd, mss int64, rxmt, ok bool)
+//	}
+//
+// and asserts it on the stack beside it. cwnd and mss are in bytes.
+func (h *Host) CongestionOf(frame []byte) (cwnd, mss int64, rxmt, ok bool) {
+	info, rxmt, ok := h.SegmentInfo(frame)
+	return info.Cwnd, info.MSS, rxmt, ok
+}
+
 // Listen accepts connections to port, handing each to accept (which may
 // set callbacks with OnData). accept nil makes the port a sink.
 func (h *Host) Listen(port uint16, accept func(*TCPConn)) {
@@ -1028,8 +1041,10 @@ func (c *TCPConn) dupAck() {
 		c.rttTiming = false
 		c.fastRetransmits++
 		c.h.ctr.Inc("tcp_fast_retransmit")
-		c.retransmitHead()
+		// The window is cut before the retransmission leaves, so that a
+		// host agent reading the segment (SPAIN) sees the reduced cwnd.
 		c.cwnd = c.ssthresh + 3*mss
+		c.retransmitHead()
 	}
 }
 

@@ -232,15 +232,26 @@ func TestTCPRRLarge(t *testing.T) {
 	}
 }
 
-// The SPAIN hook: the driver reads cwnd and the retransmission mark from an
-// outgoing frame.
+// The SPAIN hook: a host agent reads, from each outgoing frame as it
+// leaves, the flow's cwnd and whether the frame is a retransmission.
 func TestSegmentInfo(t *testing.T) {
 	n, a, _, ab, _ := pair(t, gbps, 20*us, nil)
 	n.run(sec)
 	k := 0
+	var rxSeen []TCPInfo
+	var plain int
 	ab.drop = func(f []byte) bool {
+		info, isRx, ok := a.SegmentInfo(f) // called as the frame leaves the host
 		if !isData(f) {
 			return false
+		}
+		if !ok {
+			t.Fatal("data segment of a live flow not found")
+		}
+		if isRx {
+			rxSeen = append(rxSeen, info)
+		} else {
+			plain++
 		}
 		k++
 		return k == 20
@@ -250,31 +261,15 @@ func TestSegmentInfo(t *testing.T) {
 	if c.FastRetransmits() != 1 {
 		t.Fatalf("fast retransmits %d", c.FastRetransmits())
 	}
-	var rx, plain int
-	for _, s := range ab.log {
-		if !isData(s.f) {
-			continue
-		}
-		// The connection is closed now; look at what a live one says
-		// by replaying the check against the recorded ring.
-		seq := tcpSeq(s.f)
-		is := false
-		for _, q := range c.rxmt {
-			if q == seq {
-				is = true
-			}
-		}
-		if is {
-			rx++
-		} else {
-			plain++
-		}
+	// Exactly the fast retransmission is marked; at that moment the flow
+	// is in recovery with cwnd = ssthresh + 3 MSS.
+	if len(rxSeen) != 1 || plain == 0 {
+		t.Fatalf("retransmissions seen %d, plain %d", len(rxSeen), plain)
 	}
-	// The lost segment went out twice: both copies carry a sequence
-	// number that the ring marks, the rest do not.
-	if rx != 2 || plain == 0 {
-		t.Fatalf("rx %d plain %d", rx, plain)
+	if r := rxSeen[0]; !r.InRecovery || r.Cwnd != r.Ssthresh+3*r.MSS || r.Retransmits != 1 {
+		t.Fatalf("at the retransmission: %+v", r)
 	}
+	ab.drop = nil
 	// Live check, on a fresh connection.
 	c2 := a.TCPBulk(ipB, DiscardPort, 100_000)
 	n.run(n.now + 50*us)
@@ -282,6 +277,14 @@ func TestSegmentInfo(t *testing.T) {
 	info, isRx, ok := a.SegmentInfo(f)
 	if !ok || isRx || info.Cwnd != c2.Cwnd() || info.Flow != c2.Flow() {
 		t.Fatalf("info %+v rx %v ok %v", info, isRx, ok)
+	}
+	type stack interface {
+		CongestionOf(frame []byte) (cwnd, mss int64, rxmt, ok bool)
+	}
+	var st element.Element = a
+	cw, mss, isRx2, ok2 := st.(stack).CongestionOf(f)
+	if !ok2 || isRx2 || cw != c2.Cwnd() || mss != 1460 {
+		t.Fatalf("CongestionOf: %d %d %v %v", cw, mss, isRx2, ok2)
 	}
 	if _, _, ok := a.SegmentInfo([]byte{1, 2, 3}); ok {
 		t.Fatal("garbage accepted")
