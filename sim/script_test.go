@@ -61,8 +61,10 @@ type scriptEl struct {
 	ct    int
 }
 
-func (e *scriptEl) Attach(env element.Env, ports []element.PortInfo) { e.env, e.ports = env, len(ports) }
-func (e *scriptEl) CutThrough() int                                  { return e.ct }
+func (e *scriptEl) Attach(env element.Env, ports []element.PortInfo) {
+	e.env, e.ports = env, len(ports)
+}
+func (e *scriptEl) CutThrough() int { return e.ct }
 func (e *scriptEl) Receive(p element.Port, f []byte) {
 	tag := -1
 	if len(f) > 0 {
