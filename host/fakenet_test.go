@@ -161,6 +161,12 @@ func (n *fakeNet) attach() {
 // pair builds two hosts joined by one wire.
 func pair(t testing.TB, rate int64, delay element.Time, mod func(*Config)) (n *fakeNet, a, b *Host, ab, ba *wireEnd) {
 	t.Helper()
+	return pairSeeded(t, 1, 2, rate, delay, mod)
+}
+
+// pairSeeded is pair with chosen random seeds for the two hosts.
+func pairSeeded(t testing.TB, sa, sb uint64, rate int64, delay element.Time, mod func(*Config)) (n *fakeNet, a, b *Host, ab, ba *wireEnd) {
+	t.Helper()
 	n = &fakeNet{}
 	ca := Config{Name: "a", MAC: [6]byte{2, 0, 0, 0, 0, 1}, IP: netip.MustParsePrefix("10.0.0.1/24")}
 	cb := Config{Name: "b", MAC: [6]byte{2, 0, 0, 0, 0, 2}, IP: netip.MustParsePrefix("10.0.0.2/24")}
@@ -169,7 +175,7 @@ func pair(t testing.TB, rate int64, delay element.Time, mod func(*Config)) (n *f
 		mod(&cb)
 	}
 	a, b = New(ca), New(cb)
-	ea, eb := n.add(a, 1), n.add(b, 2)
+	ea, eb := n.add(a, sa), n.add(b, sb)
 	ab, ba = n.connect(ea, 1, eb, 1, rate, delay)
 	n.attach()
 	return n, a, b, ab, ba
