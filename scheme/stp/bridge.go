@@ -751,8 +751,13 @@ func (b *Bridge) transmitTCN() {
 
 // configurationUpdate is §8.6.7.
 func (b *Bridge) configurationUpdate() {
+	root, port, cost := b.desRoot, b.rootPort, b.rootCost
 	b.rootSelection()
 	b.designatedPortSelection()
+	if (root != b.desRoot || port != b.rootPort || cost != b.rootCost) &&
+		b.log.Enabled(context.Background(), slog.LevelDebug) {
+		b.log.Debug("stp: root", "bridge", b.cfg.Name, "root", b.desRoot, "port", b.rootPort, "cost", b.rootCost)
+	}
 }
 
 // rootSelection is §8.6.8: the root port is the port, not designated and

@@ -2,10 +2,12 @@ package stp
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -27,6 +29,29 @@ type fakeNet struct {
 	nodes []*fakeNode
 	down  map[topo.LinkID]bool
 	sent  int // frames put on links
+
+	// With logging set, the elements' debug logs (port state and root
+	// changes) are recorded in events, stamped with the time.
+	logging bool
+	events  []string
+}
+
+// recHandler records log lines into the net's events.
+type recHandler struct{ n *fakeNet }
+
+func (h recHandler) Enabled(_ context.Context, l slog.Level) bool { return h.n.logging }
+func (h recHandler) WithAttrs([]slog.Attr) slog.Handler          { return h }
+func (h recHandler) WithGroup(string) slog.Handler               { return h }
+func (h recHandler) Handle(_ context.Context, r slog.Record) error {
+	var sb strings.Builder
+	// Exact times: 101.000002s, not Time.String's 101s.
+	fmt.Fprintf(&sb, "%ss %s", strconv.FormatFloat(h.n.now.Seconds(), 'f', -1, 64), strings.TrimPrefix(r.Message, "stp: "))
+	r.Attrs(func(a slog.Attr) bool {
+		fmt.Fprintf(&sb, " %s=%v", a.Key, a.Value)
+		return true
+	})
+	h.n.events = append(h.n.events, sb.String())
+	return nil
 }
 
 type fakeNode struct {
@@ -92,7 +117,7 @@ func (n *fakeNet) run(d element.Time) { n.runUntil(n.now + d) }
 // Env implementation, one per node.
 func (nd *fakeNode) Now() element.Time { return nd.net.now }
 func (nd *fakeNode) Rand() *rand.Rand  { return nd.rng }
-func (nd *fakeNode) Log() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func (nd *fakeNode) Log() *slog.Logger { return slog.New(recHandler{nd.net}) }
 func (nd *fakeNode) After(d element.Time, f func()) func() {
 	e := nd.net.schedule(d, f)
 	return func() { e.dead = true }
