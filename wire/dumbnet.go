@@ -164,6 +164,9 @@ func DumbNetStrip(frame []byte) ([]byte, error) {
 // the port it names. MPLS has no next-protocol field, so the payload must be
 // IPv4 or IPv6: the host restores the EtherType from the IP version nibble,
 // as MPLS receivers do. Control messages use the native 0x9800 encoding.
+// Hand-written because layers.MPLS is not a gopacket DecodingLayer: a pop
+// through gopacket.NewPacket plus SerializeLayers measured 630-860 ns and 5
+// allocations, DumbNetMPLSPop 13-24 ns and none (BenchmarkGopacket/MPLSPop).
 const (
 	mplsTTL      = 255
 	MPLSLabelLen = 4

@@ -7,9 +7,10 @@ import (
 
 // 802.1Q / 802.1ad tags are pushed and popped by hand, in place: the hot
 // path of SPAIN's VLAN selection, the backplane's next-hop tag and the
-// overlay's VLAN<->VNI mapping. gopacket's decode of Ethernet+Dot1Q plus
-// SerializeLayers costs about 20x more and allocates on every frame; see
-// BenchmarkVLANPop vs BenchmarkGopacketVLANPop and docs/wire.md.
+// overlay's VLAN<->VNI mapping. Measured (BenchmarkInPlace vs
+// BenchmarkGopacket, shared 2-core amd64): VLANPop 11-17 ns and 0 allocs
+// against 160-400 ns and 1 alloc for gopacket's DecodingLayerParser plus
+// SerializeLayers; VLANPush 18-26 ns against 265-360 ns and 2 allocs.
 //
 //	+--------------+--------------+--------+-----+---+------------+---------
 //	|  dst MAC (6) |  src MAC (6) |  TPID  | PCP |DEI|  VID (12)  | EtherType ...

@@ -7,11 +7,12 @@ import (
 )
 
 // VXLAN (RFC 7348) encapsulation and decapsulation, by hand and in place:
-// the VTEP hot path of the overlay scheme. gopacket can decode and
-// serialize the same headers (the tests cross-check against it) but costs
-// an order of magnitude more per frame and allocates; see
-// BenchmarkVXLANDecap vs BenchmarkGopacketVXLANDecap in
-// docs/wire.md.
+// the VTEP hot path of the overlay scheme. gopacket decodes and serializes
+// the same headers (TestVXLANAgainstGopacket checks byte equality) but
+// costs more on every frame. Measured (BenchmarkInPlace vs
+// BenchmarkGopacket, shared 2-core amd64): VXLANDecap 24-43 ns against
+// 156-346 ns for a DecodingLayerParser; VXLANEncap 47-74 ns and 0 allocs
+// against 316-393 ns and 2 allocs for SerializeLayers.
 //
 //	 0                   1                   2                   3
 //	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
