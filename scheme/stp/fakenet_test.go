@@ -40,8 +40,8 @@ type fakeNet struct {
 type recHandler struct{ n *fakeNet }
 
 func (h recHandler) Enabled(_ context.Context, l slog.Level) bool { return h.n.logging }
-func (h recHandler) WithAttrs([]slog.Attr) slog.Handler          { return h }
-func (h recHandler) WithGroup(string) slog.Handler               { return h }
+func (h recHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h recHandler) WithGroup(string) slog.Handler                { return h }
 func (h recHandler) Handle(_ context.Context, r slog.Record) error {
 	var sb strings.Builder
 	// Exact times: 101.000002s, not Time.String's 101s.
