@@ -14,6 +14,7 @@ import (
 var commands = []func() *cobra.Command{
 	newTopoCmd,
 	newSimCmd,
+	newPlanCmd,
 	newUpCmd,
 	newDownCmd,
 	newExecCmd,

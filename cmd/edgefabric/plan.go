@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgefabric/edgefabric/paths"
+	"github.com/edgefabric/edgefabric/scheme/spain/plan"
+)
+
+func newPlanCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "plan",
+		Short: "Compute a scheme's offline configuration for a topology",
+		Long: `plan computes the offline, centralized configuration a scheme needs before
+its switches and hosts can run: for SPAIN, the path sets, the VLANs they are
+packed into, and the per-switch, per-port VLAN membership to deploy.`,
+	}
+	c.AddCommand(newPlanSpainCmd())
+	return c
+}
+
+func newPlanSpainCmd() *cobra.Command {
+	var (
+		kArg       string
+		trials     int
+		asJSON     bool
+		outDir     string
+		serial     bool
+		failProb   float64
+		ncpTrials  int
+		topoF      topoFlags
+		printVLANs bool
+	)
+	c := &cobra.Command{
+		Use:   "spain TOPO",
+		Short: "SPAIN path sets and VLANs (spain-cots-multipath.txt §4-§5)",
+		Long: `spain computes SPAIN's offline configuration for TOPO (a spec such as fattree:8
+or a topology file): up to k paths per pair of edge switches (Algorithm 1),
+packed into loop-free VLANs (Algorithm 2, best of --trials randomized runs;
+by default also the parallel tree-cover packer on every core), VLAN 1 being
+the default 802.1D spanning tree. Every VLAN is verified loop-free and every
+path verified to lie inside one VLAN before anything is printed or written.
+
+--out DIR writes plan.json, switches.json and switches.txt (per switch, per
+port: native and tagged VLANs) and vreach.json (V_reach per edge switch).
+--fail-prob F adds Table 3's NCP: the share of edge-switch pairs left without
+a working path when each fabric link fails with probability F.
+
+Edge switches are switches with hosts; in BCube the servers themselves.
+See docs/spain-plan.md.`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			seed := topoF.seed
+			opt := plan.Options{Trials: trials, Seed: seed, Serial: serial}
+			switch strings.ToLower(kArg) {
+			case "alpha", "α", "":
+			default:
+				k, err := strconv.Atoi(kArg)
+				if err != nil {
+					return badInput(fmt.Errorf("--k %q: want a number of paths or \"alpha\"", kArg))
+				}
+				if k < 1 {
+					return badInput(fmt.Errorf("--k %d: %w", k, paths.ErrBadK))
+				}
+				opt.K = k
+			}
+			if trials < 1 {
+				return badInput(fmt.Errorf("--trials %d: must be at least 1", trials))
+			}
+			if failProb < 0 || failProb > 1 {
+				return badInput(fmt.Errorf("--fail-prob %v: must be in [0,1]", failProb))
+			}
+			if ncpTrials < 1 {
+				return badInput(fmt.Errorf("--ncp-trials %d: must be at least 1", ncpTrials))
+			}
+			g, err := topoF.resolve(args[0])
+			if err != nil {
+				return err
+			}
+			p, err := plan.Compute(g, opt)
+			if err != nil {
+				if errors.Is(err, paths.ErrNoHosts) || errors.Is(err, paths.ErrDisconnected) ||
+					errors.Is(err, plan.ErrTooManyVLANs) || errors.Is(err, paths.ErrBadK) {
+					return badInput(err)
+				}
+				return err
+			}
+			out := struct {
+				*plan.Plan
+				NCP *plan.NCP `json:"ncp,omitempty"`
+			}{Plan: p}
+			if c.Flags().Changed("fail-prob") {
+				ncp, err := p.NCP(failProb, ncpTrials, seed)
+				if err != nil {
+					return badInput(err)
+				}
+				out.NCP = &ncp
+			}
+			if outDir != "" {
+				if err := p.WriteDir(outDir); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(c.OutOrStdout(), out)
+			}
+			writePlanSummary(c.OutOrStdout(), p, out.NCP, printVLANs)
+			if outDir != "" {
+				fmt.Fprintf(c.OutOrStdout(), "wrote %s/{plan.json,switches.json,switches.txt,vreach.json}\n", outDir)
+			}
+			return nil
+		},
+	}
+	topoF.register(c)
+	c.Flags().StringVar(&kArg, "k", "alpha", `paths per pair of edge switches: a number, or "alpha" for the maximum number of edge-disjoint paths`)
+	c.Flags().IntVar(&trials, "trials", 10, "randomized packing trials (Algorithm 2's N); the best is kept")
+	c.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
+	c.Flags().StringVar(&outDir, "out", "", "write the deployment files into this directory")
+	c.Flags().BoolVar(&serial, "serial", false, "pack with the paper's serial Algorithm 2 only")
+	c.Flags().Float64Var(&failProb, "fail-prob", 0.04, "link-failure probability for NCP (computed when the flag is given)")
+	c.Flags().IntVar(&ncpTrials, "ncp-trials", 10, "random failure sets NCP averages over")
+	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the summary")
+	// One seed drives the random topologies and the planner alike.
+	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
+	return c
+}
+
+func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
+	fmt.Fprintf(w, "SPAIN plan for %s\n", p.Topology)
+	fmt.Fprintf(w, "  edge switches     %d (%d pairs), fabric links %d\n", p.EdgeNodes, p.Pairs, p.FabricLinks)
+	fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
+	fmt.Fprintf(w, "  paths             %d\n", p.NumPaths)
+	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s)\n", p.NumVLANs, p.Root)
+	fmt.Fprintf(w, "  packing           %s, %d trials, best: trial %d (%s)\n", p.Packing.Algorithm, p.Packing.Trials, p.Packing.BestTrial, p.Packing.Strategy)
+	fmt.Fprintf(w, "  coverage          SPAIN %.2f %%, STP %.2f %%\n", 100*p.Coverage, 100*p.STPCoverage)
+	if ncp != nil {
+		fmt.Fprintf(w, "  NCP (f=%.3g, %d)  SPAIN %.2f %%, STP %.2f %%\n", ncp.FailProb, ncp.Trials, 100*ncp.SPAIN, 100*ncp.STP)
+	}
+	if vlans {
+		for _, v := range p.VLANs {
+			fmt.Fprintf(w, "  VLAN %d:", v.ID)
+			for _, l := range v.Links {
+				fmt.Fprintf(w, " %s-%s", l[0], l[1])
+			}
+			fmt.Fprintln(w)
+		}
+	}
+}

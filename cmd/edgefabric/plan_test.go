@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPlanSpainFatTree8(t *testing.T) {
+	code, out, errOut := topoCLI("plan", "spain", "fattree:8", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var p struct {
+		NumVLANs    int     `json:"num_vlans"`
+		Coverage    float64 `json:"coverage"`
+		STPCoverage float64 `json:"stp_coverage"`
+		VLANs       []struct {
+			ID    int         `json:"id"`
+			Links [][2]string `json:"links"`
+		} `json:"vlans"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.NumVLANs != 16 || p.Coverage != 1 || p.STPCoverage != 0.15625 {
+		t.Fatalf("num_vlans %d coverage %v stp_coverage %v, want 16, 1, 0.15625", p.NumVLANs, p.Coverage, p.STPCoverage)
+	}
+	if len(p.VLANs) != 16 || p.VLANs[0].ID != 1 || len(p.VLANs[0].Links) != 79 {
+		t.Fatalf("VLAN 1 should be the 79-link spanning tree of 80 switches, got %d VLANs, first %+v", len(p.VLANs), p.VLANs[0].ID)
+	}
+}
+
+func TestPlanSpainOut(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := topoCLI("plan", "spain", "spain-testbed", "--out", dir, "--fail-prob", "0.04")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "VLANs             4") || !strings.Contains(out, "NCP") {
+		t.Fatalf("summary:\n%s", out)
+	}
+	for _, f := range []string{"plan.json", "switches.json", "switches.txt", "vreach.json"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	txt, _ := os.ReadFile(filepath.Join(dir, "switches.txt"))
+	if !strings.Contains(string(txt), "port 1   host   -> h1:1           untagged 1    tagged 2-4") {
+		t.Fatalf("switches.txt:\n%s", txt)
+	}
+}
+
+func TestPlanSpainBadInput(t *testing.T) {
+	dir := t.TempDir()
+	hostless := filepath.Join(dir, "hostless.yaml")
+	split := filepath.Join(dir, "split.yaml")
+	os.WriteFile(hostless, []byte("nodes:\n  - {name: s1, kind: switch}\n  - {name: s2, kind: switch}\nlinks:\n  - [s1, s2]\n"), 0o644)
+	os.WriteFile(split, []byte("nodes:\n  - {name: s1, kind: switch}\n  - {name: s2, kind: switch}\n  - {name: h1, kind: host}\n  - {name: h2, kind: host}\nlinks:\n  - [s1, h1]\n  - [s2, h2]\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "spain", "fattree:4", "--k", "0"}, "at least 1"},
+		{[]string{"plan", "spain", "fattree:4", "--k", "x"}, "alpha"},
+		{[]string{"plan", "spain", "fattree:4", "--trials", "0"}, "trials"},
+		{[]string{"plan", "spain", "fattree:4", "--fail-prob", "2"}, "fail-prob"},
+		{[]string{"plan", "spain", "fattree:4", "--bogus"}, "unknown flag"},
+		{[]string{"plan", "spain"}, "argument"},
+		{[]string{"plan", "spain", "nosuch:3"}, "not a spec"},
+		{[]string{"plan", "spain", hostless}, "no hosts"},
+		{[]string{"plan", "spain", split}, "disconnected"},
+	} {
+		code, _, errOut := topoCLI(c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// PortConfig is one port's VLAN membership, vendor-neutral: Untagged is
+// the native VLAN (1 on spanning-tree and host ports, 0 for none) and
+// Tagged the VLANs the port accepts and sends with an 802.1Q tag.
+type PortConfig struct {
+	Port     int    `json:"port"`
+	Peer     string `json:"peer"` // "node:port"
+	HostPort bool   `json:"host_port,omitempty"`
+	Untagged int    `json:"untagged,omitempty"`
+	Tagged   []int  `json:"tagged"`
+}
+
+// SwitchConfig is what the switch configuration module (§5.1) pushes to
+// one forwarding node: the VLANs it must create and each port's mode.
+type SwitchConfig struct {
+	Name  string       `json:"name"`
+	VLANs []int        `json:"vlans"`
+	Ports []PortConfig `json:"ports"`
+}
+
+// Deployment is the per-switch configuration of a plan.
+type Deployment struct {
+	Topology string         `json:"topology"`
+	Switches []SwitchConfig `json:"switches"`
+}
+
+// Deployment derives the switch configuration (§5.1): a port is tagged for
+// VLAN v when its link is in v; a port facing end hosts is tagged for every
+// VLAN that reaches its switch, "so that tagged packets from end-hosts are
+// accepted". VLAN 1 is native (untagged) on the spanning tree's ports and
+// on host ports, so that hosts without SPAIN keep working (§7).
+func (p *Plan) Deployment() *Deployment {
+	g := p.F.G
+	inTree := make([]bool, g.NumLinks())
+	for _, l := range p.Tree.Links {
+		inTree[l] = true
+	}
+	d := &Deployment{Topology: p.Topology}
+	for v := range g.NumNodes() {
+		n := topo.NodeID(v)
+		if !g.Node(n).Forwards() {
+			continue
+		}
+		sc := SwitchConfig{Name: g.Node(n).Name}
+		member := map[int]bool{1: true}
+		for _, l := range g.Ports(n) {
+			if l != topo.NoLink && p.F.IsFabric(l) {
+				for _, id := range p.LinkVLANs(l) {
+					member[id] = true
+				}
+			}
+		}
+		all := make([]int, 0, len(member))
+		for id := range member {
+			all = append(all, id)
+		}
+		slices.Sort(all)
+		sc.VLANs = all
+		for i, l := range g.Ports(n) {
+			if l == topo.NoLink {
+				continue
+			}
+			peer := g.Link(l).Other(n)
+			pc := PortConfig{Port: i + 1, Peer: g.Node(peer.Node).Name + ":" + strconv.Itoa(int(peer.Port)), Tagged: []int{}}
+			if p.F.IsFabric(l) {
+				if inTree[l] {
+					pc.Untagged = 1
+				}
+				for _, id := range p.LinkVLANs(l) {
+					if id != 1 {
+						pc.Tagged = append(pc.Tagged, id)
+					}
+				}
+			} else {
+				pc.HostPort = true
+				pc.Untagged = 1
+				pc.Tagged = append(pc.Tagged, all[1:]...)
+			}
+			sc.Ports = append(sc.Ports, pc)
+		}
+		d.Switches = append(d.Switches, sc)
+	}
+	return d
+}
+
+// Reach is V_reach(es) for one edge node (§6.1): the VLANs that reach it.
+// A VLAN may be several disjoint trees under one ID (§4.1), so each entry
+// also names the tree (its lowest-named node): a host may use VLAN v
+// towards es only when its own edge node is in the same tree of v.
+type Reach struct {
+	Edge  string      `json:"edge"`
+	VLANs []ReachVLAN `json:"vlans"`
+}
+
+// ReachVLAN is one VLAN reaching an edge node.
+type ReachVLAN struct {
+	ID   int    `json:"id"`
+	Tree string `json:"tree"`
+}
+
+// ReachMap is the reachability map R that hosts download at boot.
+type ReachMap struct {
+	Topology string  `json:"topology"`
+	Edges    []Reach `json:"edges"`
+}
+
+// Reach computes V_reach(es) for every edge node.
+func (p *Plan) Reach() *ReachMap {
+	g := p.F.G
+	n := g.NumNodes()
+	parent := make([]int32, n)
+	find := func(v int32) int32 {
+		for parent[v] != v {
+			parent[v] = parent[parent[v]]
+			v = parent[v]
+		}
+		return v
+	}
+	rm := &ReachMap{Topology: p.Topology, Edges: make([]Reach, len(p.F.Edges))}
+	for i, e := range p.F.Edges {
+		rm.Edges[i].Edge = g.Node(e).Name
+	}
+	present := make([]bool, n)
+	for vi, ls := range p.Pack.VLANs {
+		for v := range parent {
+			parent[v] = int32(v)
+			present[v] = false
+		}
+		for _, l := range ls {
+			a, b := p.F.Ends(l)
+			present[a], present[b] = true, true
+			ra, rb := find(int32(a)), find(int32(b))
+			if ra != rb {
+				parent[ra] = rb
+			}
+		}
+		// Name each tree by its lexically smallest node name.
+		label := map[int32]string{}
+		for v := range n {
+			if !present[v] {
+				continue
+			}
+			r := find(int32(v))
+			if s, ok := label[r]; !ok || g.Node(topo.NodeID(v)).Name < s {
+				label[r] = g.Node(topo.NodeID(v)).Name
+			}
+		}
+		for i, e := range p.F.Edges {
+			if present[e] || vi == 0 {
+				rm.Edges[i].VLANs = append(rm.Edges[i].VLANs, ReachVLAN{ID: vi + 1, Tree: label[find(int32(e))]})
+			}
+		}
+	}
+	return rm
+}
+
+// Summary renders the deployment readably, one line per port.
+func (d *Deployment) Summary() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "SPAIN switch configuration for %s\n", d.Topology)
+	for _, s := range d.Switches {
+		fmt.Fprintf(&b, "\n%s: VLANs %s\n", s.Name, ranges(s.VLANs))
+		for _, pc := range s.Ports {
+			kind := "fabric"
+			if pc.HostPort {
+				kind = "host"
+			}
+			un := "none"
+			if pc.Untagged != 0 {
+				un = strconv.Itoa(pc.Untagged)
+			}
+			fmt.Fprintf(&b, "  port %-3d %-6s -> %-14s untagged %-4s tagged %s\n", pc.Port, kind, pc.Peer, un, ranges(pc.Tagged))
+		}
+	}
+	return b.String()
+}
+
+// ranges formats sorted IDs as "2-5,7".
+func ranges(ids []int) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(ids[i]))
+		} else {
+			parts = append(parts, strconv.Itoa(ids[i])+"-"+strconv.Itoa(ids[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+// WriteDir writes what deployment needs into dir: plan.json (the plan with
+// its VLANs), switches.json and switches.txt (per switch, per port), and
+// vreach.json (V_reach per edge node, for the repository hosts download
+// from). The plan has been verified by Compute before anything is written.
+func (p *Plan) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	d := p.Deployment()
+	files := []struct {
+		name string
+		v    any
+	}{{"plan.json", p}, {"switches.json", d}, {"vreach.json", p.Reach()}}
+	for _, f := range files {
+		buf, err := json.MarshalIndent(f.v, "", "  ")
+		if err != nil {
+			return fmt.Errorf("plan: %s: %w", f.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.name), append(buf, '\n'), 0o644); err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "switches.txt"), []byte(d.Summary()), 0o644); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/edgefabric/edgefabric/paths"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// Errors of the planner, wrapped with context.
+var (
+	// ErrTooManyVLANs: the fabric cannot be covered within 4094 VLAN IDs.
+	ErrTooManyVLANs = errors.New("fabric cannot be covered within the 4094 usable VLAN IDs")
+	// ErrVerify: a computed plan failed verification (a bug, never
+	// written out).
+	ErrVerify = errors.New("plan failed verification")
+	// ErrBadOption: an option out of range.
+	ErrBadOption = errors.New("bad option")
+)
+
+// Options configures Compute.
+type Options struct {
+	// K is the path-set size per pair of edge nodes; 0 means α, the
+	// maximum number of edge-disjoint paths between edge nodes.
+	K int
+	// Trials is N of Algorithm 2: randomized packing runs, the best kept.
+	// 0 means 10.
+	Trials int
+	Seed   uint64
+	// Serial packs with the paper's serial Algorithm 2 only; otherwise
+	// the parallel packer runs the same trials plus the tree-cover and
+	// best-fit variants on every core and keeps the best.
+	Serial  bool
+	Workers int
+}
+
+// VLAN is one VLAN of the plan: its ID and its links as node-name pairs.
+type VLAN struct {
+	ID    int         `json:"id"`
+	Links [][2]string `json:"links"`
+}
+
+// Plan is SPAIN's offline configuration of one fabric.
+type Plan struct {
+	Topology    string  `json:"topology"`
+	K           int     `json:"k"`
+	KMode       string  `json:"k_mode"` // "alpha" or "fixed"
+	Alpha       int     `json:"alpha"`
+	AlphaExact  bool    `json:"alpha_exact"`
+	EdgeNodes   int     `json:"edge_nodes"`
+	FabricLinks int     `json:"fabric_links"`
+	Pairs       int     `json:"pairs"`
+	NumPaths    int     `json:"num_paths"`
+	Root        string  `json:"stp_root"`
+	NumVLANs    int     `json:"num_vlans"`
+	Coverage    float64 `json:"coverage"`
+	STPCoverage float64 `json:"stp_coverage"`
+	Packing     Packing `json:"packing"`
+	VLANs       []VLAN  `json:"vlans"`
+
+	F    *paths.Fabric  `json:"-"`
+	Tree *paths.Tree    `json:"-"`
+	PS   *paths.PathSet `json:"-"`
+	Pack *paths.Packing `json:"-"`
+	// linkVLANs[l*words:(l+1)*words]: bitset of VLAN indices (ID-1)
+	// holding link l.
+	linkVLANs []uint64
+	words     int
+}
+
+// Packing describes how the VLANs were found.
+type Packing struct {
+	Algorithm  string `json:"algorithm"` // "serial" or "parallel"
+	Trials     int    `json:"trials"`
+	BestTrial  int    `json:"best_trial"`
+	Strategy   string `json:"best_strategy"`
+	TrialVLANs []int  `json:"trial_vlans"`
+}
+
+// Compute plans SPAIN on g: path sets (Algorithm 1), VLAN packing
+// (Algorithm 2), VLAN 1 as the 802.1D tree, then verifies the result.
+func Compute(g *topo.Graph, opt Options) (*Plan, error) {
+	if opt.K < 0 {
+		return nil, fmt.Errorf("plan: k=%d: %w", opt.K, paths.ErrBadK)
+	}
+	if opt.Trials < 0 {
+		return nil, fmt.Errorf("plan: trials=%d: %w: must be at least 1", opt.Trials, ErrBadOption)
+	}
+	if opt.Trials == 0 {
+		opt.Trials = 10
+	}
+	f, err := paths.NewFabric(g)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	p := &Plan{Topology: g.Name, F: f, EdgeNodes: len(f.Edges), FabricLinks: f.NumFabricLinks}
+	a := paths.Alpha(f)
+	p.Alpha, p.AlphaExact = a.Alpha, a.Exact
+	p.K, p.KMode = opt.K, "fixed"
+	if opt.K == 0 {
+		p.K, p.KMode = max(a.Alpha, 1), "alpha"
+	}
+	p.Tree = paths.STP(f)
+	p.Root = g.Node(p.Tree.Root).Name
+	p.PS, err = paths.ComputePathSets(f, paths.PathOptions{K: p.K, Seed: opt.Seed, Workers: opt.Workers})
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	p.Pairs, p.NumPaths = len(p.PS.Pairs), p.PS.NumPaths()
+	p.Pack, err = paths.Pack(f, p.PS, p.Tree.Links, paths.PackOptions{
+		Trials: opt.Trials, Seed: opt.Seed, Parallel: !opt.Serial, Workers: opt.Workers,
+	})
+	if errors.Is(err, paths.ErrTooManyVLANs) {
+		return nil, fmt.Errorf("plan: %s: %w: every packing trial needed more than %d VLANs for %d paths of %d edge-node pairs; lower --k or split the fabric into several SPAIN domains",
+			g.Name, ErrTooManyVLANs, paths.MaxVLANs, p.NumPaths, p.Pairs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	p.NumVLANs = len(p.Pack.VLANs)
+	p.Packing = Packing{Algorithm: "parallel", Trials: p.Pack.Trials, BestTrial: p.Pack.BestTrial,
+		Strategy: p.Pack.BestStrategy.String(), TrialVLANs: p.Pack.TrialVLANs}
+	if opt.Serial {
+		p.Packing.Algorithm = "serial"
+	}
+	for i, ls := range p.Pack.VLANs {
+		v := VLAN{ID: i + 1, Links: make([][2]string, 0, len(ls))}
+		for _, l := range ls {
+			lk := g.Link(l)
+			v.Links = append(v.Links, [2]string{g.Node(lk.A.Node).Name, g.Node(lk.B.Node).Name})
+		}
+		p.VLANs = append(p.VLANs, v)
+	}
+	if err := p.Verify(); err != nil {
+		return nil, err
+	}
+	p.STPCoverage = float64(len(p.Tree.Used)) / float64(f.NumFabricLinks)
+	used := make([]bool, g.NumLinks())
+	n := 0
+	mark := func(l topo.LinkID) {
+		if !used[l] {
+			used[l] = true
+			n++
+		}
+	}
+	for _, l := range p.PS.Links {
+		mark(l)
+	}
+	for _, l := range p.Tree.Used {
+		mark(l)
+	}
+	p.Coverage = float64(n) / float64(f.NumFabricLinks)
+	return p, nil
+}
+
+// Verify checks, independently of the packer, that there are at most 4094
+// VLANs, that VLAN 1 is the spanning tree, that every VLAN is loop-free and
+// holds only fabric links, and that every computed path lies entirely
+// inside one VLAN.
+func (p *Plan) Verify() error {
+	f := p.F
+	vl := p.Pack.VLANs
+	if len(vl) > paths.MaxVLANs {
+		return fmt.Errorf("plan: %w: %d VLANs", ErrTooManyVLANs, len(vl))
+	}
+	if len(vl) == 0 || !slices.Equal(vl[0], sortedClone(p.Tree.Links)) {
+		return fmt.Errorf("plan: %w: VLAN 1 is not the default spanning tree", ErrVerify)
+	}
+	n := f.G.NumNodes()
+	parent := make([]int32, n)
+	var find func(v int32) int32
+	find = func(v int32) int32 {
+		for parent[v] != v {
+			parent[v] = parent[parent[v]]
+			v = parent[v]
+		}
+		return v
+	}
+	p.words = (len(vl) + 63) / 64
+	p.linkVLANs = make([]uint64, f.G.NumLinks()*p.words)
+	for i, ls := range vl {
+		for v := range parent {
+			parent[v] = int32(v)
+		}
+		for _, l := range ls {
+			if !f.IsFabric(l) {
+				return fmt.Errorf("plan: %w: VLAN %d holds host link %d", ErrVerify, i+1, l)
+			}
+			a, b := f.Ends(l)
+			ra, rb := find(int32(a)), find(int32(b))
+			if ra == rb {
+				return fmt.Errorf("plan: %w: VLAN %d has a loop through %s-%s", ErrVerify, i+1, f.G.Node(a).Name, f.G.Node(b).Name)
+			}
+			parent[ra] = rb
+			p.linkVLANs[int(l)*p.words+i/64] |= 1 << (i % 64)
+		}
+	}
+	for j := range p.PS.NumPaths() {
+		if p.vlanOf(p.PS.Path(j)) < 0 {
+			return fmt.Errorf("plan: %w: path %d lies in no single VLAN", ErrVerify, j)
+		}
+	}
+	return nil
+}
+
+// vlanOf returns the index of the lowest VLAN holding every link of path,
+// or -1.
+func (p *Plan) vlanOf(path []topo.LinkID) int {
+	w := p.words
+	for k := range w {
+		acc := ^uint64(0)
+		for _, l := range path {
+			acc &= p.linkVLANs[int(l)*w+k]
+			if acc == 0 {
+				break
+			}
+		}
+		if acc != 0 {
+			return k*64 + bits.TrailingZeros64(acc)
+		}
+	}
+	return -1
+}
+
+// LinkVLANs returns the IDs of the VLANs that hold link l, ascending.
+func (p *Plan) LinkVLANs(l topo.LinkID) []int {
+	var ids []int
+	for k := range p.words {
+		w := p.linkVLANs[int(l)*p.words+k]
+		for w != 0 {
+			b := bits.TrailingZeros64(w)
+			w &= w - 1
+			ids = append(ids, k*64+b+1)
+		}
+	}
+	return ids
+}
+
+func sortedClone(ls []topo.LinkID) []topo.LinkID {
+	c := slices.Clone(ls)
+	slices.Sort(c)
+	return c
+}

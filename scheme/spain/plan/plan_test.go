@@ -1,0 +1,114 @@
+package plan
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/paths"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+func compute(t *testing.T, spec string, opt Options) *Plan {
+	t.Helper()
+	g, err := topo.Parse(spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compute(g, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestTable3Coverage(t *testing.T) {
+	for _, c := range []struct {
+		spec        string
+		vlans       int
+		cov, stpCov float64
+	}{
+		{"fattree:4", 4, 1, 12.0 / 32},
+		{"fattree:8", 16, 1, 40.0 / 256},
+		{"bcube:8,2", 16, 1, 72.0 / 128},
+		{"ciscodc:2,2", -1, 28.0 / 31, 10.0 / 31},
+		{"spain-testbed", 4, 1, 0.5},
+	} {
+		p := compute(t, c.spec, Options{Trials: 2, Seed: 1})
+		if c.vlans > 0 && p.NumVLANs != c.vlans || p.Coverage != c.cov || p.STPCoverage != c.stpCov {
+			t.Errorf("%s: %d VLANs, coverage %v, STP %v; want %d, %v, %v", c.spec, p.NumVLANs, p.Coverage, p.STPCoverage, c.vlans, c.cov, c.stpCov)
+		}
+	}
+}
+
+func TestVerifyCatchesBrokenPlans(t *testing.T) {
+	p := compute(t, "fattree:4", Options{Trials: 1, Seed: 1})
+	// A loop: add VLAN 1's links to VLAN 2 plus one more.
+	orig := p.Pack.VLANs[1]
+	p.Pack.VLANs[1] = append(append([]topo.LinkID(nil), p.Pack.VLANs[0]...), orig[0])
+	if err := p.Verify(); !errors.Is(err, ErrVerify) {
+		t.Errorf("loop not caught: %v", err)
+	}
+	// A path no VLAN holds: drop VLAN 2.
+	p.Pack.VLANs = append(p.Pack.VLANs[:1], p.Pack.VLANs[2:]...)
+	if err := p.Verify(); !errors.Is(err, ErrVerify) {
+		t.Errorf("uncovered path not caught: %v", err)
+	}
+}
+
+func TestDeploymentAndReach(t *testing.T) {
+	p := compute(t, "spain-testbed", Options{Trials: 1, Seed: 1})
+	d := p.Deployment()
+	if len(d.Switches) != 4 {
+		t.Fatalf("%d switches", len(d.Switches))
+	}
+	// Every fabric link of VLAN v must be tagged for v at both ends, and
+	// every host port of a switch in v too.
+	for _, s := range d.Switches {
+		for _, pc := range s.Ports {
+			if pc.HostPort && len(pc.Tagged) != len(s.VLANs)-1 {
+				t.Errorf("%s port %d: tagged %v, switch in %v", s.Name, pc.Port, pc.Tagged, s.VLANs)
+			}
+		}
+	}
+	rm := p.Reach()
+	if len(rm.Edges) != 3 {
+		t.Fatalf("%d edges", len(rm.Edges))
+	}
+	for _, e := range rm.Edges {
+		if len(e.VLANs) != 4 || e.VLANs[0].ID != 1 {
+			t.Errorf("%s: V_reach %v", e.Edge, e.VLANs)
+		}
+	}
+}
+
+func TestNCP(t *testing.T) {
+	p := compute(t, "fattree:4", Options{Trials: 1, Seed: 1})
+	n0, err := p.NCP(0, 3, 1)
+	if err != nil || n0.STP != 0 || n0.SPAIN != 0 {
+		t.Fatalf("f=0: %+v %v", n0, err)
+	}
+	n1, _ := p.NCP(1, 2, 1)
+	if n1.STP != 1 || n1.SPAIN != 1 {
+		t.Fatalf("f=1: %+v", n1)
+	}
+	n, _ := p.NCP(0.04, 50, 1)
+	if !(n.SPAIN <= n.STP && n.STP > 0) {
+		t.Fatalf("f=0.04: %+v", n)
+	}
+	if _, err := p.NCP(-1, 1, 1); !errors.Is(err, ErrBadOption) {
+		t.Errorf("bad probability: %v", err)
+	}
+	if _, err := p.NCP(0.1, 0, 1); !errors.Is(err, ErrBadOption) {
+		t.Errorf("bad trials: %v", err)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	g, _ := topo.Parse("fattree:4", 1)
+	if _, err := Compute(g, Options{K: -1}); !errors.Is(err, paths.ErrBadK) {
+		t.Errorf("k=-1: %v", err)
+	}
+	if _, err := Compute(g, Options{Trials: -2}); !errors.Is(err, ErrBadOption) {
+		t.Errorf("trials=-2: %v", err)
+	}
+}
