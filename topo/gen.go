@@ -406,26 +406,33 @@ func Jellyfish(n, k, r int, seed uint64) (*Graph, error) {
 		free[a]++
 		free[b]++
 	}
+	// open holds the switches with free ports; pos[s] is s's index in it
+	// (-1 once full), so a full switch leaves in O(1).
 	open := make([]int32, n)
+	pos := make([]int32, n)
 	for i := range open {
-		open[i] = int32(i)
+		open[i], pos[i] = int32(i), int32(i)
 	}
-	prune := func() {
-		open = slices.DeleteFunc(open, func(x int32) bool { return free[x] == 0 })
+	leave := func(s int32) {
+		if free[s] > 0 || pos[s] < 0 {
+			return
+		}
+		last := open[len(open)-1]
+		open[pos[s]], pos[last] = last, pos[s]
+		open, pos[s] = open[:len(open)-1], -1
 	}
 	for len(open) >= 2 {
 		// Random pairs first; when they keep colliding, look for any
 		// joinable pair exhaustively (the open set is small by then).
-		joined := false
+		var a, c int32 = -1, -1
 		for range 8 {
 			i, j := rng.IntN(len(open)), rng.IntN(len(open))
 			if i != j && !linked(open[i], open[j]) {
-				add(open[i], open[j])
-				joined = true
+				a, c = open[i], open[j]
 				break
 			}
 		}
-		if !joined {
+		if a < 0 {
 			var cand []edge
 			for i := range open {
 				for j := i + 1; j < len(open); j++ {
@@ -437,10 +444,12 @@ func Jellyfish(n, k, r int, seed uint64) (*Graph, error) {
 			if len(cand) == 0 {
 				break
 			}
-			c := cand[rng.IntN(len(cand))]
-			add(c.a, c.b)
+			e := cand[rng.IntN(len(cand))]
+			a, c = e.a, e.b
 		}
-		prune()
+		add(a, c)
+		leave(a)
+		leave(c)
 	}
 	// Fix-up: a switch with two or more free ports splices itself into a
 	// random link of two switches it is not yet linked to.

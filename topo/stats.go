@@ -306,8 +306,10 @@ func (g *Graph) diameter(o StatsOptions) (d, upper int, exact bool) {
 // partitioner of METIS) from several seeds: start from a seed node, keep
 // adding the frontier node whose move cuts the least capacity until side A
 // holds half the hosts, then add any further switch whose move still
-// lowers the cut. Seeds: the two ends of a double sweep and up to six
-// hosts spread over the host list. 0 when there are fewer than 2 hosts.
+// lowers the cut; then a local refinement (see refine). Seeds: the first
+// host, the two ends of a double sweep from it and, on graphs of up to a
+// million nodes and links, five hosts spread over the host list. 0 when
+// there are fewer than 2 hosts.
 func (g *Graph) Bisection() int64 {
 	hosts := g.Nodes(Host)
 	if len(hosts) < 2 {
@@ -321,8 +323,12 @@ func (g *Graph) Bisection() int64 {
 			seeds = append(seeds, far2)
 		}
 	}
-	for i := 1; i <= 5; i++ {
-		seeds = append(seeds, hosts[i*(len(hosts)-1)/5])
+	// Spread seeds cost a growth each; graphs of over a million nodes and
+	// links keep to the sweep ends.
+	if len(g.nodes)+len(g.links) <= 1_000_000 {
+		for i := 1; i <= 5; i++ {
+			seeds = append(seeds, hosts[i*(len(hosts)-1)/5])
+		}
 	}
 	best := int64(-1)
 	gr := newGrower(g)
