@@ -343,3 +343,29 @@ func TestSequenceWrap(t *testing.T) {
 		t.Fatalf("server iss %d", srv.iss)
 	}
 }
+
+// Off-subnet traffic goes to the gateway's MAC; without a gateway it is
+// dropped and counted.
+func TestGatewayAndNoRoute(t *testing.T) {
+	n, a, b, ab, _ := pair(t, gbps, us, func(c *Config) {
+		if c.Name == "a" {
+			c.Gateway = netip.MustParseAddr("10.0.0.2")
+		}
+	})
+	n.run(sec)
+	far := netip.MustParseAddr("192.168.7.7")
+	a.Ping(far, 1, ms)
+	n.run(2 * sec)
+	last := ab.log[len(ab.log)-1].f
+	if [6]byte(last[0:6]) != b.MAC() || [4]byte(last[ethLen+16:ethLen+20]) != far.As4() {
+		t.Fatalf("echo to % x", last[:ethLen+20])
+	}
+	if b.Counter("drop_ip_not_for_us") != 1 { // b is no router
+		t.Fatalf("b %v", b.Counters())
+	}
+	b.Ping(far, 1, ms)
+	n.run(3 * sec)
+	if b.Counter("drop_no_route") != 1 {
+		t.Fatalf("b %v", b.Counters())
+	}
+}
