@@ -229,6 +229,7 @@ type Bridge struct {
 	fdb      fdb
 	sweepArm bool
 	ctr      element.Counters
+	hot      hotCounters
 	scratch  []byte
 }
 
@@ -248,7 +249,30 @@ func (b *Bridge) ID() BridgeID { return b.id }
 
 // Counters reports frames forwarded and flooded, drops by reason, BPDUs
 // sent and received, MAC table events and topology changes.
-func (b *Bridge) Counters() map[string]uint64 { return b.ctr.Snapshot() }
+func (b *Bridge) Counters() map[string]uint64 {
+	m := b.ctr.Snapshot()
+	for _, c := range []struct {
+		name string
+		v    uint64
+	}{
+		{"forwarded", b.hot.forwarded}, {"flooded", b.hot.flooded}, {"flood_copies", b.hot.floodCopies},
+		{"filtered_same_port", b.hot.filtered}, {"drop_port_blocked", b.hot.blocked}, {"drop_port_learning", b.hot.learning},
+	} {
+		if c.v > 0 {
+			if m == nil {
+				m = map[string]uint64{}
+			}
+			m[c.name] = c.v
+		}
+	}
+	return m
+}
+
+// hotCounters are the counters of the per-frame path, kept as fields: a
+// named counter costs a string hash per frame.
+type hotCounters struct {
+	forwarded, flooded, floodCopies, filtered, blocked, learning uint64
+}
 
 // Attach takes the bridge's ports and starts the protocol
 // (initialisation, §8.8.1): every port that is up begins Blocking as a
@@ -403,7 +427,7 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 		b.ctr.Inc("drop_port_disabled")
 		return
 	case Blocking, Listening:
-		b.ctr.Inc("drop_port_blocked")
+		b.hot.blocked++
 		return
 	}
 	src := [6]byte(frame[6:12])
@@ -424,7 +448,7 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 		b.ctr.Inc("learn_table_full")
 	}
 	if p.state == Learning {
-		b.ctr.Inc("drop_port_learning")
+		b.hot.learning++
 		return
 	}
 	dst := [6]byte(frame[:6])
@@ -437,11 +461,11 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 			if out == pn {
 				// The station is on the LAN the frame came
 				// from: it already has it (§7.7.1).
-				b.ctr.Inc("filtered_same_port")
+				b.hot.filtered++
 				return
 			}
 			if q := b.port(out); q != nil && q.state == Forwarding {
-				b.ctr.Inc("forwarded")
+				b.hot.forwarded++
 				b.env.Send(out, b.clone(frame))
 				return
 			}
@@ -468,8 +492,8 @@ func (b *Bridge) flood(in element.Port, frame []byte) {
 		b.ctr.Inc("drop_no_egress")
 		return
 	}
-	b.ctr.Inc("flooded")
-	b.ctr.Add("flood_copies", uint64(n))
+	b.hot.flooded++
+	b.hot.floodCopies += uint64(n)
 }
 
 // allocator is the optional buffer pool of an engine (sim.Allocator): the
@@ -515,7 +539,7 @@ func (b *Bridge) sweep() {
 	if n := b.fdb.sweep(b.env.Now(), b.agingTime()); n > 0 {
 		b.ctr.Add("aged_out", uint64(n))
 	}
-	if len(b.fdb.m) > 0 {
+	if b.fdb.len() > 0 {
 		b.armSweep()
 	}
 }
@@ -523,7 +547,7 @@ func (b *Bridge) sweep() {
 // Lookup returns the port the MAC table holds for mac, as forwarding
 // would see it now (an aged entry misses).
 func (b *Bridge) Lookup(mac [6]byte) (element.Port, bool) {
-	e, ok := b.fdb.m[mac]
+	e, ok := b.fdb.get(mac)
 	if !ok || b.env == nil || b.env.Now()-e.seen > b.agingTime() {
 		return 0, false
 	}
@@ -532,7 +556,7 @@ func (b *Bridge) Lookup(mac [6]byte) (element.Port, bool) {
 
 // Entries returns the number of entries in the MAC table, aged ones not
 // yet swept included.
-func (b *Bridge) Entries() int { return len(b.fdb.m) }
+func (b *Bridge) Entries() int { return b.fdb.len() }
 
 // setState changes a port's state. A port that stops learning loses its
 // MAC table entries: its stations are now reached, if at all, through

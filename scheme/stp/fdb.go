@@ -4,17 +4,24 @@ import "github.com/edgefabric/edgefabric/element"
 
 // fdb is the filtering database of a learning bridge (802.1D-1998 §7.9):
 // dynamic entries mapping a station's MAC to the port it was last seen on.
-// Entries age lazily: a lookup that finds an entry older than the aging
-// time in force deletes it and misses, so a change of aging time (the short
-// aging of a topology change) takes effect at once without a scan; sweep
-// reclaims the memory of entries nobody looks up.
+//
+// Entries live in a slice and the map holds their index, so that
+// refreshing a known station (every frame) costs one hash lookup and no
+// map write; freed slots are reused. Entries age lazily: a lookup that
+// finds an entry older than the aging time in force deletes it and
+// misses, so a change of aging time (the short aging of a topology change)
+// takes effect at once without a scan; sweep reclaims the memory of
+// entries nobody looks up.
 type fdb struct {
-	m   map[[6]byte]fdbEntry
-	max int // capacity; learning beyond it is refused and counted
+	idx  map[[6]byte]int32
+	ents []fdbEntry
+	free []int32
+	max  int // capacity; learning beyond it is refused and counted
 }
 
 type fdbEntry struct {
-	port element.Port
+	mac  [6]byte
+	port element.Port // 0: free slot
 	seen element.Time
 }
 
@@ -27,45 +34,74 @@ const (
 	learnFull                         // table full: not learned
 )
 
+func (f *fdb) len() int { return len(f.idx) }
+
 func (f *fdb) learn(mac [6]byte, p element.Port, now element.Time) learnResult {
-	e, ok := f.m[mac]
-	if ok {
-		f.m[mac] = fdbEntry{port: p, seen: now}
-		if e.port != p {
+	if i, ok := f.idx[mac]; ok {
+		e := &f.ents[i]
+		old := e.port
+		e.port, e.seen = p, now
+		if old != p {
 			return learnMoved
 		}
 		return learnRefreshed
 	}
-	if len(f.m) >= f.max {
+	if len(f.idx) >= f.max {
 		return learnFull
 	}
-	if f.m == nil {
-		f.m = make(map[[6]byte]fdbEntry)
+	if f.idx == nil {
+		f.idx = make(map[[6]byte]int32)
 	}
-	f.m[mac] = fdbEntry{port: p, seen: now}
+	e := fdbEntry{mac: mac, port: p, seen: now}
+	var i int32
+	if n := len(f.free); n > 0 {
+		i = f.free[n-1]
+		f.free = f.free[:n-1]
+		f.ents[i] = e
+	} else {
+		i = int32(len(f.ents))
+		f.ents = append(f.ents, e)
+	}
+	f.idx[mac] = i
 	return learnNew
+}
+
+// get returns mac's entry, aged or not.
+func (f *fdb) get(mac [6]byte) (fdbEntry, bool) {
+	i, ok := f.idx[mac]
+	if !ok {
+		return fdbEntry{}, false
+	}
+	return f.ents[i], true
 }
 
 // lookup returns the port of mac. An entry last seen more than aging ago
 // is deleted; expired reports that.
 func (f *fdb) lookup(mac [6]byte, now, aging element.Time) (p element.Port, ok, expired bool) {
-	e, ok := f.m[mac]
+	i, ok := f.idx[mac]
 	if !ok {
 		return 0, false, false
 	}
+	e := &f.ents[i]
 	if now-e.seen > aging {
-		delete(f.m, mac)
+		f.del(i)
 		return 0, false, true
 	}
 	return e.port, true, false
 }
 
+func (f *fdb) del(i int32) {
+	delete(f.idx, f.ents[i].mac)
+	f.ents[i] = fdbEntry{}
+	f.free = append(f.free, i)
+}
+
 // flushPort deletes every entry on port p and returns how many.
 func (f *fdb) flushPort(p element.Port) int {
 	n := 0
-	for mac, e := range f.m {
-		if e.port == p {
-			delete(f.m, mac)
+	for i := range f.ents {
+		if f.ents[i].port == p {
+			f.del(int32(i))
 			n++
 		}
 	}
@@ -75,9 +111,9 @@ func (f *fdb) flushPort(p element.Port) int {
 // sweep deletes every entry older than aging and returns how many.
 func (f *fdb) sweep(now, aging element.Time) int {
 	n := 0
-	for mac, e := range f.m {
-		if now-e.seen > aging {
-			delete(f.m, mac)
+	for i := range f.ents {
+		if e := &f.ents[i]; e.port != 0 && now-e.seen > aging {
+			f.del(int32(i))
 			n++
 		}
 	}

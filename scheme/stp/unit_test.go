@@ -347,7 +347,8 @@ func TestLearningAndAging(t *testing.T) {
 		t.Fatal("frame to the input port's station not filtered")
 	}
 	// Entries age out after the aging time: the next frame floods.
-	seen := s1.fdb.m[h2].seen
+	e, _ := s1.fdb.get(h2)
+	seen := e.seen
 	n.runUntil(seen + 60*sec)
 	if _, ok := s1.Lookup(h2); !ok {
 		t.Fatal("aged at exactly the aging time")
