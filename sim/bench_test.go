@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -160,10 +161,14 @@ func (b *blaster) LinkChange(element.Port, bool) {}
 // saturated builds fattree:k with every host blasting 1514-byte frames at
 // line rate to a host in another pod (a permutation), switches forwarding
 // statically.
-func saturated(tb testing.TB, k int, pool bool, trace TraceMode) *Sim {
+func saturated(tb testing.TB, k int, pool bool, trace TraceMode, queue ...int) *Sim {
 	g := fatTree(tb, k)
 	tab := routes(g)
-	s := mustNew(tb, g, Options{Seed: 1, Trace: trace})
+	o := Options{Seed: 1, Trace: trace}
+	if len(queue) > 0 {
+		o.QueueBytes = queue[0]
+	}
+	s := mustNew(tb, g, o)
 	hosts := g.Nodes(topo.Host)
 	for i, h := range hosts {
 		d := (i + len(hosts)/2 + 1) % len(hosts)
@@ -204,8 +209,8 @@ func TestSaturatedFatTreeDelivers(t *testing.T) {
 	}
 }
 
-func benchSaturated(b *testing.B, pool bool, trace TraceMode) {
-	s := saturated(b, 8, pool, trace)
+func benchSaturated(b *testing.B, pool bool, trace TraceMode, queue ...int) {
+	s := saturated(b, 8, pool, trace, queue...)
 	s.Run(element.Millisecond) // warm up: queues fill, pools fill
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -233,14 +238,24 @@ func BenchmarkSaturatedFatTree8(b *testing.B) {
 	b.Run("pool/trace=headers", func(b *testing.B) { benchSaturated(b, true, TraceHeaders) })
 	b.Run("pool/trace=off", func(b *testing.B) { benchSaturated(b, true, TraceOff) })
 	b.Run("alloc/trace=full", func(b *testing.B) { benchSaturated(b, false, TraceFull) })
+	// Shallow queues: fewer frames in flight, so the frames the engine and
+	// elements touch stay in cache; the default 512 KiB queues of a
+	// saturated fabric hold tens of megabytes of frames.
+	b.Run("pool/trace=full/queue=32KiB", func(b *testing.B) { benchSaturated(b, true, TraceFull, 32<<10) })
+	b.Run("pool/trace=off/queue=32KiB", func(b *testing.B) { benchSaturated(b, true, TraceOff, 32<<10) })
 }
 
+// BenchmarkHeap is one pop and one push on a 1024-event heap (about a
+// saturated fattree:8's pending events); BenchmarkHeapReplace does the same
+// with replaceTop, as the engine does when an event schedules its
+// successor.
 func BenchmarkHeap(b *testing.B) {
 	var h eventHeap
 	for i := range 1024 {
 		h.push(event{t: element.Time(i * 7919 % 1024), seq: uint64(i)})
 	}
 	b.ReportAllocs()
+	b.ResetTimer()
 	seq := uint64(1024)
 	for range b.N {
 		e := h.pop()
@@ -258,4 +273,48 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func BenchmarkHeapReplace(b *testing.B) {
+	var h eventHeap
+	for i := range 1024 {
+		h.push(event{t: element.Time(i * 7919 % 1024), seq: uint64(i)})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	seq := uint64(1024)
+	for range b.N {
+		e := *h.peek()
+		seq++
+		e.t += 1000
+		e.seq = seq
+		h.replaceTop(e)
+	}
+}
+
+// BenchmarkEngineMemory reports the engine's own heap per node and per link
+// direction (nodes, ports, pipes, Envs; elements excluded: they are the
+// tiny hub of the determinism test) on fattree:16 (1344 nodes, 3072 links).
+func BenchmarkEngineMemory(b *testing.B) {
+	g := fatTree(b, 16)
+	var perNode float64
+	for range b.N {
+		before := heapNow()
+		s := mustNew(b, g, Options{})
+		for n := range g.NumNodes() {
+			must(b, s.Place(topo.NodeID(n), &hub{}))
+		}
+		s.Run(0)
+		perNode = float64(heapNow()-before) / float64(g.NumNodes())
+		runtime.KeepAlive(s)
+	}
+	b.ReportMetric(perNode, "B/node")
+}
+
+func heapNow() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
