@@ -173,3 +173,41 @@ func TestSimUDP(t *testing.T) {
 	}
 	_ = netip.Addr{}
 }
+
+// BenchmarkSimBulk runs one 10 MB transfer through a switch in package sim
+// and reports engine events per second with the host stack in the loop.
+// Baseline: the same run's events would be forwarding-only in sim's own
+// benchmarks (docs/sim.md); here the host's share is what differs.
+func BenchmarkSimBulk(b *testing.B) {
+	b.ReportAllocs()
+	var events uint64
+	for b.Loop() {
+		s, hs := starSim(b, 2, 10*gbps, 5*us, 1)
+		var c *host.TCPConn
+		s.At(ms, func() { c = hs[0].TCPBulk(hs[1].Addr(), host.DiscardPort, 10_000_000) })
+		s.Run(10 * sec)
+		if !c.Done() {
+			b.Fatal("not done")
+		}
+		events += s.Events()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkSimShuffle16 runs a 16-host shuffle (1 MB per pair, 10 threads)
+// through one switch: 240 flows, incast included.
+func BenchmarkSimShuffle16(b *testing.B) {
+	b.ReportAllocs()
+	var events uint64
+	for b.Loop() {
+		s, hs := starSim(b, 16, gbps, 5*us, 3)
+		var sh *host.Shuffle
+		s.At(ms, func() { sh = host.StartShuffle(hs, host.ShuffleOptions{Bytes: 1_000_000, Threads: 10}) })
+		s.Run(100 * sec)
+		if !sh.Done() {
+			b.Fatal("not done")
+		}
+		events += s.Events()
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
