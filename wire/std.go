@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 
 	"github.com/gopacket/gopacket"
 	"github.com/gopacket/gopacket/layers"
@@ -94,7 +95,18 @@ type stdParser struct {
 	found []gopacket.LayerType
 }
 
-func newStdParser() *stdParser {
+// stdParsers recycles parsers: building one allocates every layer, which
+// cost more than the decode itself.
+var stdParsers = sync.Pool{New: func() any { return buildStdParser() }}
+
+// newStdParser takes a parser from the pool; release it with put once
+// nothing refers to its layers (payload slices point into the frame, not
+// into the parser, and may be kept).
+func newStdParser() *stdParser { return stdParsers.Get().(*stdParser) }
+
+func (s *stdParser) put() { stdParsers.Put(s) }
+
+func buildStdParser() *stdParser {
 	s := &stdParser{}
 	s.p = gopacket.NewDecodingLayerParser(layers.LayerTypeEthernet, &s.eth, &s.vlan, &s.arp, &s.ip4, &s.udp, &s.tcp, &s.icmp)
 	s.p.IgnorePanic = true
@@ -121,6 +133,7 @@ func (s *stdParser) decode(what string, frame []byte, want gopacket.LayerType) e
 // DecodeARP decodes an Ethernet/IPv4 ARP frame (VLAN tags allowed).
 func DecodeARP(frame []byte) (ARP, error) {
 	s := newStdParser()
+	defer s.put()
 	if err := s.decode("arp", frame, layers.LayerTypeARP); err != nil {
 		return ARP{}, err
 	}
@@ -164,6 +177,7 @@ func AppendUDPFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.AddrPort, ttl u
 // and the payload (a sub-slice of frame).
 func DecodeUDP(frame []byte) (src, dst netip.AddrPort, payload []byte, err error) {
 	s := newStdParser()
+	defer s.put()
 	if err := s.decode("udp", frame, layers.LayerTypeUDP); err != nil {
 		return src, dst, nil, err
 	}
@@ -220,6 +234,7 @@ func AppendICMPEchoFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.Addr, ttl 
 // data is a sub-slice of frame. Checksums are not verified.
 func DecodeICMPEcho(frame []byte) (src, dst netip.Addr, e ICMPEcho, err error) {
 	s := newStdParser()
+	defer s.put()
 	if err := s.decode("icmp", frame, layers.LayerTypeICMPv4); err != nil {
 		return src, dst, e, err
 	}
@@ -279,6 +294,7 @@ func AppendTCPFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.Addr, ttl uint8
 // payload is a sub-slice of frame. Checksums are not verified.
 func DecodeTCP(frame []byte) (src, dst netip.Addr, s TCPSegment, err error) {
 	p := newStdParser()
+	defer p.put()
 	if err := p.decode("tcp", frame, layers.LayerTypeTCP); err != nil {
 		return src, dst, s, err
 	}
