@@ -374,7 +374,11 @@ func (h *Host) newConn(k connKey) *TCPConn {
 
 // Write queues n bytes of zeros for sending.
 func (c *TCPConn) Write(n int64) {
-	if n <= 0 || c.finQueued || c.state == StateClosed {
+	if n <= 0 {
+		return
+	}
+	if c.finQueued || c.state == StateClosed {
+		c.h.ctr.Inc("tcp_write_after_close")
 		return
 	}
 	c.sndEnd += n
@@ -383,7 +387,11 @@ func (c *TCPConn) Write(n int64) {
 
 // WriteBytes queues a copy of b for sending.
 func (c *TCPConn) WriteBytes(b []byte) {
-	if len(b) == 0 || c.finQueued || c.state == StateClosed {
+	if len(b) == 0 {
+		return
+	}
+	if c.finQueued || c.state == StateClosed {
+		c.h.ctr.Inc("tcp_write_after_close")
 		return
 	}
 	c.chunks = append(c.chunks, chunk{off: c.sndEnd, data: append([]byte(nil), b...)})

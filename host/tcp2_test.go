@@ -139,6 +139,11 @@ func TestReset(t *testing.T) {
 		t.Fatalf("counters %v", a.Counters())
 	}
 	c2.Abort()
+	c2.Write(10)
+	c2.WriteBytes([]byte{1})
+	if a.Counter("tcp_write_after_close") != 2 {
+		t.Fatalf("writes after close not counted: %v", a.Counters())
+	}
 	n.run(n.now + ms)
 	if b.Conn(FlowKey{LocalPort: DiscardPort, Remote: ipA, RemotePort: c2.key.lport}) != nil || !errors.Is(c2.Err(), ErrReset) {
 		t.Fatalf("abort: b has %d conns, err %v, counters %v", b.NumConns(), c2.Err(), b.Counters())
