@@ -344,3 +344,16 @@ func AxonDecap(pkt []byte) ([]byte, error) {
 	}
 	return f, nil
 }
+
+// String formats the header for logs: "ethernet fwd [2 3 5] rev [1 4]",
+// with " wide" and " opts 0x03" when set.
+func (h *AxonHeader) String() string {
+	s := fmt.Sprintf("%v fwd %v rev %v", h.Type, h.Fwd, h.Rev)
+	if h.Wide {
+		s += " wide"
+	}
+	if h.Options != 0 {
+		s += fmt.Sprintf(" opts %#02x", h.Options)
+	}
+	return s
+}

@@ -248,3 +248,13 @@ func DumbNetMPLSStrip(frame []byte) ([]byte, error) {
 	binary.BigEndian.PutUint16(frame[16:], et)
 	return frame[4:], nil
 }
+
+// String formats the tag stack for logs as the paper writes paths:
+// "2-3-5-∅ 0x0800".
+func (h *DumbNetHeader) String() string {
+	var b []byte
+	for _, t := range h.Tags {
+		b = fmt.Appendf(b, "%d-", t)
+	}
+	return fmt.Sprintf("%s∅ %#04x", b, h.InnerType)
+}

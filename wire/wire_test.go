@@ -482,3 +482,14 @@ func TestStandardHelpers(t *testing.T) {
 		t.Fatal("LLDP from a UDP frame")
 	}
 }
+
+func TestHeaderStrings(t *testing.T) {
+	a := &AxonHeader{Type: AxonProbe, Wide: true, Options: 3, Fwd: []uint8{2, 3}, Rev: []uint8{1}}
+	if got, want := a.String(), "probe fwd [2 3] rev [1] wide opts 0x03"; got != want {
+		t.Errorf("AxonHeader.String() = %q, want %q", got, want)
+	}
+	d := &DumbNetHeader{Tags: []uint8{2, 3, 5}, InnerType: EtherTypeIPv4}
+	if got, want := d.String(), "2-3-5-∅ 0x0800"; got != want {
+		t.Errorf("DumbNetHeader.String() = %q, want %q", got, want)
+	}
+}
