@@ -45,14 +45,15 @@ func iperfRun(t testing.TB, l *Lab, client, server, ip string, secs int, extra [
 	if err != nil {
 		t.Fatalf("iperf3: %v\n%s", err, out)
 	}
-	if r.End.SumReceived.BitsPerSecond > 0 {
-		return r.End.SumReceived.BitsPerSecond / 1e6
+	for i, a := range extra {
+		if a == "-l" && i+1 < len(extra) && r.End.SumReceived.Seconds > 0 {
+			// UDP: datagrams per second that arrived (iperf3's own
+			// packet counts mix sender and receiver views).
+			size, _ := strconv.Atoi(extra[i+1])
+			return float64(r.End.SumReceived.Bytes) / float64(size) / r.End.SumReceived.Seconds
+		}
 	}
-	// UDP: packets per second that arrived.
-	if r.End.Sum.Seconds > 0 {
-		return float64(r.End.Sum.Packets-r.End.Sum.LostPackets) / r.End.Sum.Seconds
-	}
-	return 0
+	return r.End.SumReceived.BitsPerSecond / 1e6
 }
 
 type iperfResult struct {
@@ -60,6 +61,8 @@ type iperfResult struct {
 	End   struct {
 		SumReceived struct {
 			BitsPerSecond float64 `json:"bits_per_second"`
+			Bytes         int64   `json:"bytes"`
+			Seconds       float64 `json:"seconds"`
 		} `json:"sum_received"`
 		Sum struct {
 			BitsPerSecond float64 `json:"bits_per_second"`
