@@ -455,12 +455,17 @@ func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Wo
 	}
 	field += "." + w.Kind
 	a := &w.App
-	set := map[string]scalar{"at": a.At, "count": a.Count, "interval": a.Interval, "size": a.Size, "rate": a.Rate,
-		"duration": a.Duration, "bytes": a.Bytes, "port": a.Port, "request": a.Request, "response": a.Response,
-		"from": {Set: a.From.Set, Line: a.From.Line}, "to": {Set: a.To.Set, Line: a.To.Line}, "hosts": {Set: a.Hosts.Set, Line: a.Hosts.Line}}
-	for name, s := range set {
-		if s.Set && !slices.Contains(allowed[k], name) {
-			r.fail(s.Line, field+"."+name, "not a setting of %s (it takes %s)", w.Kind, strings.Join(allowed[k], ", "))
+	// In a fixed order, so that the first error reported is always the same.
+	set := []struct {
+		name string
+		s    scalar
+	}{{"from", scalar{Set: a.From.Set, Line: a.From.Line}}, {"to", scalar{Set: a.To.Set, Line: a.To.Line}},
+		{"hosts", scalar{Set: a.Hosts.Set, Line: a.Hosts.Line}}, {"at", a.At}, {"count", a.Count}, {"interval", a.Interval},
+		{"size", a.Size}, {"rate", a.Rate}, {"duration", a.Duration}, {"bytes", a.Bytes}, {"port", a.Port},
+		{"request", a.Request}, {"response", a.Response}}
+	for _, f := range set {
+		if f.s.Set && !slices.Contains(allowed[k], f.name) {
+			r.fail(f.s.Line, field+"."+f.name, "not a setting of %s (it takes %s)", w.Kind, strings.Join(allowed[k], ", "))
 			return nil
 		}
 	}
