@@ -131,27 +131,8 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	if len(got) == 0 {
 		return res, fmt.Errorf("emu: failover: no probe from %s to %s ever got through", s.From, s.To)
 	}
-	// The longest run of lost probes; its duration is measured between
-	// the replies around it (ping's own pacing slips on a loaded
-	// machine), or counted in intervals when the run has no reply after
-	// it.
-	run, longest, lastOK := 0, 0, 0
 	var outage time.Duration
-	for seq := 1; seq <= maxSeq+1; seq++ {
-		if _, ok := got[seq]; ok || seq == maxSeq+1 {
-			if run > longest {
-				longest = run
-				outage = time.Duration(run) * s.Interval
-				if t0, ok0 := got[lastOK]; ok0 && ok {
-					outage = got[seq].Sub(t0) - s.Interval
-				}
-			}
-			run, lastOK = 0, seq
-			continue
-		}
-		res.Lost++
-		run++
-	}
+	res.Lost, outage = longestGap(got, maxSeq, s.Interval)
 	if !res.Recovered {
 		// Everything after the last reply was lost too.
 		outage = max(outage, time.Since(failAt))
@@ -159,4 +140,30 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	res.Outage = max(outage, 0)
 	res.Sent = maxSeq
 	return res, nil
+}
+
+// longestGap finds the longest run of lost probes among sequence numbers
+// 1..maxSeq, given the arrival time of each probe that came back, and
+// returns the number lost and the outage: the time between the replies
+// around the run (ping's own pacing slips on a loaded machine), or the run
+// counted in intervals when it has no reply on one side.
+func longestGap(got map[int]time.Time, maxSeq int, interval time.Duration) (lost int, outage time.Duration) {
+	run, longest, lastOK := 0, 0, 0
+	for seq := 1; seq <= maxSeq+1; seq++ {
+		t, ok := got[seq]
+		if ok || seq == maxSeq+1 {
+			if run > longest {
+				longest = run
+				outage = time.Duration(run) * interval
+				if t0, ok0 := got[lastOK]; ok0 && ok {
+					outage = t.Sub(t0) - interval
+				}
+			}
+			run, lastOK = 0, seq
+			continue
+		}
+		lost++
+		run++
+	}
+	return lost, outage
 }
