@@ -429,3 +429,37 @@ func TestStatusesJSON(t *testing.T) {
 		}
 	}
 }
+
+// The default timers (max age 20 s, 1 s message age increment) are made
+// for a bridge diameter of 7. Deeper lines still settle up to 12 bridges
+// (at 12 some information ages out once during the topology change after
+// power-on, when acknowledgments and hold timers inflate message ages); at
+// 16 the ages never settle and the far end keeps claiming root. A larger
+// max age (with forward delay raised to keep 2 × (fd − 1 s) ≥ max age)
+// restores convergence.
+func TestDiameter(t *testing.T) {
+	for _, c := range []struct {
+		k       int
+		params  map[string]string
+		ok      bool
+		expired int
+	}{
+		{7, nil, true, 0},
+		{10, nil, true, 0},
+		{12, nil, true, 16},
+		{16, nil, false, -1},
+		{16, map[string]string{"max_age": "40s", "forward_delay": "21s"}, true, 0},
+		{24, map[string]string{"max_age": "60s", "forward_delay": "31s"}, true, 0},
+	} {
+		n := newFakeNet(t, lineGraph(t, c.k), c.params)
+		n.runUntil(600 * sec)
+		exp := 0
+		for i := 1; i <= c.k; i++ {
+			exp += int(n.bridge(fmt.Sprintf("s%d", i)).Counters()["message_age_expired"])
+		}
+		err := n.fab.CheckTree()
+		if (err == nil) != c.ok || (c.expired >= 0 && exp != c.expired) {
+			t.Errorf("line:%d %v: tree %v, %d message age expiries; want whole=%v, %d", c.k, c.params, err, exp, c.ok, c.expired)
+		}
+	}
+}
