@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -194,11 +195,14 @@ func New(g *topo.Graph, opts Options) (*Sim, error) {
 	if opts.Trace > TraceOff {
 		return nil, fmt.Errorf("sim: trace mode %d: %w", opts.Trace, ErrBadOption)
 	}
-	lg := opts.Log
-	if lg == nil {
-		lg = slog.New(slog.DiscardHandler)
+	s := &Sim{g: g, opts: opts, framing: fr}
+	if opts.Log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	} else {
+		// Every record carries the virtual time: element logs are about
+		// the simulation, not the wall clock.
+		s.log = slog.New(&timeHandler{h: opts.Log.Handler(), s: s})
 	}
-	s := &Sim{g: g, opts: opts, framing: fr, log: lg}
 	s.nodes = make([]node, g.NumNodes())
 	for i := range s.nodes {
 		n := g.Node(topo.NodeID(i))
@@ -670,4 +674,22 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
 	x = (x ^ x>>27) * 0x94D049BB133111EB
 	return x ^ x>>31
+}
+
+// timeHandler adds the virtual time ("t") to every log record.
+type timeHandler struct {
+	h slog.Handler
+	s *Sim
+}
+
+func (t *timeHandler) Enabled(ctx context.Context, l slog.Level) bool { return t.h.Enabled(ctx, l) }
+func (t *timeHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.AddAttrs(slog.String("t", t.s.now.String()))
+	return t.h.Handle(ctx, r)
+}
+func (t *timeHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &timeHandler{h: t.h.WithAttrs(as), s: t.s}
+}
+func (t *timeHandler) WithGroup(name string) slog.Handler {
+	return &timeHandler{h: t.h.WithGroup(name), s: t.s}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +17,7 @@ func newSimCmd() *cobra.Command {
 		pcapDir string
 		seed    uint64
 		trace   string
+		logLvl  string
 	)
 	c := &cobra.Command{
 		Use:   "sim SCENARIO.yaml",
@@ -45,11 +47,27 @@ The scenario format is described in docs/sim.md; examples/ has working files:
 			default:
 				return badInput(fmt.Errorf("--trace %q: want full or headers", trace))
 			}
+			var lg *slog.Logger
+			if logLvl != "off" {
+				var lv slog.Level
+				if err := lv.UnmarshalText([]byte(logLvl)); err != nil {
+					return badInput(fmt.Errorf("--log %q: want off, error, warn, info or debug", logLvl))
+				}
+				// Wall-clock stamps say nothing about a simulation; the
+				// engine adds the virtual time as t=.
+				lg = slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: lv,
+					ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+						if len(groups) == 0 && a.Key == slog.TimeKey {
+							return slog.Attr{}
+						}
+						return a
+					}}))
+			}
 			sc, err := scenario.Load(args[0], opt)
 			if err != nil {
 				return badInput(err)
 			}
-			res, err := sc.Run(scenario.RunOptions{PcapDir: pcapDir, Trace: tm})
+			res, err := sc.Run(scenario.RunOptions{PcapDir: pcapDir, Trace: tm, Log: lg})
 			if err != nil {
 				if errors.Is(err, scenario.ErrScenario) {
 					return badInput(err)
@@ -65,6 +83,7 @@ The scenario format is described in docs/sim.md; examples/ has working files:
 	c.Flags().BoolVar(&jsonOut, "json", false, "print the results as JSON (with every flow's full detail)")
 	c.Flags().StringVar(&pcapDir, "pcap", "", "write pcap captures into `DIR` (the scenario's captures, or every host NIC)")
 	c.Flags().Uint64Var(&seed, "seed", 0, "override the scenario's seed")
+	c.Flags().StringVar(&logLvl, "log", "off", "element logs on stderr, stamped with virtual time: off, error, warn, info or debug")
 	c.Flags().StringVar(&trace, "trace", "full", "what the trace hash covers: full (every byte) or headers (first 128 bytes of each frame)")
 	return c
 }

@@ -70,6 +70,10 @@ func TestSimCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "trace_hash "+res.TraceHash) || !strings.Contains(out, "aggregate:") {
 		t.Errorf("text output (exit %d):\n%s", code, out)
 	}
+	code, _, errs = runCLI(t, "sim", p, "--log", "debug")
+	if code != 0 || !strings.Contains(errs, " t=") || strings.Contains(errs, "time=") {
+		t.Errorf("--log debug: exit %d, no virtual-time stamps in %q", code, errs[:min(len(errs), 300)])
+	}
 	code, out, _ = runCLI(t, "sim", p, "--seed", "99", "--trace", "headers")
 	if code != 0 || strings.Contains(out, res.TraceHash) {
 		t.Errorf("--seed 99 --trace headers gave the same hash or failed (exit %d)", code)
@@ -124,6 +128,7 @@ func TestSimBadInput(t *testing.T) {
 		{"bad field", []string{"sim", writeFile(t, dir, "f.yaml", "topology: ring:3\nscheme: stp\nduration: 1s\nworkloads:\n  - ping: {from: h1, to: h99}\n")}, "f.yaml:5: workloads[0].ping.to: bad scenario: unknown node \"h99\""},
 		{"bad scheme param", []string{"sim", writeFile(t, dir, "p.yaml", "topology: ring:3\nscheme: stp\nparams: {hello: soon}\nduration: 1s\n")}, "scheme stp"},
 		{"bad trace", []string{"sim", good, "--trace", "some"}, "--trace"},
+		{"bad log level", []string{"sim", good, "--log", "loud"}, "--log"},
 		{"bad seed", []string{"sim", good, "--seed", "-1"}, "invalid argument"},
 		{"bad flag", []string{"sim", good, "--colour"}, "unknown flag"},
 	} {
