@@ -823,7 +823,8 @@ func (a *Agent) linkDown(id portID) {
 
 // refresh re-examines the PathTable after link k failed.
 func (a *Agent) refresh(k Link) {
-	for dst, e := range a.table.m {
+	for _, dst := range a.table.dsts() {
+		e := a.table.Lookup(dst)
 		changed, ok := e.failover(k)
 		if !changed {
 			continue
@@ -854,7 +855,7 @@ func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
 	if a.haveCtrl && a.ctrl == nil {
 		targets = append(targets, a.ctrlMAC)
 	}
-	for dst := range a.table.m {
+	for _, dst := range a.table.dsts() {
 		if dst != a.ctrlMAC || a.ctrl != nil {
 			targets = append(targets, dst)
 		}
@@ -906,7 +907,7 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 		if up {
 			// A repaired link: recompute every entry so that flows can use
 			// it again.
-			for dst := range a.table.m {
+			for _, dst := range a.table.dsts() {
 				if e, err := a.cache.fill(dst, a.cfg.K); err == nil {
 					a.table.Put(dst, e)
 				}

@@ -3,6 +3,7 @@ package dumbnet
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/edgefabric/edgefabric/wire"
 )
@@ -107,8 +108,7 @@ func (c *TopoCache) FindPath(dst wire.MAC, buf []uint8) ([]uint8, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.g.bfs(&c.sc, v.src.sw, nil)
-	n := c.sc.dist[v.dst.sw]
+	n := v.g.bfsTo(&c.sc, v.src.sw, v.dst.sw)
 	if n < 0 {
 		return nil, fmt.Errorf("dumbnet: topocache: %v: %w", dst, ErrNoPath)
 	}
@@ -241,26 +241,148 @@ func (r *routeRec) uses(k Link) bool {
 }
 
 // PathTable is a host's second-level path cache (DumbNet §5.2): indexed by
-// destination MAC, it holds the k shortest paths and the backup path.
+// destination MAC, it holds the k shortest paths and the backup path. It
+// is an open-addressing hash table keyed by the 48-bit MAC: a lookup is a
+// multiply, a shift and usually one probe, cheaper than a Go map with an
+// array key (BenchmarkPathTableLookup).
 type PathTable struct {
-	m map[wire.MAC]*PathEntry
+	keys []uint64 // MAC+1, 0 = empty slot
+	vals []*PathEntry
+	n    int
+	// tomb counts deleted slots (kept as keys == tombstone) to trigger a
+	// rehash.
+	tomb  int
+	shift uint
 }
 
+const tombstone = ^uint64(0)
+
 // NewPathTable returns an empty table.
-func NewPathTable() *PathTable { return &PathTable{m: make(map[wire.MAC]*PathEntry)} }
+func NewPathTable() *PathTable {
+	t := &PathTable{}
+	t.resize(16)
+	return t
+}
+
+func macKey(m wire.MAC) uint64 {
+	return (uint64(m[0])<<40 | uint64(m[1])<<32 | uint64(m[2])<<24 | uint64(m[3])<<16 | uint64(m[4])<<8 | uint64(m[5])) + 1
+}
+
+func keyMAC(k uint64) wire.MAC {
+	k--
+	return wire.MAC{byte(k >> 40), byte(k >> 32), byte(k >> 24), byte(k >> 16), byte(k >> 8), byte(k)}
+}
+
+func (t *PathTable) slot(k uint64) int { return int((k * 0x9e3779b97f4a7c15) >> t.shift) }
+
+func (t *PathTable) resize(size int) {
+	keys, vals := t.keys, t.vals
+	t.keys = make([]uint64, size)
+	t.vals = make([]*PathEntry, size)
+	t.shift = uint(64)
+	for s := size; s > 1; s >>= 1 {
+		t.shift--
+	}
+	t.n, t.tomb = 0, 0
+	for i, k := range keys {
+		if k != 0 && k != tombstone {
+			t.put(k, vals[i])
+		}
+	}
+}
 
 // Lookup returns the entry for dst, or nil (DumbNet Table 2, "PathTable
 // Lookup").
-func (t *PathTable) Lookup(dst wire.MAC) *PathEntry { return t.m[dst] }
+func (t *PathTable) Lookup(dst wire.MAC) *PathEntry {
+	k := macKey(dst)
+	mask := len(t.keys) - 1
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			return t.vals[i]
+		case 0:
+			return nil
+		}
+	}
+}
 
 // Len returns the number of destinations.
-func (t *PathTable) Len() int { return len(t.m) }
+func (t *PathTable) Len() int { return t.n }
 
 // Put stores an entry.
-func (t *PathTable) Put(dst wire.MAC, e *PathEntry) { t.m[dst] = e }
+func (t *PathTable) Put(dst wire.MAC, e *PathEntry) {
+	if 2*(t.n+t.tomb+1) > len(t.keys) {
+		size := 16
+		for size < 4*(t.n+1) {
+			size <<= 1 // a power of two: slot and mask rely on it
+		}
+		t.resize(size)
+	}
+	t.put(macKey(dst), e)
+}
+
+func (t *PathTable) put(k uint64, e *PathEntry) {
+	mask := len(t.keys) - 1
+	free := -1
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			t.vals[i] = e
+			return
+		case tombstone:
+			if free < 0 {
+				free = i
+			}
+			continue
+		case 0:
+			if free >= 0 {
+				i = free
+				t.tomb--
+			}
+			t.keys[i], t.vals[i] = k, e
+			t.n++
+			return
+		}
+	}
+}
 
 // Delete removes dst.
-func (t *PathTable) Delete(dst wire.MAC) { delete(t.m, dst) }
+func (t *PathTable) Delete(dst wire.MAC) {
+	k := macKey(dst)
+	mask := len(t.keys) - 1
+	for i := t.slot(k); ; i = (i + 1) & mask {
+		switch t.keys[i] {
+		case k:
+			t.keys[i], t.vals[i] = tombstone, nil
+			t.n--
+			t.tomb++
+			return
+		case 0:
+			return
+		}
+	}
+}
+
+// All calls f for every destination in an unspecified but deterministic
+// order (slot order), stopping if f returns false.
+func (t *PathTable) All(f func(dst wire.MAC, e *PathEntry) bool) {
+	for i, k := range t.keys {
+		if k != 0 && k != tombstone {
+			if !f(keyMAC(k), t.vals[i]) {
+				return
+			}
+		}
+	}
+}
+
+// dsts lists the destinations, sorted, so that iteration order never
+// depends on the table's layout.
+func (t *PathTable) dsts() []wire.MAC {
+	out := make([]wire.MAC, 0, t.n)
+	t.All(func(d wire.MAC, _ *PathEntry) bool { out = append(out, d); return true })
+	slices.SortFunc(out, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
+	return out
+}
 
 // fill computes dst's entry from the cache: k shortest paths and the
 // controller's backup path.

@@ -143,6 +143,34 @@ func (g *netGraph) bfs(sc *scratch, src int32, ban *bans) {
 	sc.queue = q
 }
 
+// bfsTo is bfs over up links that stops once dst is reached; it returns
+// dst's distance (-1: unreachable) with sc.prev filled along the way.
+func (g *netGraph) bfsTo(sc *scratch, src, dst int32) int32 {
+	n := len(g.ids)
+	sc.size(n)
+	dist := sc.dist[:n]
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[src] = 0
+	q := append(sc.queue[:0], src)
+	for h := 0; h < len(q) && dist[dst] < 0; h++ {
+		u := q[h]
+		ports := g.ports[u]
+		for _, p := range g.used[u] {
+			pe := ports[p]
+			if !pe.up || dist[pe.sw] >= 0 {
+				continue
+			}
+			dist[pe.sw] = dist[u] + 1
+			sc.prev[pe.sw] = hop{sw: u, out: p}
+			q = append(q, pe.sw)
+		}
+	}
+	sc.queue = q
+	return dist[dst]
+}
+
 // shortest returns a shortest route of switches from src to dst (the last
 // hop's out port left 0 for the caller to fill), or nil. With rng set it
 // picks uniformly among equal-cost choices (DumbNet §4.3: the primary path

@@ -7,11 +7,15 @@ import (
 )
 
 // Path graph defaults (DumbNet §4.3, §7.3: the paper's evaluation fixes
-// s = 2; ε = 2 is the smallest value that yields detours in the bipartite
-// fat trees and cubes we run, where every cycle is even).
+// s = 2 and varies ε from 0 to 3). ε = 0 keeps, for every two-hop window
+// of the primary path, the switches on other shortest paths between its
+// ends: on a fat tree, every core of the group for the core hop, which is
+// the detour a failed core link needs, while the path graph stays within
+// one reply frame. ε = 1 adds nothing on bipartite fabrics (fat trees,
+// even cubes); ε = 2 already spans whole pods of a 64-port fat tree.
 const (
 	DefaultS   = 2
-	DefaultEps = 2
+	DefaultEps = 0
 )
 
 // PathGraph is what the controller returns for a (source switch,
