@@ -13,15 +13,26 @@ const (
 	evTimer
 )
 
-// event is one entry of the event list. It is a small value (no pointers)
-// so that the heap is one flat slice the garbage collector never scans.
+// event is one entry of the event list: 24 bytes, no pointers, so that the
+// heap is one flat slice the garbage collector never scans and four
+// siblings span a cache line and a half. ref packs what the event does:
+// kind (bits 62-63), index (bits 32-61) and generation (bits 0-31).
 type event struct {
-	t    element.Time
-	seq  uint64
-	idx  int32
-	gen  uint32
-	kind eventKind
+	t   element.Time
+	seq uint64
+	ref uint64
 }
+
+// maxIndex bounds pipe and timer indices: 2^30, a billion.
+const maxIndex = 1<<30 - 1
+
+func mkRef(kind eventKind, idx int32, gen uint32) uint64 {
+	return uint64(kind)<<62 | uint64(idx)<<32 | uint64(gen)
+}
+
+func (e *event) kind() eventKind { return eventKind(e.ref >> 62) }
+func (e *event) idx() int32      { return int32(e.ref >> 32 & maxIndex) }
+func (e *event) gen() uint32     { return uint32(e.ref) }
 
 func (a *event) before(b *event) bool {
 	if a.t != b.t {

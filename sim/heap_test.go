@@ -10,6 +10,19 @@ import (
 
 // The heap pops in (time, seq) order under any mix of push, pop and
 // replaceTop, checked against a sorted reference.
+func TestEventRef(t *testing.T) {
+	for _, c := range []struct {
+		k   eventKind
+		idx int32
+		gen uint32
+	}{{evPipe, 0, 0}, {evTimer, maxIndex, 1<<32 - 1}, {evPipe, 12345, 678}} {
+		e := event{ref: mkRef(c.k, c.idx, c.gen)}
+		if e.kind() != c.k || e.idx() != c.idx || e.gen() != c.gen {
+			t.Errorf("ref %x: %v %d %d, want %v %d %d", e.ref, e.kind(), e.idx(), e.gen(), c.k, c.idx, c.gen)
+		}
+	}
+}
+
 func TestHeapOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	var h eventHeap

@@ -217,6 +217,9 @@ func New(g *topo.Graph, opts Options) (*Sim, error) {
 			nd.ports[p].mac = topo.PortMAC(topo.NodeID(i), element.Port(p+1))
 		}
 	}
+	if 2*g.NumLinks()+2*g.NumNodes() > maxIndex {
+		return nil, fmt.Errorf("sim: %d links: %w: too many for one simulation", g.NumLinks(), ErrBadOption)
+	}
 	s.pipes = make([]pipe, 2*g.NumLinks(), 2*g.NumLinks()+8)
 	s.linkUp = make([]bool, g.NumLinks())
 	for l := range g.NumLinks() {
@@ -472,7 +475,7 @@ func (s *Sim) run(until element.Time, advance bool) {
 		// now can precede it, and the first event it schedules takes its
 		// place (replaceTop) instead of a pop and a push.
 		s.holdRoot = true
-		switch ev.kind {
+		switch ev.kind() {
 		case evPipe:
 			s.deliver(ev)
 		case evTimer:
@@ -496,7 +499,7 @@ func (s *Sim) Pending() int { return s.events.len() }
 
 func (s *Sim) schedule(t element.Time, kind eventKind, idx int32, gen uint32) {
 	s.seq++
-	e := event{t: t, seq: s.seq, kind: kind, idx: idx, gen: gen}
+	e := event{t: t, seq: s.seq, ref: mkRef(kind, idx, gen)}
 	if s.holdRoot {
 		s.holdRoot = false
 		s.events.replaceTop(e)
@@ -521,6 +524,14 @@ func (s *Sim) after(n int32, t element.Time, f func()) func() {
 		i = s.freeTimer[k-1]
 		s.freeTimer = s.freeTimer[:k-1]
 	} else {
+		if len(s.timers) >= maxIndex {
+			// A billion pending timers: the element is leaking them.
+			// Refuse rather than corrupt the event list.
+			if s.err == nil {
+				s.err = fmt.Errorf("sim: more than %d pending timers: %w", maxIndex, ErrBadOption)
+			}
+			return func() {}
+		}
 		i = int32(len(s.timers))
 		s.timers = append(s.timers, timer{})
 	}
@@ -544,12 +555,12 @@ func (s *Sim) freeSlot(i int32) {
 }
 
 func (s *Sim) fire(ev event) {
-	tm := &s.timers[ev.idx]
-	if tm.gen != ev.gen || tm.fn == nil {
+	tm := &s.timers[ev.idx()]
+	if tm.gen != ev.gen() || tm.fn == nil {
 		return // cancelled
 	}
 	f, n := tm.fn, tm.node
-	s.freeSlot(ev.idx)
+	s.freeSlot(ev.idx())
 	if n >= 0 {
 		s.hash.mix(uint64(s.now) ^ uint64(uint32(n))<<40 ^ 0x7100)
 	}
