@@ -130,6 +130,7 @@ type Agent struct {
 	nicUp bool
 	local element.Port
 	c     element.Counters
+	alloc func(n int) []byte
 
 	ctrl     *Controller
 	haveCtrl bool
@@ -211,6 +212,7 @@ func (a *Agent) Counters() map[string]uint64 { return a.c.Snapshot() }
 // Attach implements element.Element.
 func (a *Agent) Attach(env element.Env, ports []element.PortInfo) {
 	a.env = env
+	a.alloc = allocFor(env)
 	a.seed = env.Rand().Uint64()
 	for _, p := range ports {
 		if p.Local {

@@ -371,9 +371,8 @@ func (c *Controller) verifyLink(i int32, port uint16) {
 	if !ok {
 		return
 	}
-	d := c.disc
 	path := slices.Concat(fwd, []uint8{uint8(port), uint8(pe.port), wire.DumbNetQuery}, ret)
-	d.send(&probeRec{kind: kindLinkUp, sw: i, p: port, q: pe.port, nid: c.g.ids[i]}, path)
+	c.disc.send(probeRec{kind: kindLinkUp, sw: i, p: port, q: pe.port, nid: c.g.ids[i], path: path})
 }
 
 // switchPaths returns working paths from the controller to switch i (the

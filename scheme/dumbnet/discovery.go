@@ -17,13 +17,27 @@ const (
 	kindLinkUp                  // fwd-p-q-0-ret: the controller re-verifies a link reported up
 )
 
-// probeRec remembers an outstanding PM by its sequence number.
+// probeRec remembers an outstanding PM by its sequence number. Its path
+// is recomputed from the switch's fwd and ret paths when an answer comes
+// (answers are few, probes are many), except for link-up probes, whose
+// paths come from the controller's graph.
 type probeRec struct {
 	kind uint8
 	sw   int32 // discovered switch whose port is probed
 	p, q uint16
-	nid  uint64 // kindVerify: the neighbour the switch probe found
-	path []uint8
+	nid  uint64  // kindVerify: the neighbour the switch probe found
+	path []uint8 // kindLinkUp only
+}
+
+// scanJob is a switch scan in progress: its probes are built one at a
+// time as the pacer sends them, so that a frontier of hundreds of
+// switches costs no memory up front.
+type scanJob struct {
+	sw    int32
+	kind  uint8
+	ports []uint16
+	pi    int // index into ports
+	q     int // 0: the host probe of ports[pi]; 1..maxPorts: switch probes
 }
 
 // dsw is a switch as discovery knows it: its ID, a path from the prober to
@@ -58,7 +72,8 @@ type discovery struct {
 	gap      element.Time
 
 	seq     uint32
-	pending map[uint32]*probeRec
+	pending map[uint32]probeRec
+	pbuf    []uint8
 	sws     []*dsw
 	byID    map[uint64]int32
 	links   map[Link]bool
@@ -71,6 +86,8 @@ type discovery struct {
 
 	queue    [][]byte
 	qhead    int
+	jobs     []scanJob
+	jhead    int
 	pacing   bool
 	lastSend element.Time
 	timer    func()
@@ -88,7 +105,7 @@ func newDiscovery(a *Agent, search bool) *discovery {
 	return &discovery{
 		a: a, search: search,
 		maxPorts: a.cfg.MaxPorts, timeout: a.cfg.ProbeTimeout, gap: a.cfg.ProbeGap,
-		pending: make(map[uint32]*probeRec), byID: make(map[uint64]int32),
+		pending: make(map[uint32]probeRec), byID: make(map[uint64]int32),
 		links: make(map[Link]bool), hosts: make(map[wire.MAC]HostLoc), byIP: make(map[netipKey]wire.MAC),
 	}
 }
@@ -99,7 +116,7 @@ func newDiscovery(a *Agent, search bool) *discovery {
 func (d *discovery) start() {
 	d.running = true
 	for p := 1; p <= d.maxPorts; p++ {
-		d.send(&probeRec{kind: kindRoot, sw: -1, p: uint16(p)}, []uint8{wire.DumbNetQuery, uint8(p)})
+		d.send(probeRec{kind: kindRoot, sw: -1, p: uint16(p)})
 	}
 	d.armRound()
 }
@@ -111,22 +128,65 @@ func (d *discovery) stop() {
 		d.timer = nil
 	}
 	d.queue, d.qhead = nil, 0
+	d.jobs, d.jhead = nil, 0
 	clear(d.pending)
 }
 
-// send queues a PM along path; the pacer puts it on the wire.
-func (d *discovery) send(rec *probeRec, path []uint8) {
+// pathOf returns the tags a probe travels.
+func (d *discovery) pathOf(rec probeRec) []uint8 {
+	p := d.pbuf[:0]
+	switch rec.kind {
+	case kindRoot:
+		p = append(p, wire.DumbNetQuery, uint8(rec.p))
+	case kindLinkUp:
+		p = append(p, rec.path...)
+	default:
+		s := d.sws[rec.sw]
+		p = append(p, s.fwd...)
+		switch rec.kind {
+		case kindHost:
+			p = append(p, uint8(rec.p))
+		case kindSwitch, kindRescan:
+			p = append(p, uint8(rec.p), wire.DumbNetQuery, uint8(rec.q))
+		case kindVerify:
+			p = append(p, uint8(rec.p), uint8(rec.q), wire.DumbNetQuery)
+		}
+		p = append(p, s.ret...)
+	}
+	d.pbuf = p
+	return p
+}
+
+// build registers a probe and returns its frame.
+func (d *discovery) build(rec probeRec) ([]byte, bool) {
 	d.seq++
 	if d.seq == 0 {
 		d.seq++ // 0 is the controller announcement's
 	}
-	rec.path = path
-	d.pending[d.seq] = rec
+	path := d.pathOf(rec)
 	m := wire.DumbNetProbe{Seq: d.seq, SrcMAC: d.a.mac, SrcIP: d.a.ip, Path: path}
-	f, err := d.a.controlFrame(wire.Broadcast, path, &m)
+	n := wire.EthHeaderLen + 2*len(path) + 3 + 1 + 4 + 6 + 17 + 1
+	b := d.a.alloc(n)[:0]
+	b = wire.AppendEthernet(b, wire.Broadcast, d.a.mac, wire.EtherTypeDumbNet, nil)
+	if len(path) > wire.DumbNetMaxTags {
+		d.a.c.Inc("probe_path_too_long")
+		return nil, false
+	}
+	b = append(b, path...)
+	b = append(b, wire.DumbNetEnd, 0x88, 0xb5) // inner EtherType 0x88B5
+	b, err := m.AppendTo(b)
 	if err != nil {
-		delete(d.pending, d.seq)
 		d.a.c.Inc("probe_encode_error")
+		return nil, false
+	}
+	d.pending[d.seq] = rec
+	return b, true
+}
+
+// send queues a probe ahead of the scans (roots, verifications).
+func (d *discovery) send(rec probeRec) {
+	f, ok := d.build(rec)
+	if !ok {
 		return
 	}
 	d.queue = append(d.queue, f)
@@ -135,21 +195,52 @@ func (d *discovery) send(rec *probeRec, path []uint8) {
 	}
 }
 
-// pace sends queued probes one gap apart: a burst would overflow the
-// output queue of the prober's link, and a lost PM reads as a missing
-// link.
+// next returns the next probe to put on the wire: queued ones first, then
+// the scans'.
+func (d *discovery) next() ([]byte, bool) {
+	if d.qhead < len(d.queue) {
+		f := d.queue[d.qhead]
+		d.queue[d.qhead] = nil
+		d.qhead++
+		if d.qhead == len(d.queue) {
+			d.queue, d.qhead = d.queue[:0], 0
+		}
+		return f, true
+	}
+	for d.jhead < len(d.jobs) {
+		j := &d.jobs[d.jhead]
+		if j.pi >= len(j.ports) {
+			d.jobs[d.jhead] = scanJob{}
+			d.jhead++
+			continue
+		}
+		rec := probeRec{kind: kindHost, sw: j.sw, p: j.ports[j.pi]}
+		if j.q > 0 {
+			rec.kind, rec.q = j.kind, uint16(j.q)
+		}
+		j.q++
+		if j.q > min(d.maxPorts, 254) {
+			j.q = 0
+			j.pi++
+		}
+		if f, ok := d.build(rec); ok {
+			return f, true
+		}
+	}
+	d.jobs, d.jhead = d.jobs[:0], 0
+	return nil, false
+}
+
+// pace sends one probe per gap: a burst would overflow the output queue
+// of the prober's link, and a lost PM reads as a missing link.
 func (d *discovery) pace() {
-	if d.qhead >= len(d.queue) {
+	f, ok := d.next()
+	if !ok {
 		d.pacing = false
-		d.queue, d.qhead = d.queue[:0], 0
 		return
 	}
 	d.pacing = true
-	f := d.queue[d.qhead]
-	d.queue[d.qhead] = nil
-	d.qhead++
 	d.probes++
-	d.a.c.Inc("probes_sent")
 	d.a.sendNIC(f)
 	d.lastSend = d.a.env.Now()
 	d.a.env.After(d.gap, d.pace)
@@ -189,7 +280,7 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 		return
 	}
 	rec, ok := d.pending[pm.Seq]
-	if !ok || !slices.Equal(rec.path, pm.Path) {
+	if !ok || !slices.Equal(d.pathOf(rec), pm.Path) {
 		d.a.c.Inc("drop_unmatched_reply")
 		return
 	}
@@ -211,11 +302,9 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 		d.scan(0, nil)
 	case kindSwitch, kindRescan:
 		delete(d.pending, pm.Seq)
-		s := d.sws[rec.sw]
 		// The neighbour's port q leads to a switch whose return path is
 		// s's: confirm that switch is s itself (§4.1, "ambiguity").
-		path := slices.Concat(s.fwd, []uint8{uint8(rec.p), uint8(rec.q), wire.DumbNetQuery}, s.ret)
-		d.send(&probeRec{kind: kindVerify, sw: rec.sw, p: rec.p, q: rec.q, nid: m.SwitchID}, path)
+		d.send(probeRec{kind: kindVerify, sw: rec.sw, p: rec.p, q: rec.q, nid: m.SwitchID})
 	case kindVerify:
 		delete(d.pending, pm.Seq)
 		s := d.sws[rec.sw]
@@ -241,7 +330,7 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 // controller got located (search mode).
 func (d *discovery) hostReply(m *wire.DumbNetProbeReply) {
 	rec, ok := d.pending[m.Seq]
-	if !ok || rec.kind != kindHost || !slices.Equal(rec.path, m.Path) {
+	if !ok || rec.kind != kindHost || !slices.Equal(d.pathOf(rec), m.Path) {
 		d.a.c.Inc("drop_unmatched_reply")
 		return
 	}
@@ -275,22 +364,15 @@ func (d *discovery) scan(i int32, ports []uint16) {
 	if ports != nil {
 		kind = kindRescan
 	} else {
-		for p := 1; p <= d.maxPorts; p++ {
-			ports = append(ports, uint16(p))
+		for p := 1; p <= min(d.maxPorts, 254); p++ {
+			if !s.known[uint16(p)] {
+				ports = append(ports, uint16(p))
+			}
 		}
 	}
-	for _, p := range ports {
-		if s.known[p] && kind == kindSwitch {
-			continue
-		}
-		if p > 254 {
-			continue // a tag is one byte: 0 and 0xff are reserved
-		}
-		d.send(&probeRec{kind: kindHost, sw: i, p: p}, slices.Concat(s.fwd, []uint8{uint8(p)}, s.ret))
-		for q := 1; q <= d.maxPorts && q <= 254; q++ {
-			d.send(&probeRec{kind: kind, sw: i, p: p, q: uint16(q)},
-				slices.Concat(s.fwd, []uint8{uint8(p), wire.DumbNetQuery, uint8(q)}, s.ret))
-		}
+	d.jobs = append(d.jobs, scanJob{sw: i, kind: kind, ports: ports})
+	if !d.pacing {
+		d.pace()
 	}
 	d.armRound()
 }

@@ -73,11 +73,13 @@ func (l *lab) placeHost(t testing.TB, n topo.NodeID) {
 }
 
 // discover runs the simulation until the controller has finished.
-func (l *lab) discover(t testing.TB) {
+func (l *lab) discover(t testing.TB) { l.discoverWithin(t, 2*element.Second) }
+
+func (l *lab) discoverWithin(t testing.TB, limit element.Time) {
 	t.Helper()
 	c := l.f.Controller()
 	for step := 0; !c.Done(); step++ {
-		if step > 2000 {
+		if element.Time(step)*element.Millisecond > limit {
 			t.Fatalf("discovery not done after %v", l.s.Now())
 		}
 		l.s.Run(l.s.Now() + element.Millisecond)
