@@ -383,8 +383,46 @@ func Jellyfish(n, k, r int, seed uint64) (*Graph, error) {
 		return nil, badArg("R", "switch ports must be 1..K (%d), got %d", k, r)
 	case r >= n:
 		return nil, badArg("R", "must be below N (%d) for a graph without parallel links, got %d", n, r)
+	case r < 3 && r != n-1:
+		// R = 1 is a matching and R = 2 a union of cycles: almost never
+		// connected. A full mesh (R = N-1) always is.
+		return nil, badArg("R", "need at least 3 switch ports per switch for a connected random graph (or R = N-1 for a full mesh), got %d", r)
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6a656c6c79666973)) // "jellyfis"
+	// A random regular graph with R >= 3 is connected with high
+	// probability; the rare disconnected draw is redrawn from the same
+	// random stream, so the result stays a function of the seed.
+	for attempt := 0; attempt < 64; attempt++ {
+		adj := jellyfishAdj(n, r, rng)
+		if connectedAdj(adj) {
+			return jellyfishGraph(n, k, r, adj)
+		}
+	}
+	return nil, badArg("R", "no connected graph in 64 draws; try another seed")
+}
+
+// connectedAdj reports whether an adjacency list is one component.
+func connectedAdj(adj [][]int32) bool {
+	seen := make([]bool, len(adj))
+	stack := []int32{0}
+	seen[0] = true
+	count := 1
+	for len(stack) > 0 {
+		u := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, v := range adj[u] {
+			if !seen[v] {
+				seen[v] = true
+				count++
+				stack = append(stack, v)
+			}
+		}
+	}
+	return count == len(adj)
+}
+
+// jellyfishAdj draws one random graph of n switches with r links each.
+func jellyfishAdj(n, r int, rng *rand.Rand) [][]int32 {
 	adj := make([][]int32, n)
 	free := make([]int, n)
 	for i := range free {
@@ -467,6 +505,11 @@ func Jellyfish(n, k, r int, seed uint64) (*Graph, error) {
 			add(int32(s), e.b)
 		}
 	}
+	return adj
+}
+
+// jellyfishGraph numbers the ports of a drawn graph and adds the hosts.
+func jellyfishGraph(n, k, r int, adj [][]int32) (*Graph, error) {
 	h := k - r
 	g := newGen(fmt.Sprintf("jellyfish:%d,%d,%d", n, k, r))
 	sw := make([]NodeID, n)

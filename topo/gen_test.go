@@ -351,6 +351,7 @@ func TestSpecErrors(t *testing.T) {
 		"ring:2":                      `topo: spec "ring:2": n: bad value: a ring needs at least 3 switches, got 2`,
 		"jellyfish:10,4,10":           `topo: spec "jellyfish:10,4,10": R: bad value: switch ports must be 1..K (4), got 10`,
 		"jellyfish:4,8,4":             `topo: spec "jellyfish:4,8,4": R: bad value: must be below N (4) for a graph without parallel links, got 4`,
+		"jellyfish:10,7,2":            `topo: spec "jellyfish:10,7,2": R: bad value: need at least 3 switch ports per switch for a connected random graph (or R = N-1 for a full mesh), got 2`,
 		"ciscodc:2,0":                 `topo: spec "ciscodc:2,0": a: bad value: need at least 1 access pair per module, got 0`,
 		"cube:2,0,2":                  `topo: spec "cube:2,0,2": Y: bad value: must be at least 1, got 0`,
 		"spain-fig2:3":                `topo: spec "spain-fig2:3": bad topology spec: spain-fig2 takes no arguments`,
