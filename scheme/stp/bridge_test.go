@@ -261,6 +261,21 @@ func TestRepair(t *testing.T) {
 	}
 }
 
+// A path cost moves the blocked port: with s3's direct link to the root
+// costing 100, s3 reaches s1 through s2 (cost 8) and blocks its own port
+// toward s1 instead.
+func TestPathCostParam(t *testing.T) {
+	n := newFakeNet(t, ring3(t), map[string]string{"path_cost.s3:1": "100"})
+	n.runUntil(31 * sec)
+	st := n.bridge("s3").Status()
+	if st.RootPort != 2 || st.RootPathCost != 8 || st.Ports[0].Role != RoleBlocked || st.Ports[0].PathCost != 100 {
+		t.Fatalf("s3: %+v", st)
+	}
+	if err := n.fab.CheckTree(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestPriorityChoosesRoot(t *testing.T) {
 	n := newFakeNet(t, ring3(t), map[string]string{"priority.s3": "4096"})
 	n.runUntil(31 * sec)
@@ -343,6 +358,13 @@ func TestParams(t *testing.T) {
 		{map[string]string{"priority.h1": "1"}, "is a host"},
 		{map[string]string{"max_entries": "0"}, "positive"},
 		{map[string]string{"edge_ports": "maybe"}, "true or false"},
+		{map[string]string{"path_cost.s1": "5"}, "path_cost.<node>:<port>"},
+		{map[string]string{"path_cost.s9:1": "5"}, "no node"},
+		{map[string]string{"path_cost.h1:1": "5"}, "is a host"},
+		{map[string]string{"path_cost.s1:9": "5"}, "ports 1..3"},
+		{map[string]string{"path_cost.s1:x": "5"}, "ports 1..3"},
+		{map[string]string{"path_cost.s1:1": "0"}, "1..200000000"},
+		{map[string]string{"path_cost.s1:1": "300000000"}, "1..200000000"},
 	} {
 		_, err := NewFabric(g, c.params)
 		switch {
@@ -461,5 +483,33 @@ func TestDiameter(t *testing.T) {
 		if (err == nil) != c.ok || (c.expired >= 0 && exp != c.expired) {
 			t.Errorf("line:%d %v: tree %v, %d message age expiries; want whole=%v, %d", c.k, c.params, err, exp, c.ok, c.expired)
 		}
+	}
+}
+
+func TestPath(t *testing.T) {
+	n := newFakeNet(t, ring3(t), nil)
+	h1, _ := n.g.Lookup("h1")
+	h3, _ := n.g.Lookup("h3")
+	if _, err := n.fab.Path(h1, h3); !errors.Is(err, ErrNotTree) {
+		t.Fatalf("path before convergence: %v", err)
+	}
+	n.runUntil(31 * sec)
+	// h3 -> h1 goes s3 -> s1 directly, not through s2 (s3:2 is blocked).
+	p, err := n.fab.Path(h3, h1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range p {
+		names = append(names, n.fab.linkName(l))
+	}
+	if got := strings.Join(names, " "); got != "s3:3-h3:1 s3:1-s1:2 s1:3-h1:1" {
+		t.Fatalf("path %s", got)
+	}
+	if _, err := n.fab.Path(h1, 99); err == nil {
+		t.Fatal("path to a missing node")
+	}
+	if p, err := n.fab.Path(h1, h1); err != nil || len(p) != 0 {
+		t.Fatalf("path to itself: %v %v", p, err)
 	}
 }

@@ -40,6 +40,7 @@ var Params = []struct{ Key, Help string }{
 	{"priority", "bridge priority of every bridge, 0..65535, default 32768"},
 	{"priority.<node>", "bridge priority of one bridge (priority.s1=4096)"},
 	{"aging", "MAC table aging time, default 300s"},
+	{"path_cost.<node>:<port>", "one port's path cost, 1..200000000 (path_cost.s2:3=100), default from the link rate"},
 	{"max_entries", "MAC table capacity per bridge, default 65536"},
 	{"edge_ports", "true: host-facing ports forward at once, PortFast-style (default false, classic 802.1D)"},
 }
@@ -76,6 +77,7 @@ func NewFabric(g *topo.Graph, params map[string]string) (*Fabric, error) {
 		if p, ok := ps.prio[node.Name]; ok {
 			cfg.Priority, cfg.PriorityZero = p, p == 0
 		}
+		cfg.PathCost = ps.cost[node.Name]
 		ports := g.Ports(n)
 		cfg.PortRate = make([]int64, len(ports))
 		edge := make([]bool, len(ports))
@@ -121,12 +123,13 @@ func (f *Fabric) Graph() *topo.Graph { return f.g }
 
 type parsed struct {
 	cfg  Config
-	prio map[string]uint16 // per-node priorities
+	prio map[string]uint16                  // per-node priorities
+	cost map[string]map[element.Port]uint32 // per-port path costs by node
 	edge bool
 }
 
 func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
-	ps := parsed{prio: map[string]uint16{}}
+	ps := parsed{prio: map[string]uint16{}, cost: map[string]map[element.Port]uint32{}}
 	c := &ps.cfg
 	keys := make([]string, 0, len(params))
 	for k := range params {
@@ -172,6 +175,31 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 				return ps, bad("node %q is a host, it runs no bridge", name)
 			}
 			ps.prio[name] = uint16(p)
+		case strings.HasPrefix(k, "path_cost."):
+			name, port, ok := strings.Cut(strings.TrimPrefix(k, "path_cost."), ":")
+			if !ok {
+				return ps, bad("want path_cost.<node>:<port>")
+			}
+			n, ok := g.Lookup(name)
+			if !ok {
+				return ps, bad("no node %q in topology %q", name, g.Name)
+			}
+			if !g.Node(n).Forwards() {
+				return ps, bad("node %q is a host, it runs no bridge", name)
+			}
+			pn, err := strconv.Atoi(port)
+			if err != nil || pn < 1 || pn > g.Node(n).Ports {
+				return ps, bad("node %q has ports 1..%d", name, g.Node(n).Ports)
+			}
+			// 802.1t widened the range from 1998's 1..65535.
+			c, err := strconv.ParseUint(v, 10, 32)
+			if err != nil || c < 1 || c > 200_000_000 {
+				return ps, bad("want a cost 1..200000000")
+			}
+			if ps.cost[name] == nil {
+				ps.cost[name] = map[element.Port]uint32{}
+			}
+			ps.cost[name][element.Port(pn)] = uint32(c)
 		case k == "max_entries":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {

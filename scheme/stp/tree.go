@@ -124,3 +124,55 @@ func (f *Fabric) Statuses() []NodeStatus {
 	}
 	return out
 }
+
+// Path returns the links a frame from node a to node b crosses over the
+// active links (ActiveLinks), in order: in a converged fabric, the one
+// path the spanning tree offers. It fails when no active path joins them.
+func (f *Fabric) Path(a, b topo.NodeID) ([]topo.LinkID, error) {
+	g := f.g
+	if a < 0 || b < 0 || int(a) >= g.NumNodes() || int(b) >= g.NumNodes() {
+		return nil, fmt.Errorf("stp: path %d-%d: %w", a, b, topo.ErrUnknownNode)
+	}
+	// Breadth-first search; via[n] is the link that reached n.
+	via := make([]topo.LinkID, g.NumNodes())
+	for i := range via {
+		via[i] = topo.NoLink
+	}
+	seen := make([]bool, g.NumNodes())
+	seen[a] = true
+	queue := []topo.NodeID{a}
+	for len(queue) > 0 && !seen[b] {
+		n := queue[0]
+		queue = queue[1:]
+		if n != a && f.bridges[n] == nil {
+			continue // a plain host relays nothing
+		}
+		for _, l := range g.Ports(n) {
+			if l == topo.NoLink {
+				continue
+			}
+			lk := g.Link(l)
+			if !f.endForwards(lk.A) || !f.endForwards(lk.B) {
+				continue
+			}
+			m := lk.Other(n).Node
+			if !seen[m] {
+				seen[m], via[m] = true, l
+				queue = append(queue, m)
+			}
+		}
+	}
+	if !seen[b] {
+		return nil, fmt.Errorf("stp: no forwarding path from %s to %s: %w", g.Node(a).Name, g.Node(b).Name, ErrNotTree)
+	}
+	var path []topo.LinkID
+	for n := b; n != a; {
+		l := via[n]
+		path = append(path, l)
+		n = g.Link(l).Other(n).Node
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path, nil
+}
