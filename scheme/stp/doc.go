@@ -21,13 +21,15 @@
 // bridge identifier made of the priority and topo.BridgeMAC(node), and
 // port path costs from link rates (802.1D-1998 Table 8-5). Plain hosts get
 // no element: their NICs are cabled straight to bridge ports. Parameters
-// (Params) set the timers, priorities (all, or one node's), MAC table aging
-// and size, and optional PortFast-style edge ports.
+// (Params) set the timers, priorities (all, or one node's), single ports'
+// path costs, MAC table aging and size, and optional PortFast-style edge
+// ports.
 //
 // For tests and reports, Bridge.Status gives the root, the root port and
 // every port's role, state and designated information; Fabric.CheckTree
 // verifies that the forwarding ports form exactly one spanning tree that
-// carries every host. Bridges count what they do (element.Counters):
+// carries every host, Fabric.Path gives the links a frame crosses between
+// two nodes, and Fabric.Statuses reports every bridge as JSON-ready values. Bridges count what they do (element.Counters):
 // frames forwarded and flooded, drops by reason (blocked port, malformed
 // BPDU, bad source, ...), BPDUs sent and received, MAC table events and
 // topology changes. docs/stp.md describes the choices the standard leaves
