@@ -408,7 +408,12 @@ func WriteClab(w io.Writer, g *Graph) error {
 	}
 	fmt.Fprintf(bw, "# containerlab topology written by edgefabric from %s\n", yamlString(g.Name))
 	fmt.Fprintf(bw, "name: %s\n", yamlString(name))
-	bw.WriteString("topology:\n  kinds:\n    linux:\n      image: alpine:3\n  nodes:\n")
+	bw.WriteString("topology:\n  kinds:\n    linux:\n      image: alpine:3\n")
+	if len(g.nodes) == 0 {
+		bw.WriteString("  nodes: {}\n")
+	} else {
+		bw.WriteString("  nodes:\n")
+	}
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		fmt.Fprintf(bw, "    %s:\n      kind: linux\n      labels: {%skind: %s", yamlString(n.Name), labelPrefix, n.Kind)

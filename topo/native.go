@@ -284,7 +284,11 @@ func WriteYAML(w io.Writer, g *Graph) error {
 	fmt.Fprintf(bw, "# edgefabric topology, native format (docs/topology.md)\n")
 	fmt.Fprintf(bw, "name: %s\n", yamlString(g.Name))
 	fmt.Fprintf(bw, "defaults: {rate: %s, delay: %s}\n", FormatRate(rate), FormatDelay(delay))
-	bw.WriteString("nodes:\n")
+	if len(g.nodes) == 0 {
+		bw.WriteString("nodes: []\n")
+	} else {
+		bw.WriteString("nodes:\n")
+	}
 	for i := range g.nodes {
 		n := &g.nodes[i]
 		fmt.Fprintf(bw, "  - {name: %s, kind: %s", yamlString(n.Name), n.Kind)

@@ -58,6 +58,9 @@ type kv struct {
 // duplicate keys.
 func (r *resolver) mapping(n *yaml.Node, field string) ([]kv, error) {
 	n = deref(n)
+	if isNull(n) {
+		return nil, nil // "key:" with nothing after it: an empty mapping
+	}
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil, r.errf(line(n), field, ErrSyntax, "want a mapping, got %s", kindName(n))
 	}
@@ -79,6 +82,9 @@ func (r *resolver) mapping(n *yaml.Node, field string) ([]kv, error) {
 
 func (r *resolver) sequence(n *yaml.Node, field string) ([]*yaml.Node, error) {
 	n = deref(n)
+	if isNull(n) {
+		return nil, nil // "key:" with nothing after it: an empty list
+	}
 	if n == nil || n.Kind != yaml.SequenceNode {
 		return nil, r.errf(line(n), field, ErrSyntax, "want a list, got %s", kindName(n))
 	}
@@ -119,6 +125,10 @@ func (r *resolver) boolean(n *yaml.Node, field string) (bool, error) {
 		return false, r.errf(line(n), field, ErrBadValue, "%q is not true or false", s)
 	}
 	return v, nil
+}
+
+func isNull(n *yaml.Node) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
 func line(n *yaml.Node) int {
