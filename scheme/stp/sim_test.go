@@ -628,3 +628,44 @@ func TestSimDeterministic(t *testing.T) {
 		t.Fatalf("runs differ: trace %x vs %x, states equal %v", h1, h2, s1 == s2)
 	}
 }
+
+// Larger fabrics, checked against the oracle after 200 s: fattree:16 (320
+// bridges, 1,024 hosts), a random jellyfish:200,24,12, and 3-D meshes. In
+// each, blocked ports = switch links − switches + 1.
+// cube:6,6,6 has a bridge diameter of 15, beyond what the default timers
+// carry (the message age reaches max age on the way): it never settles
+// with them, and does with max age 40 s and forward delay 21 s.
+func TestSimScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	for _, c := range []struct {
+		spec    string
+		params  map[string]string
+		blocked int // -1: does not converge
+	}{
+		{"fattree:16", nil, 1729},
+		{"jellyfish:200,24,12", nil, 1001},
+		{"cube:5,5,5,1", nil, 176},
+		{"cube:6,6,6,1", nil, -1},
+		{"cube:6,6,6,1", map[string]string{"max_age": "40s", "forward_delay": "21s"}, 325},
+	} {
+		name := c.spec
+		if c.params != nil {
+			name += "/max_age=40s"
+		}
+		t.Run(name, func(t *testing.T) {
+			l := newLab(t, c.spec, c.params)
+			l.s.Run(200 * sec)
+			if c.blocked < 0 {
+				if err := l.fab.CheckTree(); err == nil {
+					t.Fatal("converged beyond the timers' diameter")
+				}
+				return
+			}
+			if b := l.checkConverged(); len(b) != c.blocked {
+				t.Fatalf("%d blocked ports, want %d", len(b), c.blocked)
+			}
+		})
+	}
+}
