@@ -120,3 +120,16 @@ func BenchmarkHostByIP(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHostByIPLinear is the baseline: the former HostByIP, which
+// listed the hosts on every call.
+func BenchmarkHostByIPLinear(b *testing.B) {
+	g, _ := FatTree(48)
+	k := 27648
+	b.ReportAllocs()
+	for b.Loop() {
+		if hosts := g.Nodes(Host); hosts[k-1] < 0 {
+			b.Fatal("not found")
+		}
+	}
+}

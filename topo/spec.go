@@ -198,6 +198,7 @@ func parse(spec string, seed uint64, maxNodes, maxLinks float64) (*Graph, error)
 	if err != nil {
 		return nil, fmt.Errorf("topo: spec %q: %w", spec, err)
 	}
+	g.Name = s // the spec as given: "hyperx:3", not "hyperx:3,24"
 	return g, nil
 }
 

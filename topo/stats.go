@@ -562,3 +562,36 @@ func (gr *grower) refine(cut int64) int64 {
 	}
 	return cut
 }
+
+// Distances returns the hop count from src to every node (-1 when
+// unreachable) along paths a frame can take: it may start or end at any
+// node but only pass through nodes that forward (switches and relaying
+// hosts).
+func (g *Graph) Distances(src NodeID) []int32 {
+	dist := make([]int32, len(g.nodes))
+	for i := range dist {
+		dist[i] = -1
+	}
+	if src < 0 || int(src) >= len(g.nodes) {
+		return dist
+	}
+	dist[src] = 0
+	queue := []NodeID{src}
+	for h := 0; h < len(queue); h++ {
+		n := queue[h]
+		if n != src && !g.nodes[n].Forwards() {
+			continue // frames end here
+		}
+		for _, l := range g.Ports(n) {
+			if l == NoLink {
+				continue
+			}
+			o := g.links[l].Other(n).Node
+			if dist[o] < 0 {
+				dist[o] = dist[n] + 1
+				queue = append(queue, o)
+			}
+		}
+	}
+	return dist
+}

@@ -112,3 +112,34 @@ func TestGrowerCut(t *testing.T) {
 		}
 	}
 }
+
+func TestDistances(t *testing.T) {
+	g, _ := Parse("fattree:4", 1)
+	h1, _ := g.Lookup("h1")
+	h2, _ := g.Lookup("h2")
+	h16, _ := g.Lookup("h16")
+	d := g.Distances(h1)
+	if d[h1] != 0 || d[h2] != 2 || d[h16] != 6 {
+		t.Errorf("h1->h1 %d, h1->h2 %d, h1->h16 %d", d[h1], d[h2], d[h16])
+	}
+	// A non-relaying dual-homed host does not carry traffic between its
+	// switches; a relaying one does.
+	for _, relay := range []bool{false, true} {
+		b := NewBuilder("dual")
+		s1, s2, h := b.AddNode("s1", Switch), b.AddNode("s2", Switch), b.AddNode("h", Host)
+		b.Node(h).Relay = relay
+		b.Connect(s1, h)
+		b.Connect(h, s2)
+		g, _ := b.Graph()
+		want := int32(-1)
+		if relay {
+			want = 2
+		}
+		if got := g.Distances(s1)[s2]; got != want {
+			t.Errorf("relay=%v: s1->s2 %d, want %d", relay, got, want)
+		}
+	}
+	if d := g.Distances(-1); d[0] != -1 {
+		t.Error("bad source")
+	}
+}
