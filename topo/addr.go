@@ -63,6 +63,9 @@ const HostPrefixBits = 8
 func (g *Graph) HostAddr(n NodeID) (mac [6]byte, ip netip.Prefix, err error) {
 	k := g.HostIndex(n)
 	if k == 0 {
+		if n < 0 || int(n) >= len(g.nodes) {
+			return mac, ip, fmt.Errorf("topo: %w: id %d", ErrUnknownNode, n)
+		}
 		return mac, ip, fmt.Errorf("topo: %q is not a host", g.nodes[n].Name)
 	}
 	if k >= 1<<24-1 {

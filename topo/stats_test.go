@@ -1,6 +1,7 @@
 package topo
 
 import (
+	"errors"
 	"testing"
 )
 
@@ -141,5 +142,19 @@ func TestDistances(t *testing.T) {
 	}
 	if d := g.Distances(-1); d[0] != -1 {
 		t.Error("bad source")
+	}
+}
+
+func TestHostAddrErrors(t *testing.T) {
+	g, _ := Parse("line:1", 1)
+	if _, _, err := g.HostAddr(0); err == nil {
+		t.Error("switch has a host address")
+	}
+	if _, _, err := g.HostAddr(99); !errors.Is(err, ErrUnknownNode) {
+		t.Errorf("unknown node: %v", err)
+	}
+	mac, ip, err := g.HostAddr(1)
+	if err != nil || mac != HostMAC(1) || ip.String() != "10.0.0.1/8" {
+		t.Errorf("h1: %v %v %v", mac, ip, err)
 	}
 }
