@@ -68,6 +68,12 @@ type Config struct {
 	// port turns the port back into an ordinary one. Classic 802.1D has
 	// no edge ports; leave nil for the standard's behaviour.
 	Edge []bool
+	// NoSTP turns the spanning tree off: a plain learning bridge whose
+	// ports forward as soon as their links are up, sends no BPDUs and
+	// drops (and counts) those it receives. Loops in the topology then
+	// make broadcast storms, which is what it is for: showing why the
+	// baseline needs the tree.
+	NoSTP bool
 }
 
 func (c *Config) withDefaults() Config {
@@ -323,6 +329,19 @@ func (b *Bridge) Attach(env element.Env, infos []element.PortInfo) {
 		up[pi.Port-1] = pi.Up
 	}
 
+	if b.cfg.NoSTP {
+		// Every port is its own LAN's designated port, forwarding
+		// while its link is up.
+		b.desRoot = b.id
+		for i := range b.ports {
+			b.becomeDesignatedPort(&b.ports[i])
+			if up[i] {
+				b.ports[i].state = Forwarding
+			}
+		}
+		return
+	}
+
 	// Initialisation (§8.8.1).
 	b.desRoot = b.id
 	b.rootCost = 0
@@ -370,7 +389,7 @@ func (b *Bridge) LinkChange(pn element.Port, up bool) {
 		b.ctr.Inc("port_invalid")
 		return
 	}
-	if p.local {
+	if p.local || b.cfg.NoSTP {
 		if up {
 			b.setState(p, Forwarding)
 		} else {
@@ -583,6 +602,10 @@ func (b *Bridge) setState(p *port, s State) {
 func (b *Bridge) receiveBPDU(p *port, frame []byte) {
 	if p.local {
 		b.ctr.Inc("drop_bpdu_local_port")
+		return
+	}
+	if b.cfg.NoSTP {
+		b.ctr.Inc("drop_bpdu_stp_off")
 		return
 	}
 	var m BPDU

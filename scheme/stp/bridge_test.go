@@ -358,6 +358,7 @@ func TestParams(t *testing.T) {
 		{map[string]string{"priority.h1": "1"}, "is a host"},
 		{map[string]string{"max_entries": "0"}, "positive"},
 		{map[string]string{"edge_ports": "maybe"}, "true or false"},
+		{map[string]string{"stp": "maybe"}, "on or off"},
 		{map[string]string{"path_cost.s1": "5"}, "path_cost.<node>:<port>"},
 		{map[string]string{"path_cost.s9:1": "5"}, "no node"},
 		{map[string]string{"path_cost.h1:1": "5"}, "is a host"},
@@ -511,5 +512,47 @@ func TestPath(t *testing.T) {
 	}
 	if p, err := n.fab.Path(h1, h1); err != nil || len(p) != 0 {
 		t.Fatalf("path to itself: %v %v", p, err)
+	}
+}
+
+// Without the spanning tree a tree topology works at once, and a loop
+// makes a broadcast storm: ring:3 has two copies of one broadcast
+// circling forever, one each way, and every host sees them again and
+// again.
+func TestNoSTP(t *testing.T) {
+	n := newFakeNet(t, lineGraph(t, 3), map[string]string{"stp": "off"})
+	n.run(us)
+	n.sendFrom("h1", n.hostMAC("h3"), "line")
+	n.run(10 * us)
+	if n.received("h3", "line") != 1 || n.received("h2", "line") != 1 {
+		t.Fatal("line without STP: not flooded once")
+	}
+	if st, r := n.bridge("s2").PortState(1); st != Forwarding || r != RoleDesignated {
+		t.Fatalf("s2:1 %v/%v", st, r)
+	}
+	n.run(10 * sec)
+	if c := n.bridge("s1").Counters(); c["bpdu_tx_config"] != 0 {
+		t.Fatalf("BPDUs sent with stp=off: %v", c)
+	}
+
+	r := newFakeNet(t, ring3(t), map[string]string{"stp": "off"})
+	r.run(us)
+	r.sendFrom("h1", [6]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, "storm")
+	// Each link takes 1 µs. The frame leaves h1 at 1 µs and s1 floods
+	// it both ways at 2 µs; one copy passes s2 at 3, 6, 9 ... µs, the
+	// other at 4, 7, 10 ... µs, and h2 gets each 1 µs later: by 1001 µs,
+	// 333 + 333 copies.
+	r.run(element.Millisecond)
+	if got := r.received("h2", "storm"); got != 666 {
+		t.Fatalf("h2 got %d copies of one broadcast, want 666", got)
+	}
+	if c := r.bridge("s1").Counters(); c["moved"] == 0 {
+		t.Fatalf("h1's address did not flap: %v", c)
+	}
+	// A BPDU from elsewhere is counted and dropped.
+	r.inject("h1", AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeTCN}))
+	r.run(us)
+	if r.bridge("s1").Counters()["drop_bpdu_stp_off"] != 1 {
+		t.Fatal("BPDU not counted with stp=off")
 	}
 }

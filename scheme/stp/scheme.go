@@ -43,6 +43,7 @@ var Params = []struct{ Key, Help string }{
 	{"path_cost.<node>:<port>", "one port's path cost, 1..200000000 (path_cost.s2:3=100), default from the link rate"},
 	{"max_entries", "MAC table capacity per bridge, default 65536"},
 	{"edge_ports", "true: host-facing ports forward at once, PortFast-style (default false, classic 802.1D)"},
+	{"stp", "off: plain learning bridges without the spanning tree (loops storm); default on"},
 }
 
 // Fabric is the stp scheme on one topology: a Bridge on every switch and
@@ -206,6 +207,14 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 				return ps, bad("want a positive integer")
 			}
 			c.MaxEntries = n
+		case k == "stp":
+			switch v {
+			case "on":
+			case "off":
+				c.NoSTP = true
+			default:
+				return ps, bad("want on or off")
+			}
 		case k == "edge_ports":
 			on, err := strconv.ParseBool(v)
 			if err != nil {
