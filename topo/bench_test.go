@@ -29,6 +29,7 @@ func BenchmarkBuildBaseline(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		nb := NewBuilder("x")
+		nb.Grow(g.NumNodes(), g.NumLinks())
 		for i := range g.NumNodes() {
 			nb.AddNode(g.Node(NodeID(i)).Name, g.Node(NodeID(i)).Kind)
 		}

@@ -23,6 +23,13 @@ type gen struct {
 
 func newGen(name string) *gen { return &gen{b: NewBuilder(name)} }
 
+// sized starts a generator that knows how many nodes and links it builds.
+func sized(name string, nodes, links int) *gen {
+	g := newGen(name)
+	g.b.Grow(nodes, links)
+	return g
+}
+
 func (g *gen) sw(role string) NodeID {
 	g.switches++
 	id := g.b.AddNode("s"+strconv.Itoa(g.switches), Switch)
@@ -66,7 +73,7 @@ func FatTree(p int) (*Graph, error) {
 		return nil, badArg("p", "at most 254, got %d", p)
 	}
 	k := p / 2
-	g := newGen("fattree:" + strconv.Itoa(p))
+	g := sized("fattree:"+strconv.Itoa(p), 5*p*p/4+p*p*p/4, 3*p*p*p/4)
 	cores := make([]NodeID, k*k)
 	for i := range cores {
 		cores[i] = g.sw("core")
@@ -112,7 +119,7 @@ func leafSpine(name string, s, l, h int, rate int64) (*Graph, error) {
 	case s+h > MaxPorts || l > MaxPorts:
 		return nil, badArg("H", "a switch would have more than %d ports", MaxPorts)
 	}
-	g := newGen(name)
+	g := sized(name, s+l+l*h, s*l+l*h)
 	spines := make([]NodeID, s)
 	for i := range spines {
 		spines[i] = g.sw("spine")
@@ -144,7 +151,7 @@ func HyperX(k, t int) (*Graph, error) {
 	if t+2*(k-1) > MaxPorts {
 		return nil, badArg("T", "a switch would have more than %d ports", MaxPorts)
 	}
-	g := newGen(fmt.Sprintf("hyperx:%d,%d", k, t))
+	g := sized(fmt.Sprintf("hyperx:%d,%d", k, t), k*k*(1+t), k*k*(k-1)+k*k*t)
 	sw := make([]NodeID, k*k)
 	for i := range sw {
 		sw[i] = g.sw("")
@@ -197,7 +204,7 @@ func BCube(p, l int) (*Graph, error) {
 		hosts *= p
 	}
 	perLevel := hosts / p
-	g := newGen(fmt.Sprintf("bcube:%d,%d", p, l))
+	g := sized(fmt.Sprintf("bcube:%d,%d", p, l), hosts+l*perLevel, l*hosts)
 	sw := make([]NodeID, l*perLevel)
 	for i := range sw {
 		sw[i] = g.sw("level" + strconv.Itoa(i/perLevel))
@@ -247,7 +254,7 @@ func CiscoDCHosts(m, a, h int) (*Graph, error) {
 	if h != 24 {
 		name += "," + strconv.Itoa(h)
 	}
-	g := newGen(name)
+	g := sized(name, 2+2*m+2*m*a*(1+h), 1+5*m+5*m*a+2*m*a*h)
 	core := [2]NodeID{g.sw("core"), g.sw("core")}
 	aggs := make([]NodeID, 2*m)
 	for i := range aggs {
@@ -304,8 +311,8 @@ func grid(kind string, x, y, z, h int, wrap bool) (*Graph, error) {
 	if h+6 > MaxPorts {
 		return nil, badArg("H", "a switch would have more than %d ports", MaxPorts)
 	}
-	g := newGen(fmt.Sprintf("%s:%d,%d,%d,%d", kind, x, y, z, h))
 	n := x * y * z
+	g := sized(fmt.Sprintf("%s:%d,%d,%d,%d", kind, x, y, z, h), n*(1+h), 3*n+n*h)
 	sw := make([]NodeID, n)
 	for i := range sw {
 		sw[i] = g.sw("")
@@ -511,7 +518,7 @@ func jellyfishAdj(n, r int, rng *rand.Rand) [][]int32 {
 // jellyfishGraph numbers the ports of a drawn graph and adds the hosts.
 func jellyfishGraph(n, k, r int, adj [][]int32) (*Graph, error) {
 	h := k - r
-	g := newGen(fmt.Sprintf("jellyfish:%d,%d,%d", n, k, r))
+	g := sized(fmt.Sprintf("jellyfish:%d,%d,%d", n, k, r), n*(1+h), n*r/2+n*h)
 	sw := make([]NodeID, n)
 	for i := range sw {
 		sw[i] = g.sw("")

@@ -3,6 +3,7 @@ package topo
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -209,6 +210,21 @@ type Builder struct {
 // NewBuilder starts an empty graph.
 func NewBuilder(name string) *Builder {
 	return &Builder{g: Graph{Name: name, byName: make(map[string]NodeID)}}
+}
+
+// Grow reserves room for n more nodes and l more links, so that builders
+// of large graphs that know their size up front allocate once.
+func (b *Builder) Grow(n, l int) {
+	if n > 0 {
+		b.g.nodes = slices.Grow(b.g.nodes, n)
+		b.ports = slices.Grow(b.ports, n)
+		if len(b.g.byName) == 0 {
+			b.g.byName = make(map[string]NodeID, n)
+		}
+	}
+	if l > 0 {
+		b.g.links = slices.Grow(b.g.links, l)
+	}
 }
 
 // Err returns the first error recorded so far.
