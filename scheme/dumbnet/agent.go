@@ -59,8 +59,8 @@ const (
 	DefaultK             = 4
 	DefaultFlowletGap    = 500 * element.Microsecond
 	DefaultMaxPorts      = 64
-	DefaultProbeTimeout  = 2 * element.Millisecond
-	DefaultProbeGap      = 2 * element.Microsecond
+	DefaultProbeTimeout  = 50 * element.Millisecond
+	DefaultProbeGap      = 10 * element.Microsecond
 	DefaultSearch        = 200 * element.Millisecond
 	DefaultQueryTimeout  = 10 * element.Millisecond
 	DefaultQueryRetries  = 6
@@ -208,6 +208,16 @@ func (a *Agent) PathTable() *PathTable { return a.table }
 
 // Counters returns the agent's (and its controller's) counters.
 func (a *Agent) Counters() map[string]uint64 { return a.c.Snapshot() }
+
+// Ready reports whether the agent can carry traffic: on the controller's
+// host, discovery has finished; elsewhere, the controller is located. The
+// emulator polls it (emu.Readier) on the element's goroutine.
+func (a *Agent) Ready() bool {
+	if a.ctrl != nil {
+		return a.ctrl.ready
+	}
+	return a.haveCtrl
+}
 
 // Attach implements element.Element.
 func (a *Agent) Attach(env element.Env, ports []element.PortInfo) {

@@ -2,6 +2,7 @@ package dumbnet
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/wire"
@@ -60,6 +61,12 @@ type Controller struct {
 	treeVer  uint64
 
 	deferred []deferredQuery
+
+	// snap is the topology as last published, and done its completion:
+	// both safe to read from any goroutine (the emulator runs the element
+	// on its own goroutine while a test or the demo reads them).
+	snap atomic.Pointer[Topology]
+	done atomic.Bool
 }
 
 type deferredQuery struct {
@@ -77,8 +84,14 @@ func newController(a *Agent, st Store) *Controller {
 	return c
 }
 
-// Done reports whether the first topology discovery has finished.
-func (c *Controller) Done() bool { return c.ready }
+// Done reports whether the first topology discovery has finished. Safe
+// from any goroutine.
+func (c *Controller) Done() bool { return c.done.Load() }
+
+// Snapshot returns the topology as of the last change (discovery's end, a
+// link going down or up), or nil before discovery finishes. Safe from any
+// goroutine; the result must not be modified.
+func (c *Controller) Snapshot() *Topology { return c.snap.Load() }
 
 // DoneAt returns when discovery finished (engine time).
 func (c *Controller) DoneAt() element.Time { return c.disc.doneAt }
@@ -138,9 +151,8 @@ func (c *Controller) discovered() {
 	c.root = attach{sw: g.idx[root.id], port: uint16(root.ret[0])}
 	c.version++
 	c.ready = true
-	if err := c.store.PutTopology(c.version, c.Topology()); err != nil {
-		c.a.c.Inc("store_error")
-	}
+	c.publish()
+	c.done.Store(true)
 	c.a.controllerReady()
 	// Announce the controller to every host (see Agent.acceptAnnouncement).
 	for _, h := range t.Hosts {
@@ -158,6 +170,15 @@ func (c *Controller) discovered() {
 		c.query(&d.q)
 	}
 	c.deferred = nil
+}
+
+// publish stores the current topology in the Store and the snapshot.
+func (c *Controller) publish() {
+	t := c.Topology()
+	if err := c.store.PutTopology(c.version, t); err != nil {
+		c.a.c.Inc("store_error")
+	}
+	c.snap.Store(t)
 }
 
 // refreshTree recomputes the BFS tree from the controller's switch.
@@ -342,9 +363,7 @@ func (c *Controller) setLink(i int32, port uint16, up bool) {
 		return
 	}
 	c.version++
-	if err := c.store.PutTopology(c.version, c.Topology()); err != nil {
-		c.a.c.Inc("store_error")
-	}
+	c.publish()
 	var f wire.LinkFlags
 	if up {
 		f = wire.LinkUp

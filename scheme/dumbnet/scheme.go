@@ -48,7 +48,9 @@ type Fabric struct {
 //	mpls=BOOL        MPLS encoding for data frames (false)
 //	maxports=N       highest port discovery probes (the topology's largest
 //	                 switch port count: the paper's optional argument)
-//	probetimeout=DUR end of a BFS round (2ms); probegap=DUR probe pacing (2us)
+//	probetimeout=DUR end of a BFS round (50ms); probegap=DUR probe pacing
+//	                 (10us): safe for the emulator's user-space forwarders; the
+//	                 simulator runs as well with 2ms and 2us
 //	search=DUR|off   when hosts start probing for the controller (200ms)
 //	querytimeout=DUR first path-query retry (10ms)
 func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {

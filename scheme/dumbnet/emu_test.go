@@ -1,0 +1,236 @@
+package dumbnet_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgefabric/edgefabric/emu"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// emuLab brings DumbNet up in the emulator on spec and returns the lab and
+// the fabric (captured through a registry whose constructor keeps it).
+func emuLab(t *testing.T, name, spec string, params map[string]string) (*emu.Lab, *dumbnet.Fabric, *topo.Graph) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("emulator tests need root")
+	}
+	for _, tool := range []string{"ping", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	g, err := topo.Parse(spec, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fab *dumbnet.Fabric
+	reg := &scheme.Registry{}
+	if err := reg.Register(scheme.Scheme{Name: "dumbnet", New: func(g *topo.Graph, o scheme.Options) (scheme.Fabric, error) {
+		f, err := dumbnet.New(g, o)
+		fab = f
+		return f, err
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_ = emu.Cleanup // a crashed earlier run is reported by Up
+	l, err := emu.Up(ctx, g, "dumbnet", emu.Options{Name: name, Registry: reg, Topology: spec,
+		Scheme: scheme.Options{Seed: 1, Params: params}, ReadyTimeout: 2 * time.Minute})
+	if err != nil {
+		if fab != nil {
+			if snap := fab.Controller().Snapshot(); snap != nil {
+				want, _ := dumbnet.Expected(g)
+				t.Logf("controller's topology differs by:\n%s", strings.Join(snap.Diff(want), "\n"))
+			} else {
+				t.Logf("controller never finished discovery")
+			}
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := l.Down(); err != nil {
+			t.Errorf("down: %v", err)
+		}
+	})
+	// DumbNet adds its tags to every frame: leave room for them below the
+	// veth MTU, as the paper's hosts do (MTU 1450, §5.3).
+	for _, h := range g.Nodes(topo.Host) {
+		if out, err := l.Exec(ctx, g.Node(h).Name, "ip", "link", "set", "eth0", "mtu", "1450"); err != nil {
+			t.Fatalf("mtu on %s: %v %s", g.Node(h).Name, err, out)
+		}
+	}
+	return l, fab, g
+}
+
+// ping pings once, retrying while the first packets wait for ARP and the
+// path query.
+func ping(ctx context.Context, l *emu.Lab, from, to string) error {
+	var last error
+	for range 5 {
+		out, err := l.Exec(ctx, from, "ping", "-c", "1", "-W", "1", to)
+		if err == nil && strings.Contains(string(out), " 0% packet loss") {
+			return nil
+		}
+		last = fmt.Errorf("%v: %s", err, out)
+	}
+	return last
+}
+
+func hostIPs(g *topo.Graph) map[string]string {
+	m := map[string]string{}
+	for _, h := range g.Nodes(topo.Host) {
+		_, ip, _ := g.HostAddr(h)
+		m[g.Node(h).Name] = ip.Addr().String()
+	}
+	return m
+}
+
+func TestEmuDiscoveryPingIperfFailover(t *testing.T) {
+	// Probes cross user-space forwarders in the emulator: give a BFS
+	// round tens of milliseconds, and pace probes below what an AF_PACKET
+	// socket buffer absorbs.
+	l, fab, g := emuLab(t, "dnemu", "fattree:4", map[string]string{"k": "1", "probetimeout": "50ms", "probegap": "20us"})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	t.Run("discovery", func(t *testing.T) {
+		got := fab.Controller().Snapshot()
+		if got == nil {
+			t.Fatal("lab ready but no topology published")
+		}
+		want, _ := dumbnet.Expected(g)
+		if d := got.Diff(want); len(d) > 0 {
+			t.Fatalf("discovered topology differs:\n%s", strings.Join(d, "\n"))
+		}
+	})
+
+	ips := hostIPs(g)
+	t.Run("all-pairs-ping", func(t *testing.T) {
+		var mu sync.Mutex
+		var failed []string
+		var wg sync.WaitGroup
+		for src := range ips {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for dst, ip := range ips {
+					if src == dst {
+						continue
+					}
+					if err := ping(ctx, l, src, ip); err != nil {
+						mu.Lock()
+						failed = append(failed, src+"->"+dst+": "+err.Error())
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if len(failed) > 0 {
+			t.Fatalf("%d of %d pairs failed:\n%s", len(failed), len(ips)*(len(ips)-1), strings.Join(failed, "\n"))
+		}
+	})
+
+	t.Run("iperf3", func(t *testing.T) {
+		if _, err := exec.LookPath("iperf3"); err != nil {
+			t.Skip("iperf3 not installed")
+		}
+		if out, err := l.Exec(ctx, "h14", "iperf3", "-s", "-1", "-D"); err != nil {
+			t.Fatalf("iperf3 server: %v %s", err, out)
+		}
+		time.Sleep(300 * time.Millisecond)
+		out, err := l.Exec(ctx, "h3", "iperf3", "-c", ips["h14"], "-t", "2", "-J")
+		if err != nil {
+			t.Fatalf("iperf3: %v %s", err, out)
+		}
+		var r struct {
+			End struct {
+				SumReceived struct {
+					Bps float64 `json:"bits_per_second"`
+				} `json:"sum_received"`
+			} `json:"end"`
+		}
+		if err := json.Unmarshal(out, &r); err != nil {
+			t.Fatalf("iperf3 output: %v", err)
+		}
+		if r.End.SumReceived.Bps <= 0 {
+			t.Fatalf("iperf3 moved nothing: %s", out)
+		}
+		t.Logf("iperf3 h3 -> h14: %.1f Mb/s", r.End.SumReceived.Bps/1e6)
+	})
+
+	t.Run("failover", func(t *testing.T) {
+		// Find the core link the h5 -> h16 stream uses from the ports'
+		// counters, then measure the outage when it fails.
+		before := coreTx(l.Status(), g)
+		if out, err := l.Exec(ctx, "h5", "ping", "-c", "50", "-i", "0.01", "-q", ips["h16"]); err != nil {
+			t.Fatalf("ping stream: %v %s", err, out)
+		}
+		after := coreTx(l.Status(), g)
+		var best [2]string
+		var bestN uint64
+		for k, n := range after {
+			if d := n - before[k]; d > bestN {
+				best, bestN = k, d
+			}
+		}
+		if bestN < 50 {
+			t.Fatalf("no core link carried the stream (%d frames)", bestN)
+		}
+		res, err := l.Failover(ctx, emu.FailoverSpec{From: "h5", To: "h16", A: best[0], B: best[1],
+			Interval: 2 * time.Millisecond, Settle: 500 * time.Millisecond, Max: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("failover on %s-%s: outage %v, lost %d of %d", best[0], best[1], res.Outage, res.Lost, res.Sent)
+		if !res.Recovered {
+			t.Fatalf("traffic did not resume: %+v", res)
+		}
+		if res.Outage > time.Second {
+			t.Fatalf("outage %v", res.Outage)
+		}
+		// Stage 2 reached the controller.
+		down := 0
+		for _, lk := range fab.Controller().Snapshot().Links {
+			if !lk.Up {
+				down++
+			}
+		}
+		if down != 1 {
+			t.Fatalf("controller has %d links down, want 1", down)
+		}
+	})
+}
+
+// coreTx sums, for every link with a core switch at one end, the frames
+// both ends sent.
+func coreTx(st emu.Status, g *topo.Graph) map[[2]string]uint64 {
+	tx := map[string]map[int]uint64{}
+	for _, n := range st.Nodes {
+		tx[n.Name] = map[int]uint64{}
+		for _, p := range n.Ports {
+			tx[n.Name][int(p.Port)] = p.TxFrames
+		}
+	}
+	out := map[[2]string]uint64{}
+	for _, lk := range st.Links {
+		a, _ := g.Lookup(lk.A)
+		b, _ := g.Lookup(lk.B)
+		if g.Node(a).Role != "core" && g.Node(b).Role != "core" {
+			continue
+		}
+		out[[2]string{lk.A, lk.B}] = tx[lk.A][lk.APort] + tx[lk.B][lk.BPort]
+	}
+	return out
+}
