@@ -375,7 +375,7 @@ func TestParams(t *testing.T) {
 			t.Errorf("%v: error %v, want one containing %q wrapping ErrParam", c.params, err, c.want)
 		}
 	}
-	f, err := NewFabric(g, map[string]string{"priority": "0", "priority.s2": "0x1000"})
+	f, err := NewFabric(g, map[string]string{"priority": "0", "priority.s2": "0x1000", "priority.s3": "010"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,6 +384,9 @@ func TestParams(t *testing.T) {
 	}
 	if p := f.Bridge(1).ID().Priority(); p != 0x1000 {
 		t.Errorf("priority.s2 = %d", p)
+	}
+	if p := f.Bridge(2).ID().Priority(); p != 10 {
+		t.Errorf("priority.s3=010 gave %d, want 10", p)
 	}
 }
 

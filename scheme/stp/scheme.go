@@ -159,7 +159,13 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 				c.AgingTime = d
 			}
 		case k == "priority" || strings.HasPrefix(k, "priority."):
-			p, err := strconv.ParseUint(v, 0, 16)
+			// Decimal, or hex with 0x as bridge IDs are written
+			// (never octal: "010" is ten).
+			base, digits := 10, v
+			if h, ok := strings.CutPrefix(strings.ToLower(v), "0x"); ok {
+				base, digits = 16, h
+			}
+			p, err := strconv.ParseUint(digits, base, 16)
 			if err != nil {
 				return ps, bad("want an integer 0..65535")
 			}
