@@ -176,6 +176,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			links = append(links, cl)
 		}
 	}
+	r.b.Grow(len(nodes), len(links))
 	declared := map[NodeID]int{}
 	lines := map[NodeID]int{}
 	fields := map[NodeID]string{}

@@ -182,6 +182,14 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 		used[name] = true
 		byID[n.id] = name
 	}
+	hostsPer := 0
+	if !native {
+		hostsPer = o.ZooHosts
+		if int64(len(nodes))*int64(1+hostsPer) > MaxNodes || hostsPer > MaxPorts {
+			return nil, r.errf(0, "hosts", ErrTooLarge, "%d switches with %d hosts each exceed %d nodes", len(nodes), hostsPer, MaxNodes)
+		}
+	}
+	r.b.Grow(len(nodes)*(1+hostsPer), len(edges)+len(nodes)*hostsPer)
 	var switches []NodeID
 	for _, n := range nodes {
 		kind, role, relay, ports := Switch, "", false, 0

@@ -66,6 +66,11 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	if linksN != nil {
+		if l := deref(linksN); l.Kind == yaml.SequenceNode {
+			r.b.Grow(len(nodes), len(l.Content))
+		}
+	}
 	declared := map[NodeID]int{}
 	lines := map[NodeID]int{}
 	fields := map[NodeID]string{}
