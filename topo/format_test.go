@@ -426,3 +426,19 @@ func TestExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestZooHostLimits(t *testing.T) {
+	for hosts, want := range map[int]string{
+		70000:   "topo: z.graphml: hosts: bad port number: 70000 hosts per switch exceed 65535 ports",
+		3000000: "topo: z.graphml: hosts: bad port number: 3000000 hosts per switch exceed 65535 ports",
+		2000000: "topo: z.graphml: hosts: bad port number: 2000000 hosts per switch exceed 65535 ports",
+	} {
+		_, err := Decode([]byte(zoo), "z.graphml", LoadOptions{ZooHosts: hosts})
+		if err == nil || err.Error() != want {
+			t.Errorf("%d: %v", hosts, err)
+		}
+	}
+	if _, err := Decode([]byte(zoo), "z.graphml", LoadOptions{ZooHosts: -1}); !errors.Is(err, ErrBadValue) {
+		t.Errorf("negative: %v", err)
+	}
+}

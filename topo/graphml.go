@@ -185,7 +185,10 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	hostsPer := 0
 	if !native {
 		hostsPer = o.ZooHosts
-		if int64(len(nodes))*int64(1+hostsPer) > MaxNodes || hostsPer > MaxPorts {
+		if hostsPer > MaxPorts {
+			return nil, r.errf(0, "hosts", ErrBadPort, "%d hosts per switch exceed %d ports", hostsPer, MaxPorts)
+		}
+		if int64(len(nodes))*int64(1+hostsPer) > MaxNodes {
 			return nil, r.errf(0, "hosts", ErrTooLarge, "%d switches with %d hosts each exceed %d nodes", len(nodes), hostsPer, MaxNodes)
 		}
 	}
