@@ -708,6 +708,7 @@ func (a *Agent) acceptAnnouncement(m *wire.DumbNetProbeReply) {
 		a.ctrlPath = slices.Clone(m.Path)
 		return
 	}
+	a.c.Inc("controller_announced")
 	a.setController(m.Controller, m.Path)
 }
 
@@ -731,11 +732,13 @@ func (a *Agent) learnController(m *wire.DumbNetProbeReply, fwd []uint8) {
 		return
 	}
 	if m.Controller == m.HostMAC && m.Controller != (wire.MAC{}) {
+		a.c.Inc("controller_found_by_search")
 		a.setController(m.Controller, fwd)
 		return
 	}
 	if m.Controller != (wire.MAC{}) {
 		if p, ok := a.learned[m.Controller]; ok {
+			a.c.Inc("controller_found_by_search")
 			a.setController(m.Controller, p)
 		}
 	}

@@ -1,0 +1,100 @@
+package dumbnet_test
+
+import (
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/topo"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// TestLinkRepairVerifiedAndPatched fails a core link, repairs it, and
+// checks that the controller re-verified it with a probe, marked it up
+// and patched every host (two patches each: down, then up).
+func TestLinkRepairVerifiedAndPatched(t *testing.T) {
+	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
+	l.discover(t)
+	var core topo.LinkID = topo.NoLink
+	for i := range l.g.NumLinks() {
+		lk := l.g.Link(topo.LinkID(i))
+		if l.g.Node(lk.A.Node).Role == "core" || l.g.Node(lk.B.Node).Role == "core" {
+			core = topo.LinkID(i)
+			break
+		}
+	}
+	now := l.s.Now()
+	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
+	l.s.At(now+100*element.Millisecond, func() { _ = l.s.SetLink(core, true) })
+	l.s.Run(now + 300*element.Millisecond)
+	c := l.f.Controller()
+	for _, lk := range c.Topology().Links {
+		if !lk.Up {
+			t.Fatalf("link %+v still down at the controller", lk)
+		}
+	}
+	if v := c.Version(); v != 3 {
+		t.Fatalf("topology version %d, want 3 (discovery, down, up)", v)
+	}
+	for _, h := range l.g.Nodes(topo.Host) {
+		if h == l.f.ControllerNode() {
+			continue
+		}
+		if got := l.f.Agent(h).Counters()["patches_applied"]; got != 2 {
+			t.Errorf("%s applied %d patches, want 2", l.name(h), got)
+		}
+	}
+	ok, total, failed := l.pingAll(t)
+	if ok != total {
+		t.Fatalf("%d/%d pairs after repair; failed %v", ok, total, failed)
+	}
+}
+
+// TestHostsFindControllerByProbing starts the hosts' search before the
+// controller can announce itself: every host must locate the controller
+// by its own probing (§4.1), and traffic must flow.
+func TestHostsFindControllerByProbing(t *testing.T) {
+	l := newLab(t, "dumbnet-fig1", map[string]string{"search": "100us", "probetimeout": "1ms", "probegap": "2us"})
+	l.discover(t)
+	searched, found := 0, 0
+	for _, h := range l.g.Nodes(topo.Host) {
+		a := l.f.Agent(h)
+		mac, ok := a.ControllerMAC()
+		cmac, _, _ := l.g.HostAddr(l.f.ControllerNode())
+		if !ok || mac != wire.MAC(cmac) {
+			t.Fatalf("%s: controller %v %v, want %v", l.name(h), mac, ok, wire.MAC(cmac))
+		}
+		if a.Counters()["search_started"] > 0 {
+			searched++
+		}
+		found += int(a.Counters()["controller_found_by_search"])
+	}
+	t.Logf("%d hosts found the controller by probing before its announcement", found)
+	// H3 shares the controller's switch: its first BFS round reaches C3
+	// long before discovery ends.
+	h3, _ := l.g.Lookup("H3")
+	if l.f.Agent(h3).Counters()["controller_found_by_search"] != 1 {
+		t.Fatalf("H3 did not find the controller by probing: %v", l.f.Agent(h3).Counters())
+	}
+	if searched != 5 {
+		t.Fatalf("%d hosts searched, want all 5 non-controller hosts", searched)
+	}
+	ok, total, failed := l.pingAll(t)
+	if ok != total {
+		t.Fatalf("%d/%d pairs; failed %v", ok, total, failed)
+	}
+}
+
+// TestDeterministic runs the same scenario twice and compares the
+// simulator's trace hashes.
+func TestDeterministic(t *testing.T) {
+	var hashes [2]uint64
+	for i := range hashes {
+		l := newLab(t, "fattree:4", map[string]string{"flowlets": "true"})
+		l.discover(t)
+		l.pingAll(t)
+		hashes[i] = l.s.TraceHash()
+	}
+	if hashes[0] != hashes[1] {
+		t.Fatalf("trace hashes differ: %x %x", hashes[0], hashes[1])
+	}
+}
