@@ -430,9 +430,14 @@ func FuzzReceive(f *testing.F) {
 	f.Add(uint8(2), uint8(40), unhex(f, goldenTCNHex))
 	f.Add(uint8(3), uint8(5), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 8, 0})
 	f.Add(uint8(0), uint8(0), []byte{})
+	f.Add(uint8(1), uint8(0x81), unhex(f, goldenConfigHex))
 	f.Fuzz(func(t *testing.T, port, at uint8, frame []byte) {
-		n := newFakeNet(t, star(t, 3), nil)
-		n.runUntil(element.Time(at) * sec) // 0..255 s: every state
+		var params map[string]string
+		if at&0x80 != 0 { // the high bit picks a bridge without the tree
+			params = map[string]string{"stp": "off"}
+		}
+		n := newFakeNet(t, star(t, 3), params)
+		n.runUntil(element.Time(at&0x7f) * sec) // 0..127 s: every state
 		s1 := n.bridge("s1")
 		before := outcomes(s1.Counters())
 		s1.Receive(element.Port(port%6), frame)
