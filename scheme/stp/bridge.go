@@ -158,21 +158,25 @@ func PathCostForRate(rate int64) uint32 {
 }
 
 // timer is one of the protocol's timers (802.1D-1998 §8.5.4–8.5.6) over
-// Env.After. gen guards against a callback of a stopped timer that an
-// engine delivers anyway. For the message age timer, value reports the
-// timer's current value: the age it started at plus the time since.
+// Env.After. Its callback is bound once (bindTimer), so arming it costs
+// no closure; the callback acts only while the timer is active and its
+// deadline has come, which makes a stopped or re-armed timer's old
+// callback harmless if an engine delivers it anyway. For the message age
+// timer, value reports the timer's current value: the age it started at
+// plus the time since.
 type timer struct {
-	active bool
-	gen    uint32
-	start  element.Time
-	base   element.Time
-	cancel func()
+	active   bool
+	start    element.Time
+	base     element.Time
+	deadline element.Time
+	cancel   func()
+	fire     func() // bound once: checks, then expire
+	expire   func()
 }
 
 func (t *timer) stop() {
 	if t.active {
 		t.active = false
-		t.gen++
 		if t.cancel != nil {
 			t.cancel()
 			t.cancel = nil
@@ -305,6 +309,15 @@ func (b *Bridge) Attach(env element.Env, infos []element.PortInfo) {
 		p.pathCost = b.cfg.pathCost(p.num, 0)
 		p.changeDetection = true
 	}
+	b.bindTimer(&b.helloT, b.helloTimerExpiry)
+	b.bindTimer(&b.tcnT, b.tcnTimerExpiry)
+	b.bindTimer(&b.tcT, b.topologyChangeTimerExpiry)
+	for i := range b.ports {
+		p := &b.ports[i]
+		b.bindTimer(&p.msgAge, func() { b.messageAgeTimerExpiry(p) })
+		b.bindTimer(&p.fwdDelay, func() { b.forwardDelayTimerExpiry(p) })
+		b.bindTimer(&p.hold, func() { b.holdTimerExpiry(p) })
+	}
 	up := make([]bool, n)
 	for _, pi := range infos {
 		if pi.Port < 1 {
@@ -364,7 +377,7 @@ func (b *Bridge) Attach(env element.Env, infos []element.PortInfo) {
 	}
 	b.portStateSelection()
 	b.configBPDUGeneration()
-	b.startTimer(&b.helloT, b.cfg.HelloTime, b.helloTimerExpiry)
+	b.startTimer(&b.helloT, b.cfg.HelloTime)
 }
 
 func (c *Config) pathCost(p element.Port, rate int64) uint32 {
@@ -667,7 +680,7 @@ func (b *Bridge) receivedConfigBPDU(p *port, c *BPDU) {
 			if b.tcDet {
 				b.tcT.stop()
 				b.transmitTCN()
-				b.startTimer(&b.tcnT, b.cfg.HelloTime, b.tcnTimerExpiry)
+				b.startTimer(&b.tcnT, b.cfg.HelloTime)
 			}
 		}
 		if p.num == b.rootPort {
@@ -733,7 +746,7 @@ func (b *Bridge) transmitConfig(p *port) {
 	p.configPending = false
 	b.send(p, &m)
 	b.ctr.Inc("bpdu_tx_config")
-	b.startTimer(&p.hold, b.cfg.HoldTime, func() { b.holdTimerExpiry(p) })
+	b.startTimer(&p.hold, b.cfg.HoldTime)
 }
 
 func (b *Bridge) send(p *port, m *BPDU) {
@@ -761,7 +774,7 @@ func (b *Bridge) supersedesPortInfo(p *port, c *BPDU) bool {
 func (b *Bridge) recordConfigInformation(p *port, c *BPDU) {
 	p.desRoot, p.desCost, p.desBridge, p.desPort = c.Root, c.RootPathCost, c.Bridge, c.Port
 	age := c.MessageAge.Time()
-	b.startTimer(&p.msgAge, b.maxAge-age, func() { b.messageAgeTimerExpiry(p) })
+	b.startTimer(&p.msgAge, b.maxAge-age)
 	p.msgAge.base = age
 }
 
@@ -907,7 +920,7 @@ func (b *Bridge) makeForwarding(p *port) {
 		return
 	}
 	b.setState(p, Listening)
-	b.startTimer(&p.fwdDelay, b.fwdDelay, func() { b.forwardDelayTimerExpiry(p) })
+	b.startTimer(&p.fwdDelay, b.fwdDelay)
 }
 
 // makeBlocking is §8.6.13.
@@ -927,10 +940,10 @@ func (b *Bridge) topologyChangeDetection() {
 	b.ctr.Inc("topology_change_detected")
 	if b.rootBridge() {
 		b.tc = true
-		b.startTimer(&b.tcT, b.cfg.MaxAge+b.cfg.ForwardDelay, b.topologyChangeTimerExpiry)
+		b.startTimer(&b.tcT, b.cfg.MaxAge+b.cfg.ForwardDelay)
 	} else if !b.tcDet {
 		b.transmitTCN()
-		b.startTimer(&b.tcnT, b.cfg.HelloTime, b.tcnTimerExpiry)
+		b.startTimer(&b.tcnT, b.cfg.HelloTime)
 	}
 	b.tcDet = true
 }
@@ -949,7 +962,21 @@ func (b *Bridge) acknowledgeTopologyChange(p *port) {
 
 // ---- timer expiry (§8.7.3–8.7.8) ---------------------------------------
 
-func (b *Bridge) startTimer(t *timer, d element.Time, f func()) {
+// bindTimer gives t its expiry procedure, once.
+func (b *Bridge) bindTimer(t *timer, expire func()) {
+	t.expire = expire
+	t.fire = func() {
+		if !t.active || b.env.Now() < t.deadline {
+			return
+		}
+		t.active = false
+		t.cancel = nil
+		t.expire()
+	}
+}
+
+// startTimer (re)arms t to expire after d.
+func (b *Bridge) startTimer(t *timer, d element.Time) {
 	t.stop()
 	if d < 0 {
 		d = 0
@@ -957,20 +984,13 @@ func (b *Bridge) startTimer(t *timer, d element.Time, f func()) {
 	t.active = true
 	t.start = b.env.Now()
 	t.base = 0
-	g := t.gen
-	t.cancel = b.env.After(d, func() {
-		if !t.active || t.gen != g {
-			return
-		}
-		t.active = false
-		t.cancel = nil
-		f()
-	})
+	t.deadline = t.start + d
+	t.cancel = b.env.After(d, t.fire)
 }
 
 func (b *Bridge) helloTimerExpiry() {
 	b.configBPDUGeneration()
-	b.startTimer(&b.helloT, b.cfg.HelloTime, b.helloTimerExpiry)
+	b.startTimer(&b.helloT, b.cfg.HelloTime)
 }
 
 func (b *Bridge) messageAgeTimerExpiry(p *port) {
@@ -992,14 +1012,14 @@ func (b *Bridge) becameRoot() {
 	b.topologyChangeDetection()
 	b.tcnT.stop()
 	b.configBPDUGeneration()
-	b.startTimer(&b.helloT, b.cfg.HelloTime, b.helloTimerExpiry)
+	b.startTimer(&b.helloT, b.cfg.HelloTime)
 }
 
 func (b *Bridge) forwardDelayTimerExpiry(p *port) {
 	switch p.state {
 	case Listening:
 		b.setState(p, Learning)
-		b.startTimer(&p.fwdDelay, b.fwdDelay, func() { b.forwardDelayTimerExpiry(p) })
+		b.startTimer(&p.fwdDelay, b.fwdDelay)
 	case Learning:
 		b.setState(p, Forwarding)
 		if b.designatedForSomePort() && p.changeDetection {
@@ -1020,7 +1040,7 @@ func (b *Bridge) designatedForSomePort() bool {
 
 func (b *Bridge) tcnTimerExpiry() {
 	b.transmitTCN()
-	b.startTimer(&b.tcnT, b.cfg.HelloTime, b.tcnTimerExpiry)
+	b.startTimer(&b.tcnT, b.cfg.HelloTime)
 }
 
 func (b *Bridge) topologyChangeTimerExpiry() {
