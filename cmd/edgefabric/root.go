@@ -15,6 +15,7 @@ var commands = []func() *cobra.Command{
 	newTopoCmd,
 	newSimCmd,
 	newPlanCmd,
+	newReproCmd,
 	newUpCmd,
 	newDownCmd,
 	newExecCmd,

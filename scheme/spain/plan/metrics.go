@@ -42,6 +42,7 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 	n := g.NumNodes()
 	failed := make([]bool, g.NumLinks())
 	comp := make([]int32, n)
+	root := make([]int32, n)
 	pairs := p.PS.Pairs
 	workers := runtime.GOMAXPROCS(0)
 	for t := range trials {
@@ -70,8 +71,10 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 				}
 			}
 		}
+		// Resolve every node to its root: read-only below, from several
+		// goroutines (path halving alone leaves some nodes one step away).
 		for v := range comp {
-			find(int32(v)) // flatten: read-only below, from several goroutines
+			root[v] = find(int32(v))
 		}
 		var mu sync.Mutex
 		var stpDown, spainDown int
@@ -88,7 +91,7 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 				sd, pd := 0, 0
 				for i := lo; i < hi; i++ {
 					pr := pairs[i]
-					if comp[pr.A] == comp[pr.B] {
+					if root[pr.A] == root[pr.B] {
 						continue // the tree path survives: both schemes connected
 					}
 					sd++

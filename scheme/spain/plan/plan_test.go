@@ -112,3 +112,29 @@ func TestBadOptions(t *testing.T) {
 		t.Errorf("trials=-2: %v", err)
 	}
 }
+
+func TestNCPMatchesExpectation(t *testing.T) {
+	// HyperX(3): STP's tree has 8 links over 9 edge switches; with many
+	// trials, NCP must approach the exact expectation over the pairs'
+	// tree-path lengths: mean of 1-(1-f)^len.
+	p := compute(t, "hyperx:3", Options{Trials: 1, Seed: 1})
+	const f = 0.1
+	want := 0.0
+	for _, pr := range p.PS.Pairs {
+		n := len(p.Tree.PathBetween(pr.A, pr.B, nil))
+		want += 1 - pow(1-f, n)
+	}
+	want /= float64(len(p.PS.Pairs))
+	got, _ := p.NCP(f, 4000, 3)
+	if d := got.STP - want; d > 0.01 || d < -0.01 {
+		t.Fatalf("STP NCP %v, expected %v", got.STP, want)
+	}
+}
+
+func pow(x float64, n int) float64 {
+	r := 1.0
+	for range n {
+		r *= x
+	}
+	return r
+}

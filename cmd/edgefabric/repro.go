@@ -1,0 +1,75 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgefabric/edgefabric/experiment"
+)
+
+func newReproCmd() *cobra.Command {
+	var (
+		asJSON bool
+		quick  bool
+		rows   []string
+		outDir string
+		seed   uint64
+		quiet  bool
+	)
+	var list []string
+	for _, r := range experiment.All() {
+		list = append(list, fmt.Sprintf("%-14s %s", r.Name, r.Summary))
+	}
+	c := &cobra.Command{
+		Use:   "repro NAME",
+		Short: "Reproduce a seed paper's evaluation table, ours beside the paper's",
+		Long: `repro runs a named reproduction of a seed paper's evaluation and prints every
+row with our figure beside the paper's and a note on each difference.
+--out DIR also writes NAME.json, NAME.md and NAME.svg (docs/repro holds the
+checked-in full runs).
+
+Reproductions:
+  ` + strings.Join(list, "\n  "),
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			r, err := experiment.Get(args[0])
+			if err != nil {
+				return badInput(err)
+			}
+			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed}
+			if !quiet && !asJSON {
+				opt.Progress = func(s string) { fmt.Fprintln(c.ErrOrStderr(), s) }
+			}
+			rep, err := r.Run(opt)
+			if err != nil {
+				if errors.Is(err, experiment.ErrUnknownRepro) {
+					return badInput(err)
+				}
+				return err
+			}
+			if len(rep.Rows) == 0 {
+				return badInput(fmt.Errorf("no row of %s matches --rows %s", r.Name, strings.Join(rows, ",")))
+			}
+			if outDir != "" {
+				if err := rep.Write(outDir); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return writeJSON(c.OutOrStdout(), rep)
+			}
+			fmt.Fprint(c.OutOrStdout(), rep.Text())
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (FatTree(48), HyperX(16), BCube(48,2), BCube(8,4))")
+	c.Flags().StringSliceVar(&rows, "rows", nil, "only rows whose name contains one of these (e.g. --rows fattree,bcube)")
+	c.Flags().StringVar(&outDir, "out", "", "write NAME.json, NAME.md and NAME.svg into this directory")
+	c.Flags().Uint64Var(&seed, "seed", 1, "seed for tie-breaking, packing, failures and flows")
+	c.Flags().BoolVar(&quiet, "quiet", false, "no per-row progress on stderr")
+	return c
+}
