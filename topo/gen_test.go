@@ -381,6 +381,9 @@ func TestResolve(t *testing.T) {
 	if _, err := Resolve("bogus", 1); !errors.Is(err, ErrBadSpec) {
 		t.Errorf("bogus: %v", err)
 	}
+	if _, err := Resolve("fattree", 1); err == nil || err.Error() != `topo: spec "fattree": bad topology spec: fattree needs arguments p` {
+		t.Errorf("bare generator name: %v", err)
+	}
 	g, err := Resolve("testdata/example.yaml", 1)
 	if err != nil || g.Name != "example" {
 		t.Fatalf("file: %v", err)

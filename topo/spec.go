@@ -233,10 +233,7 @@ func IsSpec(s string) bool {
 	if _, ok := named[s]; ok {
 		return true
 	}
-	name, _, ok := strings.Cut(s, ":")
-	if !ok {
-		return false
-	}
+	name, _, _ := strings.Cut(s, ":") // a bare "fattree" is a spec missing its arguments
 	for _, g := range generators {
 		if g.name == name {
 			return true
