@@ -45,8 +45,29 @@ type clabNode struct {
 	line   int
 	kind   string
 	labels map[string]string
-	lines  map[string]int
+	v      *yaml.Node // the node's value, to find a label's line on error
 	links  int
+}
+
+// labelLine finds the line of one of the node's own labels (the node's
+// line when the label came from its kind).
+func (n *clabNode) labelLine(key string) int {
+	v := deref(n.v)
+	if v == nil || v.Kind != yaml.MappingNode {
+		return n.line
+	}
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		if v.Content[i].Value == "labels" {
+			if l := deref(v.Content[i+1]); l != nil && l.Kind == yaml.MappingNode {
+				for j := 0; j+1 < len(l.Content); j += 2 {
+					if l.Content[j].Value == key {
+						return l.Content[j+1].Line
+					}
+				}
+			}
+		}
+	}
+	return n.line
 }
 
 type clabEnd struct {
@@ -128,8 +149,8 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	byName := make(map[string]*clabNode, len(nents))
 	for _, e := range nents {
 		f := "topology.nodes." + e.key
-		n := &clabNode{name: e.key, line: e.k.Line, kind: defKind, labels: map[string]string{}, lines: map[string]int{}}
-		labels := map[string]string{}
+		n := &clabNode{name: e.key, line: e.k.Line, kind: defKind, v: e.v}
+		var labels map[string]string
 		if deref(e.v).Tag != "!!null" {
 			var kind string
 			if kind, labels, err = r.clabKindLabels(e.v, f); err != nil {
@@ -138,19 +159,23 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			if kind != "" {
 				n.kind = kind
 			}
-			r.labelLines(e.v, n.lines)
 		}
 		// The node's own labels override its kind's; a role label on the
 		// node overrides an edgefabric.role inherited from the kind.
-		for k, v := range kindDefaults[n.kind] {
-			n.labels[k] = v
+		if kd := kindDefaults[n.kind]; len(kd) > 0 {
+			merged := make(map[string]string, len(kd)+len(labels))
+			for k, v := range kd {
+				merged[k] = v
+			}
+			if _, ok := labels["role"]; ok {
+				delete(merged, labelPrefix+"role")
+			}
+			for k, v := range labels {
+				merged[k] = v
+			}
+			labels = merged
 		}
-		if _, ok := labels["role"]; ok {
-			delete(n.labels, labelPrefix+"role")
-		}
-		for k, v := range labels {
-			n.labels[k] = v
-		}
+		n.labels = labels
 		nodes = append(nodes, n)
 		byName[n.name] = n
 	}
@@ -188,7 +213,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			kind = Host
 		case n.labels[labelPrefix+"kind"] == "switch", n.labels["role"] == "switch":
 		case n.labels[labelPrefix+"kind"] != "":
-			return nil, r.errf(n.lines[labelPrefix+"kind"], f+".labels."+labelPrefix+"kind", ErrBadValue, "%q (want switch or host)", n.labels[labelPrefix+"kind"])
+			return nil, r.errf(n.labelLine(labelPrefix+"kind"), f+".labels."+labelPrefix+"kind", ErrBadValue, "%q (want switch or host)", n.labels[labelPrefix+"kind"])
 		case n.kind == "linux" && n.links == 1:
 			kind = Host
 		}
@@ -200,7 +225,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		if s, ok := n.labels[labelPrefix+"relay"]; ok {
 			v, err := strconv.ParseBool(s)
 			if err != nil {
-				return nil, r.errf(n.lines[labelPrefix+"relay"], f+".labels."+labelPrefix+"relay", ErrBadValue, "%q is not true or false", s)
+				return nil, r.errf(n.labelLine(labelPrefix+"relay"), f+".labels."+labelPrefix+"relay", ErrBadValue, "%q is not true or false", s)
 			}
 			relay = v
 		}
@@ -208,7 +233,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		if s, ok := n.labels[labelPrefix+"ports"]; ok {
 			v, err := strconv.Atoi(s)
 			if err != nil {
-				return nil, r.errf(n.lines[labelPrefix+"ports"], f+".labels."+labelPrefix+"ports", ErrBadValue, "%q is not an integer", s)
+				return nil, r.errf(n.labelLine(labelPrefix+"ports"), f+".labels."+labelPrefix+"ports", ErrBadValue, "%q is not an integer", s)
 			}
 			ports = v
 		}
@@ -248,7 +273,7 @@ func (r *resolver) clabKindLabels(n *yaml.Node, f string) (string, map[string]st
 		return "", nil, err
 	}
 	kind := ""
-	labels := map[string]string{}
+	var labels map[string]string
 	for _, e := range ents {
 		switch e.key {
 		case "kind":
@@ -260,6 +285,7 @@ func (r *resolver) clabKindLabels(n *yaml.Node, f string) (string, map[string]st
 			if err != nil {
 				return "", nil, err
 			}
+			labels = make(map[string]string, len(lents))
 			for _, le := range lents {
 				if labels[le.key], err = r.scalar(le.v, f+".labels."+le.key); err != nil {
 					return "", nil, err
@@ -268,23 +294,6 @@ func (r *resolver) clabKindLabels(n *yaml.Node, f string) (string, map[string]st
 		}
 	}
 	return kind, labels, nil
-}
-
-// labelLines records the line of each label value, for errors.
-func (r *resolver) labelLines(n *yaml.Node, out map[string]int) {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		return
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "labels" {
-			if l := deref(n.Content[i+1]); l != nil && l.Kind == yaml.MappingNode {
-				for j := 0; j+1 < len(l.Content); j += 2 {
-					out[l.Content[j].Value] = l.Content[j+1].Line
-				}
-			}
-		}
-	}
 }
 
 // clabLink reads a link in the short form {endpoints: ["a:eth1", "b:eth1"]}
