@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -42,6 +43,11 @@ type Options struct {
 	// ReadyTimeout bounds the wait for the fabric to be ready; zero means
 	// 60 s, or long enough for STP to converge with KernelBridge.
 	ReadyTimeout time.Duration
+	// WaitReach makes Up also wait until the first host reaches up to 16
+	// other hosts with ping (needs the ping binary): the end-to-end sign
+	// of readiness for a scheme that converges on its own clock (802.1D
+	// listening and learning) and implements no Readier.
+	WaitReach bool
 	// Topology is the spec or file the graph came from, for status only.
 	Topology string
 	// Log receives the engine's and the elements' logs; nil means warnings
@@ -432,7 +438,7 @@ func (l *Lab) waitReady(ctx context.Context) error {
 	for {
 		why := l.notReady()
 		if why == "" {
-			return nil
+			break
 		}
 		select {
 		case <-ctx.Done():
@@ -440,6 +446,32 @@ func (l *Lab) waitReady(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+	if !l.opts.WaitReach {
+		return nil
+	}
+	if _, err := exec.LookPath("ping"); err != nil {
+		l.log.Warn("not waiting for hosts to reach each other: ping is not installed")
+		return nil
+	}
+	hosts := l.g.Nodes(topo.Host)
+	if len(hosts) < 2 {
+		return nil
+	}
+	src := l.nodes[hosts[0]]
+	step := max(1, (len(hosts)-1)/16)
+	for i := 1; i < len(hosts); i += step {
+		dst := l.nodes[hosts[i]]
+		for {
+			if _, err := ExecIn(ctx, src.ns, "ping", "-c", "1", "-W", "1", "-q", dst.ip.Addr().String()); err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("emu: lab %s: %w after %v: %s cannot reach %s", l.name, ErrNotReady, timeout, src.name, dst.name)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
 }
 
 // notReady returns why the fabric is not ready, or "".

@@ -26,6 +26,7 @@ type upFlags struct {
 	seed               uint64
 	params             []string
 	ipv6, fg, asJSON   bool
+	noWait             bool
 	timeout            time.Duration
 	verbose            bool
 }
@@ -36,7 +37,9 @@ func newUpCmd() *cobra.Command {
 		Use:   "up TOPO --scheme S [--name LAB]",
 		Short: "Start an emulated lab: namespaces, veths and the scheme's elements",
 		Long: `up builds a lab from a topology (spec or file) in Linux network namespaces
-and runs the scheme's elements on it, then returns when the fabric is ready. A
+and runs the scheme's elements on it, then returns when the fabric is ready: the
+scheme says so (if it can), STP has converged (kernel-bridge), and h1 reaches
+up to 16 other hosts with ping (unless --no-wait-reach). A
 daemon keeps the lab running; use exec, link, status and down on it.
 
 Every host is a namespace with the unmodified kernel stack: eth0 carries its
@@ -60,6 +63,7 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "scheme parameter key=value (repeatable)")
 	fl.BoolVar(&f.ipv6, "ipv6", false, "keep IPv6 enabled in the lab's namespaces")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up when the fabric is not ready by then (default: 60s, or enough for STP)")
+	fl.BoolVar(&f.noWait, "no-wait-reach", false, "return once the scheme reports ready, without waiting until h1 pings up to 16 other hosts")
 	fl.BoolVar(&f.fg, "foreground", false, "run the lab in this process until SIGINT/SIGTERM or 'edgefabric down' (no daemon)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the lab's state as JSON")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the elements' info messages (to the daemon log)")
@@ -83,6 +87,9 @@ func (f upFlags) args(topoArg string) []string {
 	}
 	if f.verbose {
 		a = append(a, "--verbose")
+	}
+	if f.noWait {
+		a = append(a, "--no-wait-reach")
 	}
 	return a
 }
@@ -118,7 +125,7 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 	if err != nil {
 		return nil, o, err
 	}
-	o = emu.Options{Name: f.name, Scheme: scheme.Options{Seed: f.seed, Params: params}, IPv6: f.ipv6, ReadyTimeout: f.timeout, Topology: topoArg}
+	o = emu.Options{Name: f.name, Scheme: scheme.Options{Seed: f.seed, Params: params}, IPv6: f.ipv6, ReadyTimeout: f.timeout, Topology: topoArg, WaitReach: !f.noWait}
 	switch f.rate {
 	case "":
 	case "topo":
