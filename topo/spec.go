@@ -125,24 +125,29 @@ func gridSize(a []int) (float64, float64) {
 // Specs describes every spec the parser accepts, one line each, for help
 // texts.
 func Specs() []string {
-	var out []string
+	var names, usages []string
 	for _, g := range generators {
-		args := make([]string, len(g.args))
-		for i, a := range g.args {
-			if i >= g.required {
-				a = "[" + a + "]"
-			}
-			args[i] = a
+		spec := g.name + ":" + strings.Join(g.args[:g.required], ",")
+		for _, a := range g.args[g.required:] {
+			spec += "[," + a + "]"
 		}
-		out = append(out, fmt.Sprintf("%s:%s  %s", g.name, strings.Join(args, ","), g.usage))
+		names, usages = append(names, spec), append(usages, g.usage)
 	}
-	var names []string
+	var fixed []string
 	for n := range named {
-		names = append(names, n)
+		fixed = append(fixed, n)
 	}
-	sort.Strings(names)
+	sort.Strings(fixed)
+	for _, n := range fixed {
+		names, usages = append(names, n), append(usages, named[n].usage)
+	}
+	width := 0
 	for _, n := range names {
-		out = append(out, fmt.Sprintf("%s  %s", n, named[n].usage))
+		width = max(width, len(n))
+	}
+	out := make([]string, len(names))
+	for i := range names {
+		out[i] = fmt.Sprintf("%-*s  %s", width, names[i], usages[i])
 	}
 	return out
 }
