@@ -347,7 +347,13 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		return
 	}
 	pe := c.g.peerOf(i, port)
-	if pe.sw < 0 || pe.up == up {
+	if pe.sw < 0 {
+		if up {
+			c.rescan(i, port)
+		}
+		return
+	}
+	if pe.up == up {
 		return
 	}
 	if up {
@@ -355,6 +361,30 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		return
 	}
 	c.setLink(i, port, false)
+}
+
+// rescan probes a port that came up where no link was known: a new cable,
+// a new switch behind it, or a new host. Discovery runs again from that
+// switch and port (BFS onwards from any new switch); its end rebuilds the
+// controller's graph, keeping the state of the links it knew.
+func (c *Controller) rescan(i int32, port uint16) {
+	d := c.disc
+	di, ok := d.byID[c.g.ids[i]]
+	if !ok || d.running {
+		return
+	}
+	fwd, ret, ok := c.switchPaths(i)
+	if !ok {
+		return
+	}
+	// The paths found at discovery may cross links that failed since.
+	s := d.sws[di]
+	s.fwd, s.ret = fwd, ret
+	delete(s.known, port)
+	c.a.c.Inc("ctrl_rescans")
+	d.running = true
+	d.frontier = []int32{di}
+	d.scan(di, []uint16{port})
 }
 
 func (c *Controller) setLink(i int32, port uint16, up bool) {

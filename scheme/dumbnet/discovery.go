@@ -535,8 +535,10 @@ func (d *discovery) addHost(s *dsw, p uint16, m wire.DumbNetProbeReply) {
 
 func (d *discovery) finish() {
 	d.running = false
+	if !d.done {
+		d.doneAt = d.a.env.Now() // the first discovery's end; rescans keep it
+	}
 	d.done = true
-	d.doneAt = d.a.env.Now()
 	if d.onDone != nil {
 		d.onDone()
 	}

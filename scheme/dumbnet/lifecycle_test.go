@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
 	"github.com/edgefabric/edgefabric/topo"
 	"github.com/edgefabric/edgefabric/wire"
 )
@@ -96,5 +97,36 @@ func TestDeterministic(t *testing.T) {
 	}
 	if hashes[0] != hashes[1] {
 		t.Fatalf("trace hashes differ: %x %x", hashes[0], hashes[1])
+	}
+}
+
+// TestNewLinkRescanned cables a link only after discovery: both ends
+// announce the port up, and the controller probes it and adds the link
+// and the switch and hosts behind it.
+func TestNewLinkRescanned(t *testing.T) {
+	l := newLab(t, "line:3", nil)
+	var late topo.LinkID = topo.NoLink
+	for i := range l.g.NumLinks() {
+		lk := l.g.Link(topo.LinkID(i))
+		if l.g.IsFabricLink(topo.LinkID(i)) && (l.name(lk.A.Node) == "s3" || l.name(lk.B.Node) == "s3") {
+			late = topo.LinkID(i)
+		}
+	}
+	l.s.At(0, func() { _ = l.s.SetLink(late, false) })
+	l.discover(t)
+	want, _ := dumbnet.Expected(l.g)
+	if d := l.f.Controller().Topology().Diff(want); len(d) != 4 {
+		t.Fatalf("before the link: diff %v, want s3, its link and its 2 hosts missing", d)
+	}
+	l.s.At(l.s.Now(), func() { _ = l.s.SetLink(late, true) })
+	// The switches' alarm for the port going down at time 0 opened a 1 s
+	// suppression window: the "up" is announced when it closes.
+	l.s.Run(l.s.Now() + 1500*element.Millisecond)
+	if d := l.f.Controller().Topology().Diff(want); len(d) > 0 {
+		t.Fatalf("after the link came up: %v", d)
+	}
+	ok, total, failed := l.pingAll(t)
+	if ok != total {
+		t.Fatalf("%d/%d pairs; failed %v", ok, total, failed)
 	}
 }
