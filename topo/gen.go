@@ -53,6 +53,16 @@ func (g *gen) attachHosts(s NodeID, n int, rate int64) {
 	}
 }
 
+// checkSize refuses graphs beyond MaxNodes or MaxLinks before anything is
+// allocated (the generators are public: Parse checks first, direct callers
+// get the same protection).
+func checkSize(nodes, links float64) error {
+	if nodes > MaxNodes || links > MaxLinks {
+		return fmt.Errorf("%w: about %.3g nodes and %.3g links, limits %d and %d", ErrTooLarge, nodes, links, MaxNodes, MaxLinks)
+	}
+	return nil
+}
+
 func badArg(field string, format string, args ...any) error {
 	return fmt.Errorf("%s: %w: %s", field, ErrBadValue, fmt.Sprintf(format, args...))
 }
@@ -69,8 +79,8 @@ func FatTree(p int) (*Graph, error) {
 	if p < 2 || p%2 != 0 {
 		return nil, badArg("p", "must be even and at least 2, got %d", p)
 	}
-	if p > 254 {
-		return nil, badArg("p", "at most 254, got %d", p)
+	if err := checkSize(5*float64(p)*float64(p)/4+pow(float64(p), 3)/4, 0.75*pow(float64(p), 3)); err != nil {
+		return nil, err
 	}
 	k := p / 2
 	g := sized("fattree:"+strconv.Itoa(p), 5*p*p/4+p*p*p/4, 3*p*p*p/4)
@@ -119,6 +129,9 @@ func leafSpine(name string, s, l, h int, rate int64) (*Graph, error) {
 	case s+h > MaxPorts || l > MaxPorts:
 		return nil, badArg("H", "a switch would have more than %d ports", MaxPorts)
 	}
+	if err := checkSize(float64(s)+float64(l)*float64(1+h), float64(l)*float64(s+h)); err != nil {
+		return nil, err
+	}
 	g := sized(name, s+l+l*h, s*l+l*h)
 	spines := make([]NodeID, s)
 	for i := range spines {
@@ -150,6 +163,9 @@ func HyperX(k, t int) (*Graph, error) {
 	}
 	if t+2*(k-1) > MaxPorts {
 		return nil, badArg("T", "a switch would have more than %d ports", MaxPorts)
+	}
+	if err := checkSize(float64(k)*float64(k)*float64(1+t), float64(k)*float64(k)*float64(k-1+t)); err != nil {
+		return nil, err
 	}
 	g := sized(fmt.Sprintf("hyperx:%d,%d", k, t), k*k*(1+t), k*k*(k-1)+k*k*t)
 	sw := make([]NodeID, k*k)
@@ -250,6 +266,9 @@ func CiscoDCHosts(m, a, h int) (*Graph, error) {
 	case 2*m+1 > MaxPorts || 2*a+3 > MaxPorts || h+3 > MaxPorts:
 		return nil, badArg("m", "a switch would have more than %d ports", MaxPorts)
 	}
+	if err := checkSize(2+2*float64(m)+2*float64(m)*float64(a)*float64(1+h), 1+5*float64(m)+float64(m)*float64(a)*float64(5+2*h)); err != nil {
+		return nil, err
+	}
 	name := fmt.Sprintf("ciscodc:%d,%d", m, a)
 	if h != 24 {
 		name += "," + strconv.Itoa(h)
@@ -311,6 +330,10 @@ func grid(kind string, x, y, z, h int, wrap bool) (*Graph, error) {
 	if h+6 > MaxPorts {
 		return nil, badArg("H", "a switch would have more than %d ports", MaxPorts)
 	}
+	sz := float64(x) * float64(y) * float64(z)
+	if err := checkSize(sz*float64(1+h), sz*float64(3+h)); err != nil {
+		return nil, err
+	}
 	n := x * y * z
 	g := sized(fmt.Sprintf("%s:%d,%d,%d,%d", kind, x, y, z, h), n*(1+h), 3*n+n*h)
 	sw := make([]NodeID, n)
@@ -342,6 +365,9 @@ func Line(n int) (*Graph, error) {
 	if n < 1 {
 		return nil, badArg("n", "need at least 1 switch, got %d", n)
 	}
+	if err := checkSize(3*float64(n), 3*float64(n)); err != nil {
+		return nil, err
+	}
 	return chain(fmt.Sprintf("line:%d", n), n, false)
 }
 
@@ -350,6 +376,9 @@ func Line(n int) (*Graph, error) {
 func Ring(n int) (*Graph, error) {
 	if n < 3 {
 		return nil, badArg("n", "a ring needs at least 3 switches, got %d", n)
+	}
+	if err := checkSize(3*float64(n), 3*float64(n)); err != nil {
+		return nil, err
 	}
 	return chain(fmt.Sprintf("ring:%d", n), n, true)
 }
@@ -390,6 +419,8 @@ func Jellyfish(n, k, r int, seed uint64) (*Graph, error) {
 		return nil, badArg("R", "switch ports must be 1..K (%d), got %d", k, r)
 	case r >= n:
 		return nil, badArg("R", "must be below N (%d) for a graph without parallel links, got %d", n, r)
+	case float64(n)*float64(1+k-r) > MaxNodes || float64(n)*float64(k) > MaxLinks:
+		return nil, checkSize(float64(n)*float64(1+k-r), float64(n)*float64(k))
 	case r < 3 && r != n-1:
 		// R = 1 is a matching and R = 2 a union of cycles: almost never
 		// connected. A full mesh (R = N-1) always is.

@@ -411,3 +411,24 @@ func TestHostByIP(t *testing.T) {
 		t.Error("HostIndex of a non-host")
 	}
 }
+
+// TestGeneratorLimits: the public generators refuse oversized graphs
+// before allocating, like Parse.
+func TestGeneratorLimits(t *testing.T) {
+	for name, f := range map[string]func() (*Graph, error){
+		"FatTree":   func() (*Graph, error) { return FatTree(1 << 20) },
+		"LeafSpine": func() (*Graph, error) { return LeafSpine(60000, 60000, 10) },
+		"HyperX":    func() (*Graph, error) { return HyperX(30000, 2) },
+		"BCube":     func() (*Graph, error) { return BCube(1000, 4) },
+		"CiscoDC":   func() (*Graph, error) { return CiscoDCHosts(30000, 30000, 1) },
+		"Cube":      func() (*Graph, error) { return Cube(1000, 1000, 1000, 1) },
+		"Torus":     func() (*Graph, error) { return Torus(1<<30, 1<<30, 1<<30, 1) },
+		"Jellyfish": func() (*Graph, error) { return Jellyfish(1<<30, 8, 4, 1) },
+		"Line":      func() (*Graph, error) { return Line(1 << 30) },
+		"Ring":      func() (*Graph, error) { return Ring(1 << 30) },
+	} {
+		if _, err := f(); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
