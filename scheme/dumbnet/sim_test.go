@@ -102,6 +102,14 @@ func TestDiscoveryExact(t *testing.T) {
 				t.Fatalf("discovered topology differs:\n%s", strings.Join(d, "\n"))
 			}
 			c := l.f.Controller()
+			if spec == "dumbnet-fig1" {
+				// §4.1's ambiguity: S1 and S2 share the return path 1-9, so
+				// bounces through the wrong spine happen and verification
+				// must reject them.
+				if n := l.f.Agent(l.f.ControllerNode()).Counters()["probe_ambiguous_rejected"]; n == 0 {
+					t.Fatal("no ambiguous bounce was rejected on dumbnet-fig1")
+				}
+			}
 			t.Logf("%s: %d switches, %d links, %d hosts in %v (%d rounds, %d probes)", spec,
 				len(got.Switches), len(got.Links), len(got.Hosts), c.DoneAt(), c.Rounds(), c.Probes())
 		})
