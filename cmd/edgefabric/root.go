@@ -12,6 +12,7 @@ import (
 
 // commands lists every verb, one file each. Keep it explicit.
 var commands = []func() *cobra.Command{
+	newDemoCmd,
 	newTopoCmd,
 	newSimCmd,
 	newPlanCmd,

@@ -1,0 +1,179 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// DemoOptions configures the demo: DumbNet on a topology, discovered,
+// pinged, loaded and broken.
+type DemoOptions struct {
+	// Topology is a spec or file; default fattree:4.
+	Topology string
+	// Engine is "emu", "sim" or "" (auto: emu when root, sim otherwise).
+	Engine string
+	// Name is the emulator lab name; default "demo".
+	Name string
+	// Seed for the scheme and the simulator.
+	Seed uint64
+	// Progress receives one line per step; nil means silence.
+	Progress io.Writer
+}
+
+// DemoReport is what the demo found. Field names are the JSON keys the
+// README documents.
+type DemoReport struct {
+	Engine   string `json:"engine"`
+	Note     string `json:"note,omitempty"`
+	Topology string `json:"topology"`
+
+	ExpectedSwitches   int      `json:"expected_switches"`
+	ExpectedLinks      int      `json:"expected_links"`
+	ExpectedHosts      int      `json:"expected_hosts"`
+	DiscoveredSwitches int      `json:"discovered_switches"`
+	DiscoveredLinks    int      `json:"discovered_links"`
+	DiscoveredHosts    int      `json:"discovered_hosts"`
+	DiscoveryExact     bool     `json:"discovery_exact"`
+	DiscoveryDiff      []string `json:"discovery_diff,omitempty"`
+	DiscoveryMS        float64  `json:"discovery_ms"`
+	DiscoveryProbes    uint64   `json:"discovery_probes"`
+
+	PingPairsOK    int      `json:"ping_pairs_ok"`
+	PingPairsTotal int      `json:"ping_pairs_total"`
+	PingFailed     []string `json:"ping_failed,omitempty"`
+
+	// Iperf3Mbps is the receiver's average over the whole run, the link
+	// failure included (in the simulator: the TCP model's goodput).
+	Iperf3Mbps float64 `json:"iperf3_mbps"`
+	IperfFrom  string  `json:"iperf_from"`
+	IperfTo    string  `json:"iperf_to"`
+
+	FailedLink       [2]string `json:"failed_link"`
+	FailoverOutageMS float64   `json:"failover_outage_ms"`
+	FailoverLost     int       `json:"failover_probes_lost"`
+	FailoverSent     int       `json:"failover_probes_sent"`
+	FailoverProbeMS  float64   `json:"failover_probe_interval_ms"`
+	Recovered        bool      `json:"recovered"`
+}
+
+// Demo runs the demo and returns its report. The emulator path needs root;
+// with Engine "" it falls back to the simulator and says so in Note.
+func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
+	if o.Topology == "" {
+		o.Topology = "fattree:4"
+	}
+	if o.Name == "" {
+		o.Name = "demo"
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	g, err := topo.Resolve(o.Topology, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if len(g.Nodes(topo.Host)) < 2 {
+		return nil, fmt.Errorf("demo: %s has fewer than two hosts", o.Topology)
+	}
+	rep := &DemoReport{Topology: o.Topology, ExpectedHosts: len(g.Nodes(topo.Host))}
+	want, err := dumbnet.Expected(g)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	rep.ExpectedSwitches, rep.ExpectedLinks = len(want.Switches), len(want.Links)
+	rep.ExpectedHosts = len(want.Hosts)
+
+	engine := o.Engine
+	switch engine {
+	case "":
+		engine = "emu"
+		if os.Geteuid() != 0 {
+			engine = "sim"
+			rep.Note = "not root: ran the same scenario in the simulator (run as root for real Linux hosts)"
+		}
+	case "emu":
+		if os.Geteuid() != 0 {
+			return nil, errors.New("demo: the emulator needs root (use --engine sim, or run as root)")
+		}
+	case "sim":
+	default:
+		return nil, fmt.Errorf("demo: unknown engine %q (emu or sim)", engine)
+	}
+	rep.Engine = engine
+	if engine == "emu" {
+		err = demoEmu(ctx, g, o, rep, want)
+	} else {
+		err = demoSim(g, o, rep, want)
+	}
+	return rep, err
+}
+
+func (o *DemoOptions) step(format string, args ...any) {
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "demo: "+format+"\n", args...)
+	}
+}
+
+// farHosts picks the iperf pair: the first host and the last one, in two
+// different pods of a fat tree (the last host's edge switch is as far as
+// the topology goes).
+func farHosts(g *topo.Graph) (topo.NodeID, topo.NodeID) {
+	hs := g.Nodes(topo.Host)
+	return hs[0], hs[len(hs)-1]
+}
+
+func (o *DemoOptions) recordDiscovery(rep *DemoReport, got, want *dumbnet.Topology) {
+	rep.DiscoveredSwitches = len(got.Switches)
+	rep.DiscoveredLinks = len(got.Links)
+	rep.DiscoveredHosts = len(got.Hosts)
+	rep.DiscoveryDiff = got.Diff(want)
+	rep.DiscoveryExact = len(rep.DiscoveryDiff) == 0
+	o.step("discovered %d switches, %d links, %d hosts in %.1f ms (%d probes); exact: %v",
+		rep.DiscoveredSwitches, rep.DiscoveredLinks, rep.DiscoveredHosts, rep.DiscoveryMS, rep.DiscoveryProbes, rep.DiscoveryExact)
+}
+
+// Text renders the report for a person.
+func (r *DemoReport) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "DumbNet demo on %s (%s)\n", r.Topology, r.Engine)
+	if r.Note != "" {
+		fmt.Fprintf(&b, "note: %s\n", r.Note)
+	}
+	ok := func(v bool) string {
+		if v {
+			return "ok"
+		}
+		return "MISMATCH"
+	}
+	fmt.Fprintf(&b, "  discovery      %d/%d switches, %d/%d links, %d/%d hosts in %.1f ms, %d probes: %s\n",
+		r.DiscoveredSwitches, r.ExpectedSwitches, r.DiscoveredLinks, r.ExpectedLinks,
+		r.DiscoveredHosts, r.ExpectedHosts, r.DiscoveryMS, r.DiscoveryProbes, ok(r.DiscoveryExact))
+	for _, d := range r.DiscoveryDiff {
+		fmt.Fprintf(&b, "                 %s\n", d)
+	}
+	fmt.Fprintf(&b, "  ping           %d/%d host pairs answer\n", r.PingPairsOK, r.PingPairsTotal)
+	for _, f := range r.PingFailed {
+		fmt.Fprintf(&b, "                 failed: %s\n", f)
+	}
+	what := "iperf3"
+	if r.Engine == "sim" {
+		what = "tcp bulk"
+	}
+	fmt.Fprintf(&b, "  %-14s %s -> %s: %.1f Mb/s averaged over the run, failure included\n", what, r.IperfFrom, r.IperfTo, r.Iperf3Mbps)
+	fmt.Fprintf(&b, "  failover       link %s-%s failed mid-run: outage %.1f ms (%d of %d probes lost at %.1f ms), recovered: %v\n",
+		r.FailedLink[0], r.FailedLink[1], r.FailoverOutageMS, r.FailoverLost, r.FailoverSent, r.FailoverProbeMS, r.Recovered)
+	return b.String()
+}
+
+// OK reports whether the demo showed a working fabric: the topology found
+// exactly, every pair pinging, traffic moving and recovering.
+func (r *DemoReport) OK() bool {
+	return r.DiscoveryExact && r.PingPairsOK == r.PingPairsTotal && r.Iperf3Mbps > 0 && r.Recovered
+}
