@@ -43,7 +43,8 @@ func (a *event) before(b *event) bool {
 
 // eventHeap is a 4-ary min-heap ordered by (time, seq): shallower than a
 // binary heap, so a pop touches fewer cache lines. seq is unique, so the
-// order is total and the run is deterministic.
+// order is total and the run is deterministic. The calendar keeps its
+// events beyond the wheel's horizon in one.
 type eventHeap struct {
 	ev []event
 }

@@ -69,3 +69,82 @@ func TestHeapOrder(t *testing.T) {
 		}
 	}
 }
+
+// The calendar pops in (time, seq) order under pushes near and far,
+// replaceTop and long idle gaps, checked against a sorted reference.
+func TestCalendarOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var c calendar
+	var ref []event
+	seq := uint64(0)
+	less := func(a, b event) int { return eventCmp(a, b) }
+	now := element.Time(0)
+	delta := func() element.Time {
+		switch r.IntN(6) {
+		case 0:
+			return 0
+		case 1:
+			return element.Time(r.IntN(1000)) // same bucket
+		case 2:
+			return element.Time(r.IntN(int(calHorizon))) // anywhere in the wheel
+		case 3:
+			return calHorizon + element.Time(r.IntN(int(10*calHorizon))) // far
+		case 4:
+			return element.Time(r.Int64N(int64(element.Second))) // very far
+		}
+		return element.Time(r.IntN(20_000_000)) // ~20 us: a frame time
+	}
+	for i := range 300000 {
+		op := r.IntN(3)
+		if len(ref) == 0 {
+			op = 0
+		}
+		switch op {
+		case 0:
+			seq++
+			e := event{t: now + delta(), seq: seq}
+			c.push(e)
+			ref = append(ref, e)
+		case 1, 2:
+			slices.SortFunc(ref, less)
+			got := *c.peek()
+			if got != ref[0] {
+				t.Fatalf("op %d: peek %+v, want %+v", i, got, ref[0])
+			}
+			now = got.t
+			if op == 1 {
+				c.pop()
+				ref = ref[1:]
+			} else {
+				seq++
+				e := event{t: now + delta(), seq: seq}
+				c.replaceTop(e)
+				ref[0] = e
+			}
+		}
+		if c.len() != len(ref) {
+			t.Fatalf("op %d: len %d, want %d", i, c.len(), len(ref))
+		}
+	}
+	// Drain.
+	slices.SortFunc(ref, less)
+	for i, want := range ref {
+		if got := *c.peek(); got != want {
+			t.Fatalf("drain %d: %+v, want %+v", i, got, want)
+		}
+		c.pop()
+	}
+	if c.len() != 0 {
+		t.Fatal("not empty")
+	}
+	// The end of time.
+	c.push(event{t: 1<<63 - 1, seq: 1})
+	c.push(event{t: 1<<63 - 2, seq: 2})
+	if c.peek().seq != 2 {
+		t.Fatal("end of time order")
+	}
+	c.pop()
+	if c.peek().seq != 1 {
+		t.Fatal("end of time order")
+	}
+}

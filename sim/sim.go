@@ -110,12 +110,12 @@ type Sim struct {
 
 	now     element.Time
 	seq     uint64
-	events  eventHeap
+	events  calendar
 	nevents uint64
 	started bool
 	stopped bool
-	// holdRoot is set while the event at the heap's root is being
-	// processed and has not been replaced yet.
+	// holdRoot is set while the earliest event is being processed and
+	// has not been replaced yet.
 	holdRoot bool
 
 	nodes []node
@@ -471,9 +471,9 @@ func (s *Sim) run(until element.Time, advance bool) {
 		}
 		s.now = ev.t
 		s.nevents++
-		// The event stays at the root while it runs: nothing scheduled
-		// now can precede it, and the first event it schedules takes its
-		// place (replaceTop) instead of a pop and a push.
+		// The event stays first in the list while it runs: nothing
+		// scheduled now can precede it, and the first event it schedules
+		// takes its place (replaceTop) instead of a pop and a push.
 		s.holdRoot = true
 		switch ev.kind() {
 		case evPipe:
