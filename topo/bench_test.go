@@ -2,6 +2,7 @@ package topo
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
 )
 
@@ -133,4 +134,23 @@ func BenchmarkHostByIPLinear(b *testing.B) {
 			b.Fatal("not found")
 		}
 	}
+}
+
+// BenchmarkBuildFatTree74 builds a graph of over 100,000 nodes (108,151:
+// 6,845 switches, 101,306 hosts, 303,918 links) and reports the heap the
+// finished graph retains, per node and per link.
+func BenchmarkBuildFatTree74(b *testing.B) {
+	var g *Graph
+	var before, after runtime.MemStats
+	b.ReportAllocs()
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		g, _ = FatTree(74)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+	}
+	retained := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+	b.ReportMetric(retained/float64(g.NumNodes()), "retained-B/node")
+	b.ReportMetric(retained/1e6, "retained-MB")
 }
