@@ -323,6 +323,7 @@ func TestLoadErrors(t *testing.T) {
 		{"z.graphml", "<graphml><graph><node id=\"a\"/><edge source=\"a\" target=\"b\"/></graph></graphml>", "topo: z.graphml:1: edge[0].target: unknown node: \"b\""},
 		{"z.graphml", "<graphml><graph>\n<node id=\"a\"/>\n<node id=\"a\"/></graph></graphml>", "topo: z.graphml:3: node.id: duplicate node name: \"a\""},
 		{"z.graphml", "<graphml><graph>\n<node id=\"a\">\n</graph></graphml>", "topo: z.graphml:3: xml: syntax error: element <node> closed by </graph>"},
+		{"z.graphml", "<graphml><key id=\"k\" for=\"node\" attr.name=\"ef.kind\"/><key id=\"p\" for=\"node\" attr.name=\"ef.ports\"/><graph>\n<node id=\"a\"><data key=\"k\">switch</data></node>\n<node id=\"b\"><data key=\"k\">switch</data><data key=\"p\">1</data></node>\n<edge source=\"a\" target=\"b\" targetport=\"2\"/></graph></graphml>", "topo: z.graphml:3: node \"b\" ef.ports: bad port number: declares 1 ports but a link uses port 2"},
 		{"z.graphml", "<html></html>", "topo: z.graphml:1: graphml: syntax error: no <graphml> document with a <graph>"},
 	}
 	for _, c := range cases {

@@ -194,6 +194,9 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	}
 	r.b.Grow(len(nodes)*(1+hostsPer), len(edges)+len(nodes)*hostsPer)
 	var switches []NodeID
+	declared := map[NodeID]int{}
+	lines := map[NodeID]int{}
+	fields := map[NodeID]string{}
 	for _, n := range nodes {
 		kind, role, relay, ports := Switch, "", false, 0
 		if native {
@@ -223,6 +226,9 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 		id, err := r.node(n.line, "node "+strconv.Quote(n.id), byID[n.id], kind, role, relay, ports)
 		if err != nil {
 			return nil, err
+		}
+		if ports > 0 {
+			declared[id], lines[id], fields[id] = ports, n.line, "node "+strconv.Quote(n.id)+" ef.ports"
 		}
 		if kind == Switch {
 			switches = append(switches, id)
@@ -308,7 +314,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			}
 		}
 	}
-	return r.graph(nil, nil, nil)
+	return r.graph(declared, lines, func(id NodeID) string { return fields[id] })
 }
 
 // fibreDelay is the propagation delay over the great circle between two
