@@ -52,6 +52,15 @@ type Config struct {
 	// QueueLen bounds the frames held per destination while its path is
 	// being queried.
 	QueueLen int
+	// HopLimit is the switches' notification hop limit: a notification
+	// that arrives with more is forged.
+	HopLimit uint8
+	// MTU, when positive, is the largest frame payload the fabric's links
+	// carry. A frame that the tags would push past it is not sent: an IPv4
+	// packet with DF set gets an ICMP "fragmentation needed" back to the
+	// stack, so that unmodified hosts lower their path MTU; anything else
+	// is dropped and counted. Zero: no limit (the simulator's links).
+	MTU int
 }
 
 // Defaults of Config.
@@ -110,6 +119,9 @@ func (c *Config) defaults() {
 	}
 	if c.Store == nil {
 		c.Store = &MemStore{}
+	}
+	if c.HopLimit == 0 {
+		c.HopLimit = DefaultHopLimit
 	}
 }
 
@@ -310,11 +322,20 @@ func (a *Agent) fromStack(frame []byte) {
 
 // sendData pushes tags onto a copy of the stack's frame and sends it.
 func (a *Agent) sendData(frame []byte, tags []uint8) {
-	buf := make([]byte, len(frame), len(frame)+len(tags)+4*len(tags)+8)
+	et := wire.Frame(frame).EtherType()
+	mpls := a.cfg.MPLS && (et == wire.EtherTypeIPv4 || et == wire.EtherTypeIPv6)
+	over := len(tags) + 3
+	if mpls {
+		over = wire.MPLSLabelLen * (len(tags) + 1)
+	}
+	if a.cfg.MTU > 0 && len(frame)-wire.EthHeaderLen+over > a.cfg.MTU {
+		a.tooBig(frame, a.cfg.MTU-over)
+		return
+	}
+	buf := make([]byte, len(frame), len(frame)+over)
 	copy(buf, frame)
 	var err error
-	et := wire.Frame(buf).EtherType()
-	if a.cfg.MPLS && (et == wire.EtherTypeIPv4 || et == wire.EtherTypeIPv6) {
+	if mpls {
 		buf, err = wire.DumbNetMPLSPush(buf, tags)
 	} else {
 		buf, err = wire.DumbNetPush(buf, tags)
@@ -325,6 +346,54 @@ func (a *Agent) sendData(frame []byte, tags []uint8) {
 	}
 	a.c.Inc("tx_data")
 	a.sendNIC(buf)
+}
+
+// tooBig answers a frame the tags would make too long for the fabric:
+// ICMP "fragmentation needed" (RFC 792, RFC 1191) with the MTU left after
+// the tags, for an IPv4 packet with DF set; a drop otherwise.
+func (a *Agent) tooBig(frame []byte, mtu int) {
+	ip := frame[wire.EthHeaderLen:]
+	if wire.Frame(frame).EtherType() != wire.EtherTypeIPv4 || len(ip) < 20 || ip[0]>>4 != 4 || ip[6]&0x40 == 0 || mtu < 68 {
+		a.c.Inc("drop_too_big")
+		return
+	}
+	ihl := int(ip[0]&0x0f) * 4
+	if ihl < 20 || len(ip) < ihl {
+		a.c.Inc("drop_too_big")
+		return
+	}
+	quote := ip[:min(len(ip), ihl+8)]
+	b := make([]byte, 0, wire.EthHeaderLen+20+8+len(quote))
+	b = wire.AppendEthernet(b, wire.Frame(frame).Src(), wire.Frame(frame).Dst(), wire.EtherTypeIPv4, nil)
+	total := 20 + 8 + len(quote)
+	h := []byte{0x45, 0, byte(total >> 8), byte(total), 0, 0, 0, 0, 64, 1, 0, 0}
+	h = append(h, ip[16:20]...) // from the destination the packet was for
+	h = append(h, ip[12:16]...) // to its sender
+	ck := inetChecksum(h)
+	h[10], h[11] = byte(ck>>8), byte(ck)
+	b = append(b, h...)
+	icmp := []byte{3, 4, 0, 0, 0, 0, byte(mtu >> 8), byte(mtu)}
+	icmp = append(icmp, quote...)
+	ck = inetChecksum(icmp)
+	icmp[2], icmp[3] = byte(ck>>8), byte(ck)
+	b = append(b, icmp...)
+	a.c.Inc("icmp_frag_needed")
+	a.env.Send(a.local, b)
+}
+
+// inetChecksum is the Internet checksum (RFC 1071).
+func inetChecksum(b []byte) uint16 {
+	var sum uint32
+	for i := 0; i+1 < len(b); i += 2 {
+		sum += uint32(b[i])<<8 | uint32(b[i+1])
+	}
+	if len(b)%2 == 1 {
+		sum += uint32(b[len(b)-1]) << 8
+	}
+	for sum>>16 != 0 {
+		sum = sum&0xffff + sum>>16
+	}
+	return ^uint16(sum)
 }
 
 // choose picks one of the entry's paths for a frame: by flow hash, or by
@@ -564,7 +633,7 @@ func (a *Agent) fromFabric(p element.Port, frame []byte) {
 			a.c.Inc("drop_bad_control")
 			return
 		}
-		if m.HopLimit > DefaultHopLimit*3 {
+		if m.HopLimit > a.cfg.HopLimit {
 			a.c.Inc("drop_hop_limit")
 			return
 		}

@@ -257,3 +257,46 @@ func TestAgentFlowlets(t *testing.T) {
 		t.Fatalf("flowlet_switches = %d, want 39", a.Counters()["flowlet_switches"])
 	}
 }
+
+func TestAgentFragmentationNeeded(t *testing.T) {
+	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, MTU: 1500})
+	env := newFakeEnv()
+	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+	a.setController(macB, []uint8{3, 1})
+	a.hold(macB, netip.Addr{}, nil, nil)
+	reply(a, 1)
+	env.take()
+	ipPacket := func(n int, df bool) []byte {
+		ip := make([]byte, n)
+		ip[0] = 0x45
+		ip[2], ip[3] = byte(n>>8), byte(n)
+		if df {
+			ip[6] = 0x40
+		}
+		ip[9] = 6
+		copy(ip[12:16], ipA.AsSlice())
+		copy(ip[16:20], ipB.AsSlice())
+		return wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, ip)
+	}
+	// 1496 bytes of IP plus one tag, the end marker and the inner type fit.
+	a.Receive(2, ipPacket(1496, true))
+	if out := env.take(); len(out) != 1 || out[0].port != 1 {
+		t.Fatalf("a packet that fits: sent %v", out)
+	}
+	a.Receive(2, ipPacket(1500, true))
+	out := env.take()
+	if len(out) != 1 || out[0].port != 2 {
+		t.Fatalf("too big with DF: sent %v, want ICMP to the stack", out)
+	}
+	icmp := out[0].frame[wire.EthHeaderLen+20:]
+	if icmp[0] != 3 || icmp[1] != 4 || int(icmp[6])<<8|int(icmp[7]) != 1496 {
+		t.Fatalf("ICMP %x, want type 3 code 4 next-hop MTU 1496", icmp[:8])
+	}
+	if inetChecksum(out[0].frame[wire.EthHeaderLen:wire.EthHeaderLen+20]) != 0 || inetChecksum(icmp) != 0 {
+		t.Fatal("bad checksum")
+	}
+	a.Receive(2, ipPacket(1500, false))
+	if len(env.take()) != 0 || a.Counters()["drop_too_big"] != 1 {
+		t.Fatalf("too big without DF: %v", a.Counters())
+	}
+}

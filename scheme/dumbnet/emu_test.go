@@ -74,8 +74,8 @@ func emuLabScheme(t testing.TB, name, spec, schemeName string, params map[string
 			t.Errorf("down: %v", err)
 		}
 	})
-	if schemeName != "dumbnet" {
-		return l, nil, g
+	if schemeName != "dumbnet" || params["mtu"] != "" {
+		return l, fab, g
 	}
 	// DumbNet adds its tags to every frame: leave room for them below the
 	// veth MTU, as the paper's hosts do (MTU 1450, §5.3).
@@ -225,6 +225,41 @@ func TestEmuDiscoveryPingIperfFailover(t *testing.T) {
 			t.Fatalf("controller has %d links down, want 1", down)
 		}
 	})
+}
+
+// TestEmuPathMTU runs iperf3 between unmodified hosts left at MTU 1500:
+// with mtu=1500 the agents answer oversized packets with ICMP
+// "fragmentation needed" and the hosts' TCP lowers its segment size.
+func TestEmuPathMTU(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 not installed")
+	}
+	l, _, g := emuLab(t, "dnmtu", "leafspine:2,2,1", map[string]string{"mtu": "1500", "probetimeout": "50ms", "probegap": "20us"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ips := hostIPs(g)
+	if err := ping(ctx, l, "h1", ips["h2"]); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := l.Exec(ctx, "h2", "iperf3", "-s", "-1", "-D"); err != nil {
+		t.Fatalf("iperf3 server: %v %s", err, out)
+	}
+	time.Sleep(300 * time.Millisecond)
+	out, err := l.Exec(ctx, "h1", "iperf3", "-c", ips["h2"], "-t", "2", "-J")
+	if err != nil {
+		t.Fatalf("iperf3: %v %s", err, out)
+	}
+	var r struct {
+		End struct {
+			SumReceived struct {
+				Bps float64 `json:"bits_per_second"`
+			} `json:"sum_received"`
+		} `json:"end"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil || r.End.SumReceived.Bps <= 0 {
+		t.Fatalf("iperf3 moved nothing: %v %s", err, out)
+	}
+	t.Logf("iperf3 at host MTU 1500: %.1f Mb/s", r.End.SumReceived.Bps/1e6)
 }
 
 // coreTx sums, for every link with a core switch at one end, the frames

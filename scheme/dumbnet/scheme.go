@@ -53,6 +53,9 @@ type Fabric struct {
 //	                 simulator runs as well with 2ms and 2us
 //	search=DUR|off   when hosts start probing for the controller (200ms)
 //	querytimeout=DUR first path-query retry (10ms)
+//	mtu=N            the fabric links' MTU: frames the tags would push past
+//	                 it get ICMP "fragmentation needed" (IPv4 with DF) or are
+//	                 dropped; unset: no limit
 func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 	f := &Fabric{g: g, switches: map[topo.NodeID]*Switch{}, agents: map[topo.NodeID]*Agent{}, ctrlNode: -1}
 	base := Config{Eps: -1}
@@ -92,6 +95,11 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 			base.ProbeTimeout, err = dur(v)
 		case "probegap":
 			base.ProbeGap, err = dur(v)
+		case "mtu":
+			base.MTU, err = posInt(v, 65535)
+			if err == nil && base.MTU < 576 {
+				err = fmt.Errorf("want 576..65535")
+			}
 		case "querytimeout":
 			base.QueryTimeout, err = dur(v)
 		case "search":
@@ -101,7 +109,7 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 				base.Search, err = dur(v)
 			}
 		default:
-			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, maxports, probetimeout, probegap, search, querytimeout)", ErrBadParam, k)
+			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout)", ErrBadParam, k)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("dumbnet: %w: %s=%q: %v", ErrBadParam, k, v, err)
@@ -145,6 +153,7 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 		}
 	}
 	base.MaxPorts = maxPorts
+	base.HopLimit = hops
 	for _, h := range hosts {
 		mac, ip, err := g.HostAddr(h)
 		if err != nil {
