@@ -166,7 +166,15 @@ type Agent struct {
 
 	flowlets map[uint64]*flowlet
 	seed     uint64
+
+	notifiedAt, patchedAt element.Time
 }
+
+// Notified returns when this host last learnt of a port state change: by
+// a notification (stage 1: the switch's broadcast or another host's
+// flood) and by the controller's patch (stage 2). Zero: never. For
+// DumbNet Fig. 11(a).
+func (a *Agent) Notified() (stage1, stage2 element.Time) { return a.notifiedAt, a.patchedAt }
 
 type portID struct {
 	sw   uint64
@@ -882,6 +890,7 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 		return
 	}
 	a.evState[id] = st
+	a.notifiedAt = a.env.Now()
 	if a.ctrl != nil {
 		a.ctrl.linkEvent(id.sw, id.port, st == wire.PortUp)
 	}
@@ -978,6 +987,7 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 	}
 	a.cache.version = max(a.cache.version, m.Version)
 	a.c.Inc("patches_applied")
+	a.patchedAt = a.env.Now()
 	for _, l := range m.Links {
 		up := l.Flags&wire.LinkUp != 0
 		i, ok := a.cache.g.idx[l.A]

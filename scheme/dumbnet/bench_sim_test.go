@@ -1,6 +1,7 @@
 package dumbnet_test
 
 import (
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/host"
 	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
 	"github.com/edgefabric/edgefabric/scheme/stp"
 	"github.com/edgefabric/edgefabric/sim"
 	"github.com/edgefabric/edgefabric/topo"
@@ -98,7 +100,7 @@ func busiestCoreLink(g *topo.Graph, s *sim.Sim, before map[topo.LinkID]uint64) (
 // outage runs a 100 Mb/s UDP stream between two pods of fattree:4 under
 // fabric f, fails the core link it uses once the stream is established,
 // and returns the outage: datagrams lost times the sending interval.
-func outage(b *testing.B, f scheme.Fabric, g *topo.Graph, settle, runFor element.Time, agents bool) element.Time {
+func outage(b *testing.B, f scheme.Fabric, g *topo.Graph, settle, runFor element.Time, agents bool) (element.Time, element.Time) {
 	s, err := sim.New(g, sim.Options{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
@@ -141,6 +143,7 @@ func outage(b *testing.B, f scheme.Fabric, g *topo.Graph, settle, runFor element
 	_, base := busiestCoreLink(g, s, nil)
 	s.Run(start + 20*element.Millisecond)
 	l, _ := busiestCoreLink(g, s, base)
+	failAt := s.Now()
 	if err := s.SetLink(l, false); err != nil {
 		b.Fatal(err)
 	}
@@ -151,7 +154,30 @@ func outage(b *testing.B, f scheme.Fabric, g *topo.Graph, settle, runFor element
 	if fl.Packets == 0 || lost < 0 {
 		b.Fatalf("sent %d received %d", r.Sent, fl.Packets)
 	}
-	return element.Time(lost) * interval
+	return element.Time(lost) * interval, failAt
+}
+
+// notifyTimes returns, over the hosts, when each learnt of the failure at
+// failAt by notification (stage 1) and by patch (stage 2): median and
+// maximum (DumbNet Fig. 11(a)).
+func notifyTimes(b *testing.B, f *dumbnet.Fabric, g *topo.Graph, failAt element.Time) (p50s1, maxs1, p50s2, maxs2 element.Time) {
+	var s1, s2 []element.Time
+	for _, h := range g.Nodes(topo.Host) {
+		a, c := f.Agent(h).Notified()
+		if a < failAt {
+			b.Fatalf("%s never notified", g.Node(h).Name)
+		}
+		s1 = append(s1, a-failAt)
+		if h != f.ControllerNode() {
+			if c < failAt {
+				b.Fatalf("%s never patched", g.Node(h).Name)
+			}
+			s2 = append(s2, c-failAt)
+		}
+	}
+	slices.Sort(s1)
+	slices.Sort(s2)
+	return s1[len(s1)/2], s1[len(s1)-1], s2[len(s2)/2], s2[len(s2)-1]
 }
 
 // BenchmarkFailoverOutage measures the outage of a UDP stream when the
@@ -166,11 +192,18 @@ func BenchmarkFailoverOutage(b *testing.B) {
 	}
 	var dn, st element.Time
 	b.Run("dumbnet", func(b *testing.B) {
+		var n1, m1, n2, m2 element.Time
 		for b.Loop() {
 			f := newLabGraph(b, g, nil).f
-			dn = outage(b, f, g, 100*element.Millisecond, 200*element.Millisecond, true)
+			var failAt element.Time
+			dn, failAt = outage(b, f, g, 100*element.Millisecond, 200*element.Millisecond, true)
+			n1, m1, n2, m2 = notifyTimes(b, f, g, failAt)
 		}
 		b.ReportMetric(dn.Seconds()*1000, "outage-ms")
+		b.ReportMetric(n1.Seconds()*1e6, "notify-p50-us")
+		b.ReportMetric(m1.Seconds()*1e6, "notify-max-us")
+		b.ReportMetric(n2.Seconds()*1e6, "patch-p50-us")
+		b.ReportMetric(m2.Seconds()*1e6, "patch-max-us")
 	})
 	b.Run("stp", func(b *testing.B) {
 		for b.Loop() {
@@ -179,7 +212,7 @@ func BenchmarkFailoverOutage(b *testing.B) {
 				b.Fatal(err)
 			}
 			// 802.1D needs 2 x forward delay (30 s) to converge first.
-			st = outage(b, f, g, 35*element.Second, 60*element.Second, false)
+			st, _ = outage(b, f, g, 35*element.Second, 60*element.Second, false)
 		}
 		b.ReportMetric(st.Seconds()*1000, "outage-ms")
 	})
