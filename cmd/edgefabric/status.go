@@ -135,13 +135,20 @@ func printStatus(w io.Writer, st *emu.Status) {
 			if p.STP != "" {
 				up += "/" + p.STP
 			}
+			if p.Local {
+				up += "/local"
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%d\t%d\t%s\n", name, kind, el, addr, p.Port, p.Interface, up, p.RxFrames, p.TxFrames, fmtMap(p.Drops))
-		}
-		if len(n.Counters) > 0 {
-			fmt.Fprintf(tw, "\t\tcounters: %s\t\t\t\t\t\t\t\n", fmtMap(n.Counters))
 		}
 	}
 	tw.Flush()
+	// The elements' own counters, below the table: they are too wide for
+	// a column.
+	for _, n := range st.Nodes {
+		if len(n.Counters) > 0 {
+			fmt.Fprintf(w, "%s: %s\n", n.Name, fmtMap(n.Counters))
+		}
+	}
 	down := []string{}
 	for _, l := range st.Links {
 		if !l.Up {
