@@ -112,9 +112,9 @@ func hostIPs(g *topo.Graph) map[string]string {
 
 func TestEmuDiscoveryPingIperfFailover(t *testing.T) {
 	// Probes cross user-space forwarders in the emulator: give a BFS
-	// round tens of milliseconds, and pace probes below what an AF_PACKET
+	// round 200 ms (CI runs other packages beside it), and pace probes below what an AF_PACKET
 	// socket buffer absorbs.
-	l, fab, g := emuLab(t, "dnemu", "fattree:4", map[string]string{"k": "1", "probetimeout": "50ms", "probegap": "20us"})
+	l, fab, g := emuLab(t, "dnemu", "fattree:4", map[string]string{"k": "1", "probetimeout": "200ms", "probegap": "20us"})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -234,7 +234,7 @@ func TestEmuPathMTU(t *testing.T) {
 	if _, err := exec.LookPath("iperf3"); err != nil {
 		t.Skip("iperf3 not installed")
 	}
-	l, _, g := emuLab(t, "dnmtu", "leafspine:2,2,1", map[string]string{"mtu": "1500", "probetimeout": "50ms", "probegap": "20us"})
+	l, _, g := emuLab(t, "dnmtu", "leafspine:2,2,1", map[string]string{"mtu": "1500", "probetimeout": "200ms", "probegap": "20us"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	ips := hostIPs(g)
@@ -294,7 +294,7 @@ func BenchmarkEmuFailoverOutage(b *testing.B) {
 		b.Run(sch, func(b *testing.B) {
 			var sum time.Duration
 			for b.Loop() {
-				params := map[string]string{"probetimeout": "50ms", "probegap": "20us"}
+				params := map[string]string{"probetimeout": "200ms", "probegap": "20us"}
 				if sch != "dumbnet" {
 					params = nil
 				}
