@@ -489,7 +489,138 @@ func (gr *grower) grow(seed NodeID, target int) int64 {
 		}
 		add(it.node)
 	}
-	return gr.refine(cut)
+	cut = gr.refine(cut)
+	for pass := 0; pass < 8; pass++ {
+		gain := gr.klPass()
+		if gain <= 0 {
+			break
+		}
+		cut = gr.refine(cut - gain)
+	}
+	return cut
+}
+
+// klMaxClusters bounds the Kernighan–Lin pass, whose steps cost
+// O(clusters²).
+const klMaxClusters = 100
+
+// klPass runs one Kernighan–Lin pass over clusters, a switch with the
+// hosts that hang off it alone: it swaps clusters of equal host count
+// between the sides (so the halves stay balanced), best pair first,
+// accepting losing swaps on the way, and keeps the best prefix of the
+// sequence. This escapes the local minima of single moves (a HyperX split
+// along a row needs several swaps whose first ones lose). It returns the
+// capacity the kept swaps removed from the cut (0: no change).
+func (gr *grower) klPass() int64 {
+	g := gr.g
+	var heads []NodeID
+	member := make(map[NodeID][]NodeID)
+	for i := range g.nodes {
+		if g.nodes[i].Kind == Host {
+			continue
+		}
+		heads = append(heads, NodeID(i))
+	}
+	if len(heads) < 2 || len(heads) > klMaxClusters {
+		return 0
+	}
+	for _, s := range heads {
+		ms := []NodeID{s}
+		for _, l := range g.Ports(s) {
+			if l == NoLink {
+				continue
+			}
+			h := g.links[l].Other(s).Node
+			if g.nodes[h].Kind == Host && !g.nodes[h].Relay && g.Degree(h) == 1 {
+				ms = append(ms, h)
+			}
+		}
+		member[s] = ms
+	}
+	whole := func(s NodeID) bool {
+		for _, m := range member[s] {
+			if gr.inA[m] != gr.inA[s] {
+				return false
+			}
+		}
+		return true
+	}
+	inCluster := make(map[NodeID]NodeID)
+	for _, s := range heads {
+		for _, m := range member[s] {
+			inCluster[m] = s
+		}
+	}
+	// gain of moving cluster s whole; between-cluster capacity
+	gain := func(s NodeID) int64 {
+		var c int64
+		for _, m := range member[s] {
+			for _, l := range g.Ports(m) {
+				if l == NoLink {
+					continue
+				}
+				o := g.links[l].Other(m).Node
+				if c, ok := inCluster[o]; ok && c == s {
+					continue // a link inside the cluster
+				}
+				if gr.inA[o] != gr.inA[m] {
+					c += g.links[l].Rate
+				} else {
+					c -= g.links[l].Rate
+				}
+			}
+		}
+		return c
+	}
+	flip := func(s NodeID) {
+		for _, m := range member[s] {
+			gr.inA[m] = !gr.inA[m]
+		}
+	}
+	locked := make(map[NodeID]bool)
+	var swaps [][2]NodeID
+	var cum, best int64
+	bestK := 0
+	for {
+		var ba, bb NodeID = -1, -1
+		var bg int64
+		gains := make(map[NodeID]int64, len(heads))
+		for _, s := range heads {
+			if !locked[s] && whole(s) {
+				gains[s] = gain(s)
+			}
+		}
+		for a, ga := range gains {
+			if !gr.inA[a] {
+				continue
+			}
+			for b, gb := range gains {
+				if gr.inA[b] || len(member[a]) != len(member[b]) {
+					continue
+				}
+				gsum := ga + gb - 2*gr.between(a, b)
+				if ba < 0 || gsum > bg || gsum == bg && (a < ba || a == ba && b < bb) {
+					ba, bb, bg = a, b, gsum
+				}
+			}
+		}
+		if ba < 0 {
+			break
+		}
+		flip(ba)
+		flip(bb)
+		locked[ba], locked[bb] = true, true
+		swaps = append(swaps, [2]NodeID{ba, bb})
+		cum += bg
+		if cum > best {
+			best, bestK = cum, len(swaps)
+		}
+	}
+	for i := len(swaps) - 1; i >= bestK; i-- {
+		flip(swaps[i][0])
+		flip(swaps[i][1])
+	}
+	return best
 }
 
 // moveGain is the cut capacity saved by moving v to the other side.

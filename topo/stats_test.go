@@ -1,7 +1,11 @@
 package topo
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -156,5 +160,37 @@ func TestHostAddrErrors(t *testing.T) {
 	mac, ip, err := g.HostAddr(1)
 	if err != nil || mac != HostMAC(1) || ip.String() != "10.0.0.1/8" {
 		t.Errorf("h1: %v %v %v", mac, ip, err)
+	}
+}
+
+// TestStatsGolden pins the full summary of every generator and figure
+// (testdata/golden/stats.json; go test -update rewrites it).
+func TestStatsGolden(t *testing.T) {
+	specs := []string{"fattree:4", "fattree:8", "leafspine:2,5,5", "hyperx:3", "hyperx:4", "bcube:8,2", "bcube:2,3",
+		"ciscodc:2,2", "ciscodc:3,2", "cube:3,3,3,1", "torus:4,4,4,1", "jellyfish:20,8,4", "line:3", "ring:3", "ring:8",
+		"spain-fig2", "spain-testbed", "dumbnet-fig1", "dumbnet-testbed"}
+	var out []Summary
+	for _, s := range specs {
+		g, err := Parse(s, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, Stats(g))
+	}
+	got, _ := json.MarshalIndent(out, "", " ")
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "golden", "stats.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -update creates it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("summaries differ from %s:\n%s", path, got)
 	}
 }
