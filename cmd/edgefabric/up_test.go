@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,6 +97,19 @@ func TestEmuVerbsLifecycle(t *testing.T) {
 			t.Fatalf("edgefabric %v: exit %d, want %d\n%s", args, code, wantCode, out.String())
 		}
 		return out.String()
+	}
+	// Not root: a clear error, exit 1, nothing created.
+	os.Chmod(filepath.Dir(bin), 0o755) // t.TempDir and its parent are private
+	os.Chmod(filepath.Dir(filepath.Dir(bin)), 0o755)
+	nobody := exec.Command(bin, "up", "line:2", "--scheme", "kernel-bridge", "--name", name)
+	nobody.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := nobody.CombinedOutput(); err == nil || !strings.Contains(string(out), "needs root") {
+		t.Fatalf("up as nobody: %v\n%s", err, out)
+	} else if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("up as nobody: %v, want exit 1", err)
+	}
+	if labs, _ := emu.Labs(); contains(labs, name) {
+		t.Fatal("up as nobody created the lab")
 	}
 	out := ef(0, "up", "line:2", "--scheme", "kernel-bridge", "--name", name, "-p", "stp=off")
 	if !strings.Contains(out, "lab "+name+" up") {
