@@ -79,6 +79,7 @@ func TestBisection(t *testing.T) {
 		"spain-testbed":   40 * Rate1G,  // 40 server links: cheaper than any 10G cut
 		"ciscodc:2,2":     4 * Rate1G,   // one module's 4 core links
 		"hyperx:2,1":      2 * Rate1G,   // a 4-cycle cut in half
+		"hyperx:4":        16 * Rate1G,  // two rows against two: 4 links per column
 		"bcube:2,1":       1 * Rate1G,   // two servers on one switch
 	} {
 		g, err := Parse(spec, 1)
