@@ -165,10 +165,15 @@ type searcher struct {
 	target topo.NodeID
 	use    []int32 // per link: how many chosen paths of this pair use it
 	used   []topo.LinkID
-	// DFS state, stamped to avoid clearing.
-	dead  []uint32
-	stamp uint32
-	stack []topo.LinkID
+	// DFS state, stamped to avoid clearing: failed[v] is the largest
+	// remaining budget with which v failed (valid when seen[v] == stamp).
+	failed []int32
+	stamp  uint32
+	stack  []topo.LinkID
+	frames []struct {
+		v          topo.NodeID
+		off, tried int32
+	}
 	// A* state.
 	g      []int64
 	via    []topo.LinkID
@@ -185,7 +190,7 @@ func newSearcher(f *Fabric) *searcher {
 	return &searcher{
 		f: f, rng: pcg, r: rand.New(pcg),
 		use:  make([]int32, m),
-		dead: make([]uint32, n), g: make([]int64, n), via: make([]topo.LinkID, n),
+		failed: make([]int32, n), g: make([]int64, n), via: make([]topo.LinkID, n),
 		seen: make([]uint32, n), closed: make([]uint32, n),
 	}
 }
@@ -198,7 +203,6 @@ func (s *searcher) setTarget(d topo.NodeID) {
 func (s *searcher) nextStamp() uint32 {
 	s.stamp++
 	if s.stamp == 0 { // wrapped: clear once every 4 billion searches
-		clear(s.dead)
 		clear(s.seen)
 		clear(s.closed)
 		s.stamp = 1
@@ -264,44 +268,68 @@ func (s *searcher) pairPaths(src topo.NodeID, k int) [][]topo.LinkID {
 	return s.paths
 }
 
-// disjointShortest appends to s.buf a path src→target of hop length
-// dist(src) over links no chosen path uses, if one exists.
+// MaxSlack bounds the detour, in hops beyond the shortest distance, for
+// which the search looks for an edge-disjoint path by bounded depth-first
+// search before it falls back to A*.
+const MaxSlack = 4
+
+// disjointShortest appends to s.buf the shortest path src→target that uses
+// no link a chosen path uses, if one exists within MaxSlack hops of the
+// shortest distance. It is iterative deepening on the hop bound L: a walk
+// may only step to a node w when depth+1+dist(w) ≤ L, so the walk found in
+// the first bound that has one is of minimum length, and therefore simple
+// (a walk with a cycle would leave a shorter one, found at a smaller L).
+// A node that failed with some remaining budget fails with any smaller one,
+// which bounds the work per bound to one visit per node and budget.
 func (s *searcher) disjointShortest(src topo.NodeID) bool {
+	d := s.target
+	if src == d {
+		return true
+	}
+	base := s.dist[src]
+	for L := base; L <= base+MaxSlack; L++ {
+		if s.boundedDFS(src, L) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	st := s.nextStamp()
 	f := s.f
 	d := s.target
 	s.stack = s.stack[:0]
-	v := src
-	// Iterative DFS over the shortest-path DAG towards d. Each frame
-	// remembers the random start offset and how many neighbours it tried.
 	type frame struct {
 		v          topo.NodeID
 		off, tried int32
 	}
-	frames := make([]frame, 0, 16)
-	deg := int32(f.adjOff[v+1] - f.adjOff[v])
-	if v == d {
-		return true
-	}
-	frames = append(frames, frame{v, int32(s.r.IntN(max(int(deg), 1))), 0})
+	frames := s.frames[:0]
+	deg := f.adjOff[src+1] - f.adjOff[src]
+	frames = append(frames, frame{src, int32(s.r.IntN(max(int(deg), 1))), 0})
 	for len(frames) > 0 {
 		fr := &frames[len(frames)-1]
-		v = fr.v
+		v := fr.v
 		base := f.adjOff[v]
 		deg = f.adjOff[v+1] - base
-		want := s.dist[v] - 1
+		depth := int32(len(frames)) // hops taken after stepping on
+		budget := L - depth         // hops left from the next node
 		advanced := false
 		for fr.tried < deg {
 			idx := base + (fr.off+fr.tried)%deg
 			fr.tried++
 			w := f.adjNbr[idx]
 			l := f.adjLink[idx]
-			if s.dist[w] != want || s.use[l] != 0 || s.dead[w] == st {
+			if s.use[l] != 0 || s.dist[w] < 0 || s.dist[w] > budget {
+				continue
+			}
+			if s.seen[w] == st && s.failed[w] >= budget {
 				continue
 			}
 			s.stack = append(s.stack, l)
 			if w == d {
 				s.buf = append(s.buf, s.stack...)
+				s.frames = frames[:0]
 				return true
 			}
 			wd := f.adjOff[w+1] - f.adjOff[w]
@@ -310,13 +338,18 @@ func (s *searcher) disjointShortest(src topo.NodeID) bool {
 			break
 		}
 		if !advanced {
-			s.dead[v] = st
+			// v failed with the budget it was entered with.
+			b := L - int32(len(frames)-1)
+			if s.seen[v] != st || s.failed[v] < b {
+				s.seen[v], s.failed[v] = st, b
+			}
 			frames = frames[:len(frames)-1]
 			if len(s.stack) > 0 {
 				s.stack = s.stack[:len(s.stack)-1]
 			}
 		}
 	}
+	s.frames = frames[:0]
 	return false
 }
 

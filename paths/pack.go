@@ -13,6 +13,10 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 )
 
+// ParallelFirstFitLimit is the largest path set on which the parallel
+// packer also runs the serial first-fit and best-fit trials.
+const ParallelFirstFitLimit = 2_000_000
+
 // MaxVLANs is the number of usable 802.1Q VLAN IDs: 1..4094 (0 and 4095
 // are reserved).
 const MaxVLANs = 4094
@@ -56,10 +60,13 @@ type PackOptions struct {
 	// Trials is N, the number of randomized runs; the best is kept.
 	Trials int
 	Seed   uint64
-	// Parallel runs the trials on Workers goroutines and adds, for every
-	// first-fit trial, a best-fit trial; the serial algorithm runs only
-	// the first-fit trials, one after the other. Trial t uses the same
-	// random stream either way, so the parallel result is never worse.
+	// Parallel runs N tree-cover trials, each on Workers goroutines,
+	// then the N first-fit trials of the serial algorithm and N best-fit
+	// trials on Workers goroutines; the serial algorithm runs only the
+	// first-fit trials, one after the other. Trial t uses the same random
+	// stream either way, so the parallel result is never worse (above
+	// ParallelFirstFitLimit paths the parallel packer runs tree cover
+	// only).
 	Parallel bool
 	Workers  int
 }
@@ -103,10 +110,16 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 			jobs = append(jobs, job{len(jobs), TreeCover})
 		}
 	}
+	// The parallel packer repeats the serial trials only on path sets it
+	// can afford to: first fit over millions of paths and hundreds of
+	// subgraphs costs minutes per trial (docs/spain-plan.md).
+	ff := !opt.Parallel || ps.NumPaths() <= ParallelFirstFitLimit
 	for range trials {
-		jobs = append(jobs, job{len(jobs), FirstFit})
+		if ff {
+			jobs = append(jobs, job{len(jobs), FirstFit})
+		}
 	}
-	if opt.Parallel {
+	if opt.Parallel && ff {
 		for range trials {
 			jobs = append(jobs, job{len(jobs), BestFit})
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"time"
 
 	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/topo"
@@ -59,7 +60,9 @@ type Plan struct {
 	Coverage    float64 `json:"coverage"`
 	STPCoverage float64 `json:"stp_coverage"`
 	Packing     Packing `json:"packing"`
-	VLANs       []VLAN  `json:"vlans"`
+	// Seconds is the wall time of each phase.
+	Seconds Timing `json:"seconds"`
+	VLANs   []VLAN `json:"vlans"`
 
 	F    *paths.Fabric  `json:"-"`
 	Tree *paths.Tree    `json:"-"`
@@ -69,6 +72,13 @@ type Plan struct {
 	// holding link l.
 	linkVLANs []uint64
 	words     int
+}
+
+// Timing is the wall time of the planner's phases, in seconds.
+type Timing struct {
+	Paths  float64 `json:"paths"`
+	Pack   float64 `json:"pack"`
+	Verify float64 `json:"verify"`
 }
 
 // Packing describes how the VLANs were found.
@@ -105,11 +115,14 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	}
 	p.Tree = paths.STP(f)
 	p.Root = g.Node(p.Tree.Root).Name
+	t0 := time.Now()
 	p.PS, err = paths.ComputePathSets(f, paths.PathOptions{K: p.K, Seed: opt.Seed, Workers: opt.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	p.Pairs, p.NumPaths = len(p.PS.Pairs), p.PS.NumPaths()
+	t1 := time.Now()
+	p.Seconds.Paths = t1.Sub(t0).Seconds()
 	p.Pack, err = paths.Pack(f, p.PS, p.Tree.Links, paths.PackOptions{
 		Trials: opt.Trials, Seed: opt.Seed, Parallel: !opt.Serial, Workers: opt.Workers,
 	})
@@ -121,6 +134,8 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
 	p.NumVLANs = len(p.Pack.VLANs)
+	t2 := time.Now()
+	p.Seconds.Pack = t2.Sub(t1).Seconds()
 	p.Packing = Packing{Algorithm: "parallel", Trials: p.Pack.Trials, BestTrial: p.Pack.BestTrial,
 		Strategy: p.Pack.BestStrategy.String(), TrialVLANs: p.Pack.TrialVLANs}
 	if opt.Serial {
@@ -137,6 +152,7 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	if err := p.Verify(); err != nil {
 		return nil, err
 	}
+	p.Seconds.Verify = time.Since(t2).Seconds()
 	p.STPCoverage = float64(len(p.Tree.Used)) / float64(f.NumFabricLinks)
 	used := make([]bool, g.NumLinks())
 	n := 0
