@@ -189,7 +189,7 @@ func newSearcher(f *Fabric) *searcher {
 	pcg := rand.NewPCG(0, 0)
 	return &searcher{
 		f: f, rng: pcg, r: rand.New(pcg),
-		use:  make([]int32, m),
+		use:    make([]int32, m),
 		failed: make([]int32, n), g: make([]int64, n), via: make([]topo.LinkID, n),
 		seen: make([]uint32, n), closed: make([]uint32, n),
 	}
