@@ -36,8 +36,9 @@ func (e *posError) Error() string {
 		b.WriteString(e.field)
 	}
 	b.WriteString(": ")
-	b.WriteString(oneLine(strings.TrimPrefix(e.err.Error(), "topo: ")))
-	return b.String()
+	b.WriteString(strings.TrimPrefix(e.err.Error(), "topo: "))
+	// keys, names and file names come from the input: keep it one line
+	return oneLine(b.String())
 }
 
 func (e *posError) Unwrap() error { return e.err }
