@@ -489,6 +489,7 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // survive the terminal
 	if err := cmd.Start(); err != nil {
 		pw.Close()
+		os.RemoveAll(LabDir(name)) // ours: the name was free above
 		return fmt.Errorf("emu: start daemon: %w", err)
 	}
 	pw.Close()
@@ -505,10 +506,17 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 			return nil
 		}
 		<-exited
+		// Nothing of this name existed before (checked above), so all
+		// that carries the prefix is the failed daemon's: remove it, or
+		// the next up with this name would be refused.
+		var err error
 		if m == "" {
-			return fmt.Errorf("emu: lab %s: %w died before it was ready; log %s:\n%s", name, ErrDaemon, LogPath(name), tail(LogPath(name), 20))
+			err = fmt.Errorf("emu: lab %s: %w died before it was ready; its log:\n%s", name, ErrDaemon, tail(LogPath(name), 20))
+		} else {
+			err = errors.New(strings.TrimPrefix(m, "error: "))
 		}
-		return errors.New(strings.TrimPrefix(m, "error: "))
+		Cleanup(name, 5*time.Second)
+		return err
 	case <-ctx.Done():
 		cmd.Process.Signal(unix.SIGTERM)
 		select {

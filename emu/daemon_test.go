@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,7 +32,11 @@ func testDaemon(name string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	g := star(nil, 2)
-	l, err := Up(ctx, g, KernelBridge, Options{Name: name, Topology: "star2", Scheme: scheme.Options{Params: map[string]string{"stp": "off"}}})
+	schemeName := KernelBridge
+	if os.Getenv("EMU_TEST_DAEMON_FAIL") != "" {
+		schemeName = "nosuch"
+	}
+	l, err := Up(ctx, g, schemeName, Options{Name: name, Topology: "star2", Scheme: scheme.Options{Params: map[string]string{"stp": "off"}}})
 	if err != nil {
 		NotifyReady(err)
 		return 1
@@ -212,4 +217,29 @@ func FuzzParseRequest(f *testing.F) {
 			t.Fatalf("accepted link request without ends: %+v", r)
 		}
 	})
+}
+
+// TestSpawnFailureLeavesNothing: a daemon that fails (here: a scheme that
+// does not exist) reports its error and leaves no state behind, so the
+// name can be used again.
+func TestSpawnFailureLeavesNothing(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	t.Setenv(daemonEnv, name)
+	t.Setenv("EMU_TEST_DAEMON_FAIL", "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := SpawnDaemon(ctx, name, []string{os.Args[0], "-test.run=^$"})
+	if err == nil || !strings.Contains(err.Error(), "unknown scheme") {
+		t.Fatalf("SpawnDaemon = %v, want the daemon's error", err)
+	}
+	if labs, _ := Labs(); slices.Contains(labs, name) {
+		t.Fatalf("failed daemon left lab %s behind", name)
+	}
+	if err := SpawnDaemon(ctx, name, []string{"/nonexistent/edgefabric"}); err == nil {
+		t.Fatal("spawning a missing binary succeeded")
+	}
+	if labs, _ := Labs(); slices.Contains(labs, name) {
+		t.Fatalf("failed spawn left lab %s behind", name)
+	}
 }
