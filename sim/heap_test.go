@@ -28,15 +28,6 @@ func TestHeapOrder(t *testing.T) {
 	var h eventHeap
 	var ref []event
 	seq := uint64(0)
-	less := func(a, b event) int {
-		if a.before(&b) {
-			return -1
-		}
-		if b.before(&a) {
-			return 1
-		}
-		return 0
-	}
 	now := element.Time(0)
 	for i := range 200000 {
 		switch op := r.IntN(3); {
@@ -44,17 +35,15 @@ func TestHeapOrder(t *testing.T) {
 			seq++
 			e := event{t: now + element.Time(r.IntN(50)), seq: seq}
 			h.push(e)
-			ref = append(ref, e)
+			ref = insertSorted(ref, e)
 		case op == 1:
 			got := h.pop()
-			slices.SortFunc(ref, less)
 			if got != ref[0] {
 				t.Fatalf("op %d: pop %+v, want %+v", i, got, ref[0])
 			}
 			ref = ref[1:]
 			now = got.t
 		default:
-			slices.SortFunc(ref, less)
 			if *h.peek() != ref[0] {
 				t.Fatalf("op %d: peek %+v, want %+v", i, *h.peek(), ref[0])
 			}
@@ -62,7 +51,7 @@ func TestHeapOrder(t *testing.T) {
 			seq++
 			e := event{t: now + element.Time(r.IntN(50)), seq: seq}
 			h.replaceTop(e)
-			ref[0] = e
+			ref = insertSorted(ref[1:], e)
 		}
 		if h.len() != len(ref) {
 			t.Fatalf("len %d, want %d", h.len(), len(ref))
@@ -77,7 +66,6 @@ func TestCalendarOrder(t *testing.T) {
 	var c calendar
 	var ref []event
 	seq := uint64(0)
-	less := func(a, b event) int { return eventCmp(a, b) }
 	now := element.Time(0)
 	delta := func() element.Time {
 		switch r.IntN(6) {
@@ -104,9 +92,8 @@ func TestCalendarOrder(t *testing.T) {
 			seq++
 			e := event{t: now + delta(), seq: seq}
 			c.push(e)
-			ref = append(ref, e)
+			ref = insertSorted(ref, e)
 		case 1, 2:
-			slices.SortFunc(ref, less)
 			got := *c.peek()
 			if got != ref[0] {
 				t.Fatalf("op %d: peek %+v, want %+v", i, got, ref[0])
@@ -119,7 +106,7 @@ func TestCalendarOrder(t *testing.T) {
 				seq++
 				e := event{t: now + delta(), seq: seq}
 				c.replaceTop(e)
-				ref[0] = e
+				ref = insertSorted(ref[1:], e)
 			}
 		}
 		if c.len() != len(ref) {
@@ -127,7 +114,6 @@ func TestCalendarOrder(t *testing.T) {
 		}
 	}
 	// Drain.
-	slices.SortFunc(ref, less)
 	for i, want := range ref {
 		if got := *c.peek(); got != want {
 			t.Fatalf("drain %d: %+v, want %+v", i, got, want)
@@ -147,4 +133,10 @@ func TestCalendarOrder(t *testing.T) {
 	if c.peek().seq != 1 {
 		t.Fatal("end of time order")
 	}
+}
+
+// insertSorted inserts e into ref, kept in (time, seq) order.
+func insertSorted(ref []event, e event) []event {
+	i, _ := slices.BinarySearchFunc(ref, e, eventCmp)
+	return slices.Insert(ref, i, e)
 }

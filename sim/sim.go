@@ -117,6 +117,7 @@ type Sim struct {
 	// holdRoot is set while the earliest event is being processed and
 	// has not been replaced yet.
 	holdRoot bool
+	running  bool
 
 	nodes []node
 	pipes []pipe
@@ -153,14 +154,10 @@ type node struct {
 	// element's CutThrougher.
 	timingSet bool
 	up        bool
-	// graph is the topology node this node belongs to (itself for graph
-	// nodes, the host for a host's internal stack).
-	graph topo.NodeID
 	// stack is the internal stack node of a host with an agent, or -1.
 	stack int32
 	// badPort counts Sends on ports the node does not have.
 	badPort uint64
-	local   element.Port // the agent's Local port, or 0
 }
 
 type port struct {
@@ -209,7 +206,6 @@ func New(g *topo.Graph, opts Options) (*Sim, error) {
 		nd := &s.nodes[i]
 		nd.name = n.Name
 		nd.up = true
-		nd.graph = topo.NodeID(i)
 		nd.stack = -1
 		nd.ports = make([]port, n.Ports)
 		for p := range nd.ports {
@@ -248,7 +244,8 @@ func (s *Sim) Events() uint64 { return s.nevents }
 func (s *Sim) TraceHash() uint64 { return uint64(s.hash) }
 
 // Err returns the first error the engine met while running (a capture that
-// failed to write). The run itself continues.
+// failed to write, Run called from inside an event). The run itself
+// continues.
 func (s *Sim) Err() error { return s.err }
 
 func (s *Sim) node(n topo.NodeID) (*node, error) {
@@ -312,13 +309,12 @@ func (s *Sim) PlaceHost(n topo.NodeID, agent, stack element.Element) error {
 	// the agent's Local port N+1.
 	si := int32(len(s.nodes))
 	s.nodes = append(s.nodes, node{
-		name: nd.name + "/stack", elem: stack, up: true, graph: n, stack: -1,
+		name: nd.name + "/stack", elem: stack, up: true, stack: -1,
 		ports: []port{{out: -1, mac: mac}},
 	})
 	nd = &s.nodes[n]
 	nd.stack = si
 	lp := element.Port(len(nd.ports) + 1)
-	nd.local = lp
 	nd.ports = append(nd.ports, port{out: -1, mac: mac, local: true})
 	pi := int32(len(s.pipes))
 	s.pipes = append(s.pipes, pipe{}, pipe{})
@@ -460,6 +456,16 @@ func (s *Sim) Run(until element.Time) { s.run(until, true) }
 func (s *Sim) RunAll() { s.run(math.MaxInt64, false) }
 
 func (s *Sim) run(until element.Time, advance bool) {
+	if s.running {
+		// Run from inside an event (an At action, an element) would take
+		// the event being processed off the list: refuse, and say so.
+		if s.err == nil {
+			s.err = fmt.Errorf("sim: Run called from inside an event: %w", ErrStarted)
+		}
+		return
+	}
+	s.running = true
+	defer func() { s.running = false }()
 	if !s.started {
 		s.start()
 	}

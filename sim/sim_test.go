@@ -237,3 +237,18 @@ func TestSetupErrors(t *testing.T) {
 		t.Errorf("place after start: %v", err)
 	}
 }
+
+func TestNestedRunRefused(t *testing.T) {
+	g := line(t, 0, 1_000_000_000, us)
+	s := mustNew(t, g, Options{})
+	a := &rec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, &rec{}))
+	ran := 0
+	s.At(us, func() { s.Run(element.Second) })
+	s.At(2*us, func() { ran++ })
+	s.RunAll()
+	if ran != 1 || !errors.Is(s.Err(), ErrStarted) || s.Now() != 2*us {
+		t.Fatalf("nested Run: ran %d, err %v, now %v", ran, s.Err(), s.Now())
+	}
+}
