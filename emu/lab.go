@@ -219,7 +219,9 @@ func (l *Lab) build(ctx context.Context) error {
 				Namespace:    netlink.NsFd(a.h),
 				HardwareAddr: net.HardwareAddr(l.portMAC(a, lk.A.Port)),
 				TxQLen:       1000,
+				MTU:          l.portMTU(a),
 			},
+			PeerMTU:          uint32(l.portMTU(b)),
 			PeerName:         b.ifnames[lk.B.Port-1],
 			PeerNamespace:    netlink.NsFd(b.h),
 			PeerHardwareAddr: net.HardwareAddr(l.portMAC(b, lk.B.Port)),
@@ -256,6 +258,24 @@ func (l *Lab) portMAC(ln *labNode, p element.Port) []byte {
 	}
 	m := topo.PortMAC(ln.id, p)
 	return m[:]
+}
+
+// FabricMTU is the MTU of every fabric-side interface (switch ports, a host
+// agent's fab ports); HostMTU that of a host's own interface (its eth0).
+// The fabric carries the hosts' full-size frames plus whatever a scheme
+// adds (DumbNet tags, an Axon header, VXLAN's 50 bytes), and a veth drops
+// a received frame longer than its MTU without a trace, so the fabric runs
+// jumbo while hosts keep the usual 1500.
+const (
+	FabricMTU = 9000
+	HostMTU   = 1500
+)
+
+func (l *Lab) portMTU(ln *labNode) int {
+	if ln.kind == topo.Host && !ln.agent && !ln.bridge {
+		return HostMTU
+	}
+	return FabricMTU
 }
 
 func (l *Lab) firstIf(ln *labNode) string {
