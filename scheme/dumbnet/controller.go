@@ -65,8 +65,9 @@ type Controller struct {
 	// snap is the topology as last published, and done its completion:
 	// both safe to read from any goroutine (the emulator runs the element
 	// on its own goroutine while a test or the demo reads them).
-	snap atomic.Pointer[Topology]
-	done atomic.Bool
+	snap   atomic.Pointer[Topology]
+	done   atomic.Bool
+	doneAt atomic.Int64
 }
 
 type deferredQuery struct {
@@ -93,14 +94,17 @@ func (c *Controller) Done() bool { return c.done.Load() }
 // goroutine; the result must not be modified.
 func (c *Controller) Snapshot() *Topology { return c.snap.Load() }
 
-// DoneAt returns when discovery finished (engine time).
-func (c *Controller) DoneAt() element.Time { return c.disc.doneAt }
+// DoneAt returns when the first discovery finished (engine time), 0
+// before. Safe from any goroutine.
+func (c *Controller) DoneAt() element.Time { return element.Time(c.doneAt.Load()) }
 
-// Probes returns how many probing messages discovery sent.
-func (c *Controller) Probes() uint64 { return c.disc.probes }
+// Probes returns how many probing messages discovery sent. Safe from any
+// goroutine.
+func (c *Controller) Probes() uint64 { return c.disc.probes.Load() }
 
-// Rounds returns how many BFS levels discovery took.
-func (c *Controller) Rounds() int { return c.disc.rounds }
+// Rounds returns how many BFS rounds discovery took. Safe from any
+// goroutine.
+func (c *Controller) Rounds() int { return int(c.disc.rounds.Load()) }
 
 // Version returns the topology version (bumped by every change).
 func (c *Controller) Version() uint64 { return c.version }
@@ -152,6 +156,9 @@ func (c *Controller) discovered() {
 	c.version++
 	c.ready = true
 	c.publish()
+	if !c.done.Load() {
+		c.doneAt.Store(int64(c.disc.doneAt))
+	}
 	c.done.Store(true)
 	c.a.controllerReady()
 	// Announce the controller to every host (see Agent.acceptAnnouncement).

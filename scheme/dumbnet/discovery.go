@@ -2,6 +2,7 @@ package dumbnet
 
 import (
 	"slices"
+	"sync/atomic"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/wire"
@@ -81,8 +82,10 @@ type discovery struct {
 	byIP    map[netipKey]wire.MAC
 
 	frontier []int32
-	rounds   int
-	probes   uint64
+	// rounds and probes are read by other goroutines (the demo, status)
+	// while the element runs in the emulator.
+	rounds atomic.Int64
+	probes atomic.Uint64
 
 	queue    [][]byte
 	qhead    int
@@ -240,7 +243,7 @@ func (d *discovery) pace() {
 		return
 	}
 	d.pacing = true
-	d.probes++
+	d.probes.Add(1)
 	d.a.sendNIC(f)
 	d.lastSend = d.a.env.Now()
 	d.a.env.After(d.gap, d.pace)
@@ -380,7 +383,7 @@ func (d *discovery) scan(i int32, ports []uint16) {
 // endRound resolves what the frontier's probes found and starts the next
 // BFS level, or finishes.
 func (d *discovery) endRound() {
-	d.rounds++
+	d.rounds.Add(1)
 	clear(d.pending) // late answers are stale now
 	if len(d.sws) == 0 {
 		// The first switch never answered: no fabric (or no link) yet.
