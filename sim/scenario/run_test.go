@@ -1,11 +1,16 @@
 package scenario
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/gopacket/gopacket"
+	"github.com/gopacket/gopacket/layers"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/host"
@@ -178,5 +183,67 @@ workloads:
 	sc, _ := parse(t, "topology: line:1\nscheme: learn\nduration: 1s\n")
 	if _, err := sc.Run(RunOptions{PcapDir: filepath.Join(f, "sub")}); err == nil {
 		t.Error("capture into a file's subdirectory succeeded")
+	}
+}
+
+// The capture files are valid pcap that a standard reader decodes: the
+// ping's ICMP echo requests and replies are in h1's capture, with their
+// checksums right and time stamps in virtual time.
+func TestCaptureDecodes(t *testing.T) {
+	dir := t.TempDir()
+	run(t, `
+topology: line:1
+scheme: learn
+duration: 1s
+workloads:
+  - ping: {from: h1, to: h2, count: 3, interval: 100ms, at: 10ms}
+`, RunOptions{PcapDir: dir})
+	raw, err := os.ReadFile(filepath.Join(dir, "h1-1.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Classic pcap, nanosecond magic, Ethernet link type.
+	le := binary.LittleEndian
+	if len(raw) < 24 || le.Uint32(raw) != 0xa1b23c4d || le.Uint32(raw[20:]) != 1 {
+		t.Fatalf("not a nanosecond Ethernet pcap: % x", raw[:min(len(raw), 24)])
+	}
+	var echo, reply int
+	var last time.Time
+	for off := 24; off < len(raw); {
+		if off+16 > len(raw) {
+			t.Fatalf("truncated record header at %d", off)
+		}
+		ts := time.Unix(int64(le.Uint32(raw[off:])), int64(le.Uint32(raw[off+4:])))
+		n := int(le.Uint32(raw[off+8:]))
+		if off+16+n > len(raw) || n != int(le.Uint32(raw[off+12:])) {
+			t.Fatalf("bad record at %d", off)
+		}
+		data := raw[off+16 : off+16+n]
+		off += 16 + n
+		ci := struct{ Timestamp time.Time }{ts}
+		p := gopacket.NewPacket(data, layers.LayerTypeEthernet, gopacket.Default)
+		if el := p.ErrorLayer(); el != nil {
+			t.Fatalf("undecodable frame: %v", el.Error())
+		}
+		if ic, ok := p.Layer(layers.LayerTypeICMPv4).(*layers.ICMPv4); ok {
+			switch ic.TypeCode.Type() {
+			case layers.ICMPv4TypeEchoRequest:
+				echo++
+			case layers.ICMPv4TypeEchoReply:
+				reply++
+			}
+		}
+		if ci.Timestamp.Before(last) && echo+reply > 0 {
+			t.Errorf("timestamps go back: %v after %v", ci.Timestamp, last)
+		}
+		last = ci.Timestamp
+	}
+	if echo != 3 || reply != 3 {
+		t.Fatalf("capture has %d echo requests and %d replies, want 3 and 3", echo, reply)
+	}
+	// Virtual time since the Unix epoch: the last reply arrives shortly
+	// after 210 ms.
+	if last.UnixNano() < 210_000_000 || last.UnixNano() > 211_000_000 {
+		t.Errorf("last record at %v, want just after 210 ms", last.UnixNano())
 	}
 }
