@@ -333,12 +333,15 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 	if serr == nil && st.Pid > 0 {
 		rep.Daemon = "dead"
 		if alive(st.Pid, st.PidStart) {
-			if _, err := call(name, Request{Op: "down"}, 5*time.Second); err == nil && waitGone(st.Pid, st.PidStart, timeout) {
+			// A daemon running many elements on a busy machine may be
+			// slow to answer and to tear down: give each step the full
+			// timeout before escalating to SIGTERM, then SIGKILL.
+			if _, err := call(name, Request{Op: "down"}, timeout); err == nil && waitGone(st.Pid, st.PidStart, timeout) {
 				rep.Daemon = "stopped"
 			} else {
 				rep.Daemon = "killed"
 				unix.Kill(st.Pid, unix.SIGTERM)
-				if !waitGone(st.Pid, st.PidStart, 5*time.Second) {
+				if !waitGone(st.Pid, st.PidStart, timeout) {
 					unix.Kill(st.Pid, unix.SIGKILL)
 					waitGone(st.Pid, st.PidStart, 5*time.Second)
 				}

@@ -550,11 +550,17 @@ func (l *Lab) bridgeStates(ln *labNode) (map[string]uint8, error) {
 // veths, bridges, qdiscs and TAPs go with them). It is idempotent.
 func (l *Lab) Down() error {
 	l.once.Do(func() {
+		// Closing an AF_PACKET socket waits for an RCU grace period
+		// (synchronize_net in packet_release), tens of milliseconds on a
+		// busy machine: close them all at once, not one after another.
+		var wg sync.WaitGroup
 		for _, ln := range l.nodes {
 			if ln.run != nil {
-				ln.run.stop()
+				wg.Add(1)
+				go func() { defer wg.Done(); ln.run.stop() }()
 			}
 		}
+		wg.Wait()
 		var errs []error
 		for _, ln := range l.nodes {
 			if ln.nl != nil {

@@ -64,34 +64,37 @@ type runner struct {
 	stats []portStats
 	up    []atomic.Bool // link state as the element was told
 
-	events chan event
-	done   chan struct{}
-	wg     sync.WaitGroup // the loop and the readers
-	start  time.Time
-	rnd    *rand.Rand
-	log    *slog.Logger
+	events   chan event
+	done     chan struct{}
+	loopDone chan struct{}  // closed when the element's goroutine returns
+	wg       sync.WaitGroup // the loop and the readers
+	start    time.Time
+	rnd      *rand.Rand
+	log      *slog.Logger
 
 	timers  timerHeap
 	tseq    uint64
 	armed   time.Duration // deadline the Go timer is set for, or -1
 	badPort atomic.Uint64 // Sends to a port that does not exist
 	stopped atomic.Bool
+	started atomic.Bool // run was called; a lab that failed midway has runners never started
 }
 
 func newRunner(name string, el element.Element, ports []element.PortInfo, ios []frameIO, start time.Time, seed uint64, log *slog.Logger) *runner {
 	r := &runner{
-		name:   name,
-		el:     el,
-		ports:  ports,
-		ios:    ios,
-		stats:  make([]portStats, len(ports)),
-		up:     make([]atomic.Bool, len(ports)),
-		events: make(chan event, 1024),
-		done:   make(chan struct{}),
-		start:  start,
-		rnd:    rand.New(rand.NewPCG(seed, 0x656d75)),
-		log:    log.With("node", name),
-		armed:  -1,
+		name:     name,
+		el:       el,
+		ports:    ports,
+		ios:      ios,
+		stats:    make([]portStats, len(ports)),
+		up:       make([]atomic.Bool, len(ports)),
+		events:   make(chan event, 1024),
+		done:     make(chan struct{}),
+		loopDone: make(chan struct{}),
+		start:    start,
+		rnd:      rand.New(rand.NewPCG(seed, 0x656d75)),
+		log:      log.With("node", name),
+		armed:    -1,
 	}
 	for i := range ports {
 		r.up[i].Store(ports[i].Up)
@@ -101,6 +104,7 @@ func newRunner(name string, el element.Element, ports []element.PortInfo, ios []
 
 // run attaches the element and starts its goroutine and one reader per port.
 func (r *runner) run() {
+	r.started.Store(true)
 	r.wg.Add(1)
 	go r.loop()
 	for i, io := range r.ios {
@@ -118,11 +122,20 @@ func (r *runner) stop() {
 		return
 	}
 	close(r.done)
+	// The element's goroutine must be gone before the ports close: Send
+	// writes to the raw fd, whose number could otherwise be reused by
+	// another file while it is still writing.
+	if r.started.Load() {
+		<-r.loopDone
+	}
+	var wg sync.WaitGroup
 	for _, io := range r.ios {
 		if io != nil {
-			io.Close() // unblocks the readers
+			wg.Add(1)
+			go func() { defer wg.Done(); io.Close() }() // unblocks the readers
 		}
 	}
+	wg.Wait()
 	r.wg.Wait()
 }
 
@@ -163,6 +176,7 @@ func (r *runner) reader(p element.Port, io frameIO) {
 
 func (r *runner) loop() {
 	defer r.wg.Done()
+	defer close(r.loopDone)
 	r.el.Attach(r, r.ports)
 	tm := time.NewTimer(time.Hour)
 	tm.Stop()

@@ -203,3 +203,22 @@ func TestLongestGap(t *testing.T) {
 		t.Fatalf("leading loss: %d %v", lost, out)
 	}
 }
+
+// TestRunnerStopUnstarted: a lab that fails after making a runner but
+// before starting it must still be able to stop it.
+func TestRunnerStopUnstarted(t *testing.T) {
+	p := newFakeIO()
+	r := newRunner("x", &recorder{}, []element.PortInfo{{Port: 1, Up: true}}, []frameIO{p}, time.Now(), 1, slog.Default())
+	done := make(chan struct{})
+	go func() { r.stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stop of an unstarted runner hangs")
+	}
+	select {
+	case <-p.closed:
+	default:
+		t.Fatal("port not closed")
+	}
+}
