@@ -277,14 +277,47 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-func BenchmarkPlanFatTree16(b *testing.B) {
-	f := mustFabric(b, mustTopo(b, "fattree:16"))
-	tr := STP(f)
-	b.ReportAllocs()
-	for b.Loop() {
-		ps, _ := ComputePathSets(f, PathOptions{K: 8, Seed: 1})
-		if _, err := Pack(f, ps, tr.Links, PackOptions{Trials: 1, Seed: 1, Parallel: true}); err != nil {
+// BenchmarkPack compares the serial Algorithm 2 (the baseline) with the
+// parallel packer on the same path set, one trial each.
+func BenchmarkPack(b *testing.B) {
+	for _, spec := range []string{"fattree:16", "hyperx:8", "bcube:8,2"} {
+		f := mustFabric(b, mustTopo(b, spec))
+		tr := STP(f)
+		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+		if err != nil {
 			b.Fatal(err)
 		}
+		for _, par := range []bool{false, true} {
+			name := spec + "/serial"
+			if par {
+				name = spec + "/parallel"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					pk, err := Pack(f, ps, tr.Links, PackOptions{Trials: 1, Seed: 1, Parallel: par})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(float64(len(pk.VLANs)), "vlans")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkPathSets measures Algorithm 1 alone.
+func BenchmarkPathSets(b *testing.B) {
+	for _, spec := range []string{"fattree:16", "hyperx:8", "bcube:8,2"} {
+		f := mustFabric(b, mustTopo(b, spec))
+		k := Alpha(f).Alpha
+		b.Run(spec, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := ComputePathSets(f, PathOptions{K: k, Seed: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
