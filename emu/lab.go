@@ -130,12 +130,15 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 			return nil, fmt.Errorf("emu: scheme %s on %s: %w", schemeName, g.Name, err)
 		}
 	}
+	t0 := time.Now()
 	if err := l.build(ctx); err != nil {
 		return nil, errors.Join(err, l.Down())
 	}
+	t1 := time.Now()
 	if err := l.waitReady(ctx); err != nil {
 		return nil, errors.Join(err, l.Down())
 	}
+	l.log.Info("lab up", "lab", l.name, "nodes", g.NumNodes(), "links", g.NumLinks(), "build", t1.Sub(t0).Round(time.Millisecond), "ready", time.Since(t1).Round(time.Millisecond))
 	return l, nil
 }
 
