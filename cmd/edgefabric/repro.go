@@ -67,7 +67,7 @@ Reproductions:
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (FatTree(48), HyperX(16), BCube(48,2), BCube(8,4))")
-	c.Flags().StringSliceVar(&rows, "rows", nil, "only rows whose name contains one of these (e.g. --rows fattree,bcube)")
+	c.Flags().StringArrayVar(&rows, "rows", nil, "only rows whose name contains this (case-insensitive; repeat the flag for several: --rows fattree --rows 'bcube(8,2)')")
 	c.Flags().StringVar(&outDir, "out", "", "write NAME.json, NAME.md and NAME.svg into this directory")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for tie-breaking, packing, failures and flows")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no per-row progress on stderr")
