@@ -168,6 +168,7 @@ type Agent struct {
 	seed     uint64
 
 	notifiedAt, patchedAt element.Time
+	searchBackoff         element.Time
 }
 
 // Notified returns when this host last learnt of a port state change: by
@@ -690,6 +691,9 @@ func (a *Agent) answerProbe(p element.Port, frame, tags, payload []byte) {
 	if _, ok := a.learned[pm.SrcMAC]; ok || len(a.learned) < maxLearned {
 		a.learned[pm.SrcMAC] = slices.Clone(tags)
 	}
+	if a.ctrl != nil {
+		a.ctrl.heardFrom(pm.SrcMAC)
+	}
 	rep := wire.DumbNetProbeReply{Seq: pm.Seq, HostMAC: a.mac, HostIP: a.ip, Path: pm.Path}
 	if a.haveCtrl {
 		rep.Controller = a.ctrlMAC
@@ -827,7 +831,14 @@ func (a *Agent) startSearch() {
 	}
 	a.c.Inc("search_started")
 	a.search = newDiscovery(a, true)
-	a.search.onDone = func() { a.c.Inc("search_exhausted") }
+	a.search.onDone = func() {
+		// The whole fabric probed and no controller: answers were lost, or
+		// the controller is not up yet. Search again later.
+		a.c.Inc("search_exhausted")
+		a.search = nil
+		a.searchBackoff = min(max(2*a.searchBackoff, a.cfg.Search), 30*element.Second)
+		a.env.After(a.searchBackoff, a.startSearch)
+	}
 	a.search.start()
 }
 

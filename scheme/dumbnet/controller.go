@@ -61,6 +61,8 @@ type Controller struct {
 	treeVer  uint64
 
 	deferred []deferredQuery
+	// nextHostScan rate-limits rescans for missed hosts.
+	nextHostScan element.Time
 
 	// snap is the topology as last published, and done its completion:
 	// both safe to read from any goroutine (the emulator runs the element
@@ -272,7 +274,10 @@ func (c *Controller) query(q *wire.DumbNetPathQuery) {
 	}
 	src, ok := c.hosts[q.Src]
 	if !ok {
+		// A host discovery missed (its answer was lost) found the
+		// controller by itself: look for it.
 		c.a.c.Inc("ctrl_query_unknown_src")
+		c.rescanHosts()
 		return
 	}
 	dstMAC := q.Dst
@@ -368,6 +373,58 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		return
 	}
 	c.setLink(i, port, false)
+}
+
+// heardFrom is called for every PM the controller's host answers: a
+// prober the controller does not know is a host its discovery missed.
+func (c *Controller) heardFrom(mac wire.MAC) {
+	if _, ok := c.hosts[mac]; !ok && c.ready {
+		c.rescanHosts()
+	}
+}
+
+// rescanHosts sends one host probe to every switch port where discovery
+// found nothing, to place hosts whose answers were lost or who came late.
+// At most one rescan runs per second (or per ten probe timeouts).
+func (c *Controller) rescanHosts() {
+	d := c.disc
+	now := c.a.env.Now()
+	if !c.ready || d.running || now < c.nextHostScan {
+		return
+	}
+	c.nextHostScan = now + max(element.Second, 10*d.timeout)
+	d.frontier = d.frontier[:0]
+	for gi, id := range c.g.ids {
+		di, ok := d.byID[id]
+		if !ok {
+			continue
+		}
+		fwd, ret, ok := c.switchPaths(int32(gi))
+		if !ok {
+			continue
+		}
+		s := d.sws[di]
+		s.fwd, s.ret = fwd, ret
+		var ports []uint16
+		for p := 1; p <= min(d.maxPorts, 254); p++ {
+			if !s.known[uint16(p)] {
+				ports = append(ports, uint16(p))
+			}
+		}
+		if len(ports) > 0 {
+			d.jobs = append(d.jobs, scanJob{sw: di, kind: kindSwitch, ports: ports, hostOnly: true})
+			d.frontier = append(d.frontier, di)
+		}
+	}
+	if len(d.frontier) == 0 {
+		return
+	}
+	c.a.c.Inc("ctrl_host_rescans")
+	d.running = true
+	if !d.pacing {
+		d.pace()
+	}
+	d.armRound()
 }
 
 // rescan probes a port that came up where no link was known: a new cable,

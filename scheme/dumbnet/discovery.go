@@ -39,6 +39,9 @@ type scanJob struct {
 	ports []uint16
 	pi    int // index into ports
 	q     int // 0: the host probe of ports[pi]; 1..maxPorts: switch probes
+	// hostOnly sends only the host probes (the controller looking for a
+	// host it missed).
+	hostOnly bool
 }
 
 // dsw is a switch as discovery knows it: its ID, a path from the prober to
@@ -222,7 +225,7 @@ func (d *discovery) next() ([]byte, bool) {
 			rec.kind, rec.q = j.kind, uint16(j.q)
 		}
 		j.q++
-		if j.q > min(d.maxPorts, 254) {
+		if j.q > min(d.maxPorts, 254) || j.hostOnly {
 			j.q = 0
 			j.pi++
 		}

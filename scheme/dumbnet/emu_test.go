@@ -56,6 +56,8 @@ func emuLabScheme(t testing.TB, name, spec, schemeName string, params map[string
 		ctx, cancel = context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 	}
+	// Unique per process: other engineers' test runs share the machine.
+	name = fmt.Sprintf("%s%d", name, os.Getpid()%100000)
 	l, err := emu.Up(ctx, g, schemeName, emu.Options{Name: name, Registry: reg, Topology: spec,
 		Scheme: scheme.Options{Seed: 1, Params: params}, ReadyTimeout: ready})
 	if err != nil {
@@ -301,7 +303,7 @@ func BenchmarkEmuFailoverOutage(b *testing.B) {
 				if sch != "dumbnet" {
 					params = nil
 				}
-				l, _, g := emuLabScheme(b, "dnbench", "fattree:4", sch, params)
+				l, _, g := emuLabScheme(b, "dnbch", "fattree:4", sch, params)
 				ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 				ips := hostIPs(g)
 				for ctx.Err() == nil {

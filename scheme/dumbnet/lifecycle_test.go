@@ -130,3 +130,58 @@ func TestNewLinkRescanned(t *testing.T) {
 		t.Fatalf("%d/%d pairs; failed %v", ok, total, failed)
 	}
 }
+
+// lossy wraps an element and drops the probing messages that reach it
+// before a time: a host whose answers to discovery are lost.
+type lossy struct {
+	element.Element
+	env   element.Env
+	until element.Time
+}
+
+func (l *lossy) Attach(env element.Env, ports []element.PortInfo) {
+	l.env = env
+	l.Element.Attach(env, ports)
+}
+
+func (l *lossy) Receive(p element.Port, frame []byte) {
+	tags, inner, payload, err := wire.ParseDumbNet(frame)
+	if l.env.Now() < l.until && err == nil && len(tags) > 0 && inner == wire.EtherTypeLocalExp && len(payload) > 0 && wire.Subtype(payload[0]) == wire.SubDumbNetProbe {
+		return
+	}
+	l.Element.Receive(p, frame)
+}
+
+// TestMissedHostFound loses a host's answer to discovery: the host finds
+// the controller by its own search, the controller hears its probe, looks
+// again for hosts, and places it.
+func TestMissedHostFound(t *testing.T) {
+	g, err := topo.Parse("fattree:4", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Discovery ends near 250 ms; h7 starts searching at 500 ms, once it
+	// hears PMs again.
+	l := newLabGraphWrap(t, g, map[string]string{"search": "500ms"}, func(n topo.NodeID, e element.Element) element.Element {
+		if g.Node(n).Name == "h7" {
+			return &lossy{Element: e, until: 400 * element.Millisecond}
+		}
+		return e
+	})
+	l.discover(t)
+	want, _ := dumbnet.Expected(g)
+	if d := l.f.Controller().Topology().Diff(want); len(d) != 1 {
+		t.Fatalf("after discovery: %v, want h7 missing", d)
+	}
+	l.s.Run(l.s.Now() + 3*element.Second)
+	if d := l.f.Controller().Topology().Diff(want); len(d) != 0 {
+		t.Fatalf("h7 still missing: %v", d)
+	}
+	if n := l.f.Agent(l.f.ControllerNode()).Counters()["ctrl_host_rescans"]; n != 1 {
+		t.Fatalf("ctrl_host_rescans = %d, want 1", n)
+	}
+	ok, total, failed := l.pingAll(t)
+	if ok != total {
+		t.Fatalf("%d/%d pairs; failed %v", ok, total, failed)
+	}
+}

@@ -21,6 +21,7 @@ type lab struct {
 	s     *sim.Sim
 	f     *dumbnet.Fabric
 	hosts map[topo.NodeID]*hostT
+	wrap  func(topo.NodeID, element.Element) element.Element
 }
 
 type hostT = host.Host
@@ -35,6 +36,11 @@ func newLab(t testing.TB, spec string, params map[string]string) *lab {
 }
 
 func newLabGraph(t testing.TB, g *topo.Graph, params map[string]string) *lab {
+	return newLabGraphWrap(t, g, params, nil)
+}
+
+// newLabGraphWrap lets wrap replace the element placed on a node.
+func newLabGraphWrap(t testing.TB, g *topo.Graph, params map[string]string, wrap func(topo.NodeID, element.Element) element.Element) *lab {
 	t.Helper()
 	f, err := dumbnet.New(g, scheme.Options{Seed: 1, Params: params})
 	if err != nil {
@@ -44,7 +50,7 @@ func newLabGraph(t testing.TB, g *topo.Graph, params map[string]string) *lab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &lab{g: g, s: s, f: f, hosts: map[topo.NodeID]*host.Host{}}
+	l := &lab{g: g, s: s, f: f, hosts: map[topo.NodeID]*host.Host{}, wrap: wrap}
 	for i := range g.NumNodes() {
 		n := topo.NodeID(i)
 		if g.Node(n).Kind == topo.Switch {
@@ -67,7 +73,11 @@ func (l *lab) placeHost(t testing.TB, n topo.NodeID) {
 	}
 	h := host.New(host.Config{Name: l.g.Node(n).Name, MAC: mac, IP: ip})
 	l.hosts[n] = h
-	if err := l.s.PlaceHost(n, l.f.Element(n), h); err != nil {
+	agent := l.f.Element(n)
+	if l.wrap != nil {
+		agent = l.wrap(n, agent)
+	}
+	if err := l.s.PlaceHost(n, agent, h); err != nil {
 		t.Fatal(err)
 	}
 }
