@@ -138,3 +138,39 @@ func pow(x float64, n int) float64 {
 	}
 	return r
 }
+
+func TestRefusesBeyond4094VLANs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("packs 8,000 VLANs: about a minute on a busy machine")
+	}
+	// Two switches joined by 4095 parallel links: the 4095 edge-disjoint
+	// paths between them pairwise close loops, so each needs its own VLAN.
+	b := topo.NewBuilder("parallel")
+	s1, s2 := b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
+	for range 4095 {
+		b.Connect(s1, s2)
+	}
+	b.Connect(s1, b.AddNode("h1", topo.Host))
+	b.Connect(s2, b.AddNode("h2", topo.Host))
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Compute(g, Options{Trials: 1, Seed: 1})
+	if !errors.Is(err, ErrTooManyVLANs) {
+		t.Fatalf("got %v, want ErrTooManyVLANs", err)
+	}
+	// One link fewer fits exactly: VLAN 1 holds one path, 4093 more.
+	b = topo.NewBuilder("parallel-ok")
+	s1, s2 = b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
+	for range 4094 {
+		b.Connect(s1, s2)
+	}
+	b.Connect(s1, b.AddNode("h1", topo.Host))
+	b.Connect(s2, b.AddNode("h2", topo.Host))
+	g, _ = b.Graph()
+	p, err := Compute(g, Options{Trials: 1, Seed: 1})
+	if err != nil || p.NumVLANs != 4094 {
+		t.Fatalf("4094 links: %v, %v VLANs", err, p)
+	}
+}
