@@ -71,8 +71,8 @@ const (
 	DefaultProbeTimeout  = 50 * element.Millisecond
 	DefaultProbeGap      = 10 * element.Microsecond
 	DefaultSearch        = 200 * element.Millisecond
-	DefaultQueryTimeout  = 10 * element.Millisecond
-	DefaultQueryRetries  = 6
+	DefaultQueryTimeout  = 20 * element.Millisecond
+	DefaultQueryRetries  = 8
 	DefaultMaxReplyLinks = 64
 	DefaultQueueLen      = 64
 	// maxLearned bounds the return paths remembered from other hosts' PMs.

@@ -28,6 +28,7 @@ type probeRec struct {
 	p, q uint16
 	nid  uint64  // kindVerify: the neighbour the switch probe found
 	path []uint8 // kindLinkUp only
+	sent element.Time
 }
 
 // scanJob is a switch scan in progress: its probes are built one at a
@@ -92,6 +93,12 @@ type discovery struct {
 
 	queue    [][]byte
 	qhead    int
+	// lastAnswer and maxRTT stretch a round while answers still arrive
+	// and when they come slowly (a loaded emulator): a round ends once
+	// nothing was sent or answered for max(timeout, 3 x the slowest
+	// answer's round trip).
+	lastAnswer element.Time
+	maxRTT     element.Time
 	jobs     []scanJob
 	jhead    int
 	pacing   bool
@@ -185,9 +192,20 @@ func (d *discovery) build(rec probeRec) ([]byte, bool) {
 		d.a.c.Inc("probe_encode_error")
 		return nil, false
 	}
+	rec.sent = d.a.env.Now()
 	d.pending[d.seq] = rec
 	return b, true
 }
+
+// answered records an answer's round trip.
+func (d *discovery) answered(rec probeRec) {
+	now := d.a.env.Now()
+	d.lastAnswer = now
+	d.maxRTT = max(d.maxRTT, now-rec.sent)
+}
+
+// wait is the quiet time that ends a round.
+func (d *discovery) wait() element.Time { return max(d.timeout, 3*d.maxRTT) }
 
 // send queues a probe ahead of the scans (roots, verifications).
 func (d *discovery) send(rec probeRec) {
@@ -256,7 +274,7 @@ func (d *discovery) armRound() {
 	if d.timer != nil {
 		d.timer()
 	}
-	d.timer = d.a.env.After(d.timeout, d.checkRound)
+	d.timer = d.a.env.After(d.wait(), d.checkRound)
 }
 
 // checkRound ends the round once the pacer is idle and the last probe has
@@ -267,10 +285,11 @@ func (d *discovery) checkRound() {
 		return
 	}
 	now := d.a.env.Now()
-	if d.pacing || now-d.lastSend < d.timeout {
-		wait := d.timeout
+	last := max(d.lastSend, d.lastAnswer)
+	if w := d.wait(); d.pacing || now-last < w {
+		wait := w
 		if !d.pacing {
-			wait = d.lastSend + d.timeout - now
+			wait = last + w - now
 		}
 		d.timer = d.a.env.After(wait, d.checkRound)
 		return
@@ -290,6 +309,7 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 		d.a.c.Inc("drop_unmatched_reply")
 		return
 	}
+	d.answered(rec)
 	switch rec.kind {
 	case kindRoot:
 		delete(d.pending, pm.Seq)
@@ -340,6 +360,7 @@ func (d *discovery) hostReply(m *wire.DumbNetProbeReply) {
 		d.a.c.Inc("drop_unmatched_reply")
 		return
 	}
+	d.answered(rec)
 	delete(d.pending, m.Seq)
 	s := d.sws[rec.sw]
 	if prev, dup := s.hosts[rec.p]; dup && prev.HostMAC != m.HostMAC {

@@ -93,7 +93,7 @@ func emuLabScheme(t testing.TB, name, spec, schemeName string, params map[string
 // path query.
 func ping(ctx context.Context, l *emu.Lab, from, to string) error {
 	var last error
-	for range 5 {
+	for range 10 {
 		out, err := l.Exec(ctx, from, "ping", "-c", "1", "-W", "1", to)
 		if err == nil && strings.Contains(string(out), " 0% packet loss") {
 			return nil

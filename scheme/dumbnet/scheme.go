@@ -52,7 +52,7 @@ type Fabric struct {
 //	                 (10us): safe for the emulator's user-space forwarders; the
 //	                 simulator runs as well with 2ms and 2us
 //	search=DUR|off   when hosts start probing for the controller (200ms)
-//	querytimeout=DUR first path-query retry (10ms)
+//	querytimeout=DUR first path-query retry (20ms; doubled, 8 retries)
 //	mtu=N            the fabric links' MTU: frames the tags would push past
 //	                 it get ICMP "fragmentation needed" (IPv4 with DF) or are
 //	                 dropped; unset: no limit
