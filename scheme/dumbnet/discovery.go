@@ -91,19 +91,19 @@ type discovery struct {
 	rounds atomic.Int64
 	probes atomic.Uint64
 
-	queue    [][]byte
-	qhead    int
+	queue [][]byte
+	qhead int
 	// lastAnswer and maxRTT stretch a round while answers still arrive
 	// and when they come slowly (a loaded emulator): a round ends once
 	// nothing was sent or answered for max(timeout, 3 x the slowest
 	// answer's round trip).
 	lastAnswer element.Time
 	maxRTT     element.Time
-	jobs     []scanJob
-	jhead    int
-	pacing   bool
-	lastSend element.Time
-	timer    func()
+	jobs       []scanJob
+	jhead      int
+	pacing     bool
+	lastSend   element.Time
+	timer      func()
 
 	running bool
 	done    bool
