@@ -306,7 +306,8 @@ func RemoteSetLink(name, a, b string, up bool) error {
 // CleanupReport says what Cleanup found and did.
 type CleanupReport struct {
 	// Daemon is "stopped" (answered and shut down), "killed" (alive but
-	// unresponsive), "dead" (state file but no process: a crash) or
+	// unresponsive), "dead" (state file but no process: a crash),
+	// "in-process" (the lab of a live process that runs no daemon) or
 	// "none".
 	Daemon string `json:"daemon"`
 	// Leftovers are the namespaces still present after the daemon was
@@ -329,6 +330,9 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 		return rep, err
 	}
 	rep.Daemon = "none"
+	if _, alive := Owner(name); alive {
+		rep.Daemon = "in-process" // a live process's lab, torn down as asked
+	}
 	st, serr := ReadState(name)
 	if serr == nil && st.Pid > 0 {
 		rep.Daemon = "dead"
@@ -448,6 +452,44 @@ func waitGone(pid int, start uint64, timeout time.Duration) bool {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return !alive(pid, start)
+}
+
+// owner records the process that built a lab, daemon or not, so that a
+// lab run in-process (emu.Up from a test or the demo) is told apart from
+// a crashed one.
+type owner struct {
+	Pid      int    `json:"pid"`
+	PidStart uint64 `json:"pid_start"`
+}
+
+func ownerPath(name string) string { return filepath.Join(LabDir(name), "owner.json") }
+
+func writeOwner(name string) error {
+	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	o := owner{Pid: os.Getpid()}
+	o.PidStart, _ = procStart(o.Pid)
+	data, _ := json.Marshal(o)
+	if err := os.WriteFile(ownerPath(name), data, 0o644); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	return nil
+}
+
+// Owner returns the pid of the process that built lab name and whether it
+// still runs. A lab whose owner is gone but whose namespaces remain has
+// crashed.
+func Owner(name string) (pid int, running bool) {
+	data, err := os.ReadFile(ownerPath(name))
+	if err != nil {
+		return 0, false
+	}
+	var o owner
+	if json.Unmarshal(data, &o) != nil || o.Pid <= 0 {
+		return 0, false
+	}
+	return o.Pid, alive(o.Pid, o.PidStart)
 }
 
 // ReadyFDEnv names the environment variable through which SpawnDaemon tells

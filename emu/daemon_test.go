@@ -106,8 +106,11 @@ func TestDaemonLifecycle(t *testing.T) {
 		t.Fatalf("NodeNamespace = %q, %v", ns, err)
 	}
 	rep, err := Cleanup(name, 10*time.Second)
-	if err != nil || rep.Daemon != "stopped" || len(rep.Leftovers) != 0 || !rep.StateRemoved {
+	if err != nil || rep.Daemon != "stopped" || len(rep.Leftovers) != 0 {
 		t.Fatalf("Cleanup = %+v, %v; want a clean stop", rep, err)
+	}
+	if _, err := os.Stat(LabDir(name)); !os.IsNotExist(err) {
+		t.Fatalf("state directory left after a clean stop: %v", err)
 	}
 	if _, err := RemoteStatus(name); !errors.Is(err, ErrDaemon) {
 		t.Fatalf("status after down: %v", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -261,6 +262,10 @@ func TestPingThroughElement(t *testing.T) {
 	if err := ping(t, l, "h1", "10.0.0.2"); err != nil {
 		t.Fatalf("ping h1 -> h2: %v", err)
 	}
+	// An in-process lab is known as running, not as crashed.
+	if pid, alive := Owner(l.Name()); pid != os.Getpid() || !alive {
+		t.Fatalf("Owner = %d, %v; want this process", pid, alive)
+	}
 	st := l.Status()
 	var sw NodeStatus
 	for _, n := range st.Nodes {
@@ -270,6 +275,12 @@ func TestPingThroughElement(t *testing.T) {
 	}
 	if sw.Counters["forwarded"] == 0 || len(sw.Ports) != 2 || sw.Ports[0].RxFrames == 0 || sw.Ports[1].TxFrames == 0 {
 		t.Fatalf("switch status shows no forwarding: %+v", sw)
+	}
+	if err := l.Down(); err != nil {
+		t.Fatal(err)
+	}
+	if labs, _ := Labs(); slices.Contains(labs, l.Name()) {
+		t.Fatalf("Down left lab %s behind", l.Name())
 	}
 }
 

@@ -131,6 +131,9 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 		}
 	}
 	t0 := time.Now()
+	if err := writeOwner(l.name); err != nil {
+		return nil, err
+	}
 	if err := l.build(ctx); err != nil {
 		return nil, errors.Join(err, l.Down())
 	}
@@ -575,6 +578,9 @@ func (l *Lab) Down() error {
 					errs = append(errs, fmt.Errorf("emu: remove namespace %s: %w", ln.ns, err))
 				}
 			}
+		}
+		if err := os.RemoveAll(LabDir(l.name)); err != nil {
+			errs = append(errs, fmt.Errorf("emu: %w", err))
 		}
 		l.downErr = errors.Join(errs...)
 	})

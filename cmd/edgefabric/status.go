@@ -42,6 +42,9 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
 			st, err := emu.RemoteStatus(name)
 			if err != nil {
 				if errors.Is(err, emu.ErrDaemon) {
+					if pid, alive := emu.Owner(name); alive {
+						return fmt.Errorf("lab %s runs in process %d without a daemon: status is only available from that process (emu.Lab.Status)", name, pid)
+					}
 					if labs, _ := emu.Labs(); contains(labs, name) {
 						return fmt.Errorf("lab %s has no live daemon (crashed?): run 'edgefabric down %s' to remove its leftovers", name, name)
 					}
@@ -80,7 +83,7 @@ func mustLabs() []string {
 // labEntry is one line of the lab list.
 type labEntry struct {
 	Name  string `json:"name"`
-	State string `json:"state"` // "running" or "crashed"
+	State string `json:"state"` // "running" (a daemon), "in-process" (emu.Up in a live process) or "crashed"
 	Pid   int    `json:"pid,omitempty"`
 }
 
@@ -94,6 +97,8 @@ func listLabs(w io.Writer, asJSON bool) error {
 		e := labEntry{Name: n, State: "crashed"}
 		if st, err := emu.RemoteStatus(n); err == nil {
 			e.State, e.Pid = "running", st.Pid
+		} else if pid, alive := emu.Owner(n); alive {
+			e.State, e.Pid = "in-process", pid
 		}
 		out = append(out, e)
 	}
@@ -105,9 +110,12 @@ func listLabs(w io.Writer, asJSON bool) error {
 		return nil
 	}
 	for _, e := range out {
-		if e.State == "running" {
+		switch e.State {
+		case "running":
 			fmt.Fprintf(w, "%s\trunning (pid %d)\n", e.Name, e.Pid)
-		} else {
+		case "in-process":
+			fmt.Fprintf(w, "%s\trunning in process %d, no daemon\n", e.Name, e.Pid)
+		default:
 			fmt.Fprintf(w, "%s\tcrashed: run 'edgefabric down %s'\n", e.Name, e.Name)
 		}
 	}
