@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSpainTable3 checks every row of SPAIN Table 3 (§8): switches, fabric
@@ -429,6 +430,23 @@ func TestGeneratorLimits(t *testing.T) {
 	} {
 		if _, err := f(); !errors.Is(err, ErrTooLarge) {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestSpecHugeExponent: a bcube level count near MaxInt with a base of 0
+// or 1 is refused at once (sizing it used to loop that many times).
+func TestSpecHugeExponent(t *testing.T) {
+	for _, spec := range []string{"bcube:1,9000000000000000000", "bcube:0,9000000000000000000"} {
+		done := make(chan error, 1)
+		go func() { _, err := Parse(spec, 1); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrBadValue) && !errors.Is(err, ErrTooLarge) {
+				t.Errorf("%s: %v", spec, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: Parse did not return", spec)
 		}
 	}
 }

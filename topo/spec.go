@@ -106,7 +106,16 @@ func argOr(a []int, i, def int) int {
 	return def
 }
 
+// pow is b^e for sizing, capped once past 1e18 (the limits are far
+// below). A base of 0 or 1 returns at once: e comes from the spec and may
+// be near MaxInt, and multiplying 1 by 1 that often would never finish.
 func pow(b float64, e int) float64 {
+	if e <= 0 {
+		return 1
+	}
+	if b <= 1 {
+		return b
+	}
 	r := 1.0
 	for range e {
 		r *= b
