@@ -71,12 +71,12 @@ var spainRows = []spainRow{
 // long form).
 const (
 	ftNote   = "Gain PS=1: the paper's 1.00 means its Algorithm 1 broke ties the same way for every pair (all first paths through one core, like STP); ours breaks them at random, so first paths spread over the cores. PS=α: our α is p/2 (max-flow between edge switches), the paper's (p/2)²; random spreading lifts our gain above p/2. NCP: ours is the mean over 10 failure sets of the exact per-pair tree-path survival; the paper's 10-trial figures scatter (35, 17, 21, 17 %) around the same expectation."
-	hxNote   = "Fewer VLANs than the paper: the parallel tree-cover packer (Table 2 shows what the serial Algorithm 2 gives). NCP STP: the tree of HyperX has long paths (a chain-like BFS tree under 802.1D tie-breaking), so more pairs cross a failed link than in the paper's tree."
+	hxNote   = "Fewer VLANs than the paper: the parallel tree-cover packer (Table 2 shows what the serial Algorithm 2 gives). NCP STP below the paper's: the 802.1D tree of a HyperX is shallow (every switch is within two hops of the root), so tree paths have at most four links. Gains above the paper's: see the throughput note in docs/spain-plan.md."
 	hx2Note  = "The serial Algorithm 2 needs more VLANs than the paper's 475/304-trial best; we run 10 trials."
 	cdNote   = "The uncovered links are the aggregation-pair and core-core links, as in the paper. More VLANs than the paper: random tie-breaking in Algorithm 1 diversifies the three paths per pair (the paper's deterministic ties give path sets that share more)."
 	cdBadRow = "The paper's coverage figures for this row (34.15/92.68 %, 35.53/94.74 %) imply 41 and 76 links, not the 46 and 81 it lists; our counts follow the listed topology."
 	cd2Note  = "The paper's best took up to 1549 trials (CiscoDC(2,2)); we run 10."
-	bcNote   = "Servers relay, so they are both the path endpoints and bridges; VLAN 1 is rooted at the level-0 switch with the lowest bridge ID, which reproduces the paper's STP coverage."
+	bcNote   = "Servers relay, so they are both the path endpoints and bridges; VLAN 1 is rooted at the level-0 switch with the lowest bridge ID, which reproduces the paper's STP coverage. Our gains are far above the paper's: under STP every flow between servers of different level-0 groups crosses the root switch's links, which our unit-capacity, max-load model makes the bottleneck; the paper's near-1 gains at saturation point to a host-side limit its text does not specify (see docs/spain-plan.md)."
 	bc23Note = "Our k = α = 3 path set packs into 9 VLANs, below the paper's 12: the paper's optimum is for its own path set."
 )
 
