@@ -159,11 +159,31 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 	return sc, nil
 }
 
+// MaxFlows bounds the flows one scenario may ask for: every ordered pair
+// a ping, udp, tcp or tcp_rr workload expands to, and every transfer of a
+// shuffle (n hosts make n(n-1)). "from: all, to: all" on a large fabric
+// would otherwise allocate hundreds of millions of flows before the run
+// starts; the design's scale is hundreds of thousands.
+const MaxFlows = 1 << 20
+
 type resolver struct {
-	file string
-	opt  Options
-	g    *topo.Graph
-	err  error
+	file  string
+	opt   Options
+	g     *topo.Graph
+	err   error
+	flows int // flows asked for so far, checked against MaxFlows
+}
+
+// addFlows counts n more flows and refuses the workload that goes past
+// MaxFlows. n is a float64 so that the product of two host counts cannot
+// overflow.
+func (r *resolver) addFlows(line int, field string, n float64) bool {
+	if float64(r.flows)+n > MaxFlows {
+		r.fail(line, field, "asks for up to %.0f flows, with %d in the scenario before it; the limit is %d", n, r.flows, MaxFlows)
+		return false
+	}
+	r.flows += int(n)
+	return true
 }
 
 // fail records the first error, naming the file, line and field.
@@ -518,11 +538,20 @@ func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Wo
 		if r.err != nil {
 			return nil
 		}
+		n := float64(len(base.Hosts))
+		if !r.addFlows(w.line, field, n*(n-1)) {
+			return nil
+		}
 		return []Workload{base}
 	}
 	from := r.hosts(a.From, field+".from", w.line)
 	to := r.hosts(a.To, field+".to", w.line)
 	if r.err != nil {
+		return nil
+	}
+	// An upper bound (pairs of a host with itself are skipped below),
+	// checked before anything is allocated.
+	if !r.addFlows(w.line, field, float64(len(from))*float64(len(to))) {
 		return nil
 	}
 	var out []Workload

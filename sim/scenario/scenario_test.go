@@ -190,3 +190,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseFlowLimit: a workload that expands to more than MaxFlows flows
+// is refused while loading, before the flows are allocated; the count
+// adds up across workloads and includes a shuffle's n(n-1) transfers.
+func TestParseFlowLimit(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		// fattree:48 has 27648 hosts: 764 million ordered pairs
+		{"all pairs", "topology: fattree:48\nscheme: learn\nduration: 1s\nworkloads:\n  - ping: {from: all, to: all}\n",
+			"test.yaml:5: workloads[0].ping: bad scenario: asks for up to 764411904 flows"},
+		{"shuffle", "topology: fattree:48\nscheme: learn\nduration: 1s\nworkloads:\n  - shuffle: {hosts: all, bytes: 1KB}\n",
+			"test.yaml:5: workloads[0].shuffle: bad scenario: asks for up to 764384256 flows"},
+		// 1024 hosts x 1023 = 1047552 flows fit; a second workload does not
+		{"sum", "topology: fattree:16\nscheme: learn\nduration: 1s\nworkloads:\n  - shuffle: {hosts: all, bytes: 1KB}\n  - ping: {from: [h1, h2], to: all}\n",
+			"test.yaml:6: workloads[1].ping: bad scenario: asks for up to 2048 flows, with 1047552 in the scenario before it; the limit is 1048576"},
+	} {
+		_, err := parse(t, c.yaml)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s:\n got  %v\n want %s", c.name, err, c.want)
+		}
+	}
+}
