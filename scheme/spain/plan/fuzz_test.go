@@ -1,0 +1,58 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// FuzzCompute builds a small arbitrary topology from the input (switches,
+// hosts, links between any two nodes) and plans it: the planner must
+// either refuse it with an error or return a plan that passes Verify and
+// covers every path. It must never panic.
+func FuzzCompute(f *testing.F) {
+	f.Add([]byte{3, 2, 0, 1, 1, 2, 0, 3, 2, 4}, uint8(2))
+	f.Add([]byte{4, 4, 0, 1, 1, 2, 2, 3, 3, 0, 0, 4, 1, 5, 2, 6, 3, 7, 0, 2}, uint8(3))
+	f.Add([]byte{1, 0}, uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, k uint8) {
+		if len(data) < 2 {
+			return
+		}
+		ns, nh := int(data[0]%8)+1, int(data[1]%8)
+		b := topo.NewBuilder("fuzz")
+		var ids []topo.NodeID
+		for i := range ns {
+			ids = append(ids, b.AddNode(fmt.Sprintf("s%d", i+1), topo.Switch))
+		}
+		for i := range nh {
+			ids = append(ids, b.AddNode(fmt.Sprintf("h%d", i+1), topo.Host))
+		}
+		rest := data[2:]
+		for i := 0; i+1 < len(rest) && i < 64; i += 2 {
+			a, c := ids[int(rest[i])%len(ids)], ids[int(rest[i+1])%len(ids)]
+			if a != c {
+				b.Connect(a, c)
+			}
+		}
+		g, err := b.Graph()
+		if err != nil {
+			return
+		}
+		p, err := Compute(g, Options{K: int(k % 5), Trials: 2, Seed: 1, Workers: 2})
+		if err != nil {
+			return
+		}
+		if err := p.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		if p.Coverage < 0 || p.Coverage > 1 || p.STPCoverage < 0 || p.STPCoverage > p.Coverage {
+			t.Fatalf("coverage %v, STP %v", p.Coverage, p.STPCoverage)
+		}
+		p.Deployment()
+		p.Reach()
+		if _, err := p.NCP(0.5, 2, 1); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
