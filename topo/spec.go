@@ -131,16 +131,24 @@ func gridSize(a []int) (float64, float64) {
 	return x * y * z * (1 + h), 3*x*y*z + x*y*z*h
 }
 
-// Specs describes every spec the parser accepts, one line each, for help
-// texts.
-func Specs() []string {
-	var names, usages []string
+// SpecInfo describes one spec the parser accepts.
+type SpecInfo struct {
+	// Spec is the spec's shape: "fattree:p", "hyperx:k[,T]", "spain-fig2".
+	Spec string `json:"spec"`
+	// Usage says what it builds.
+	Usage string `json:"usage"`
+}
+
+// SpecInfos describes every spec the parser accepts: the generators in
+// table order, then the named topologies sorted by name.
+func SpecInfos() []SpecInfo {
+	var out []SpecInfo
 	for _, g := range generators {
 		spec := g.name + ":" + strings.Join(g.args[:g.required], ",")
 		for _, a := range g.args[g.required:] {
 			spec += "[," + a + "]"
 		}
-		names, usages = append(names, spec), append(usages, g.usage)
+		out = append(out, SpecInfo{spec, g.usage})
 	}
 	var fixed []string
 	for n := range named {
@@ -148,15 +156,22 @@ func Specs() []string {
 	}
 	sort.Strings(fixed)
 	for _, n := range fixed {
-		names, usages = append(names, n), append(usages, named[n].usage)
+		out = append(out, SpecInfo{n, named[n].usage})
 	}
+	return out
+}
+
+// Specs describes every spec the parser accepts, one aligned line each,
+// for help texts.
+func Specs() []string {
+	infos := SpecInfos()
 	width := 0
-	for _, n := range names {
-		width = max(width, len(n))
+	for _, s := range infos {
+		width = max(width, len(s.Spec))
 	}
-	out := make([]string, len(names))
-	for i := range names {
-		out[i] = fmt.Sprintf("%-*s  %s", width, names[i], usages[i])
+	out := make([]string, len(infos))
+	for i, s := range infos {
+		out[i] = fmt.Sprintf("%-*s  %s", width, s.Spec, s.Usage)
 	}
 	return out
 }

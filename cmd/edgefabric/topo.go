@@ -57,7 +57,19 @@ func newTopoShowCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "show SPEC|FILE",
 		Short: "Summarize a topology: switches, hosts, links, diameter, degree, bisection",
-		Args:  exactArgs(1),
+		Long: `show builds or loads a topology and prints its size and shape: switches,
+hosts (and how many relay, as BCube servers do), fabric links (switch to
+switch) and host links, the diameter in switch hops between hosts, the
+largest switch degree in ports, whether the fabric is connected, and an
+upper-bound estimate of the bisection bandwidth in bits per second.
+
+On large fabrics the diameter is given as bounds unless --exact-diameter is
+set. "edgefabric topo list" lists the specs.`,
+		Example: `  edgefabric topo show fattree:4
+  edgefabric topo show leafspine:2,5,5 --json
+  edgefabric topo show jellyfish:20,8,5 --seed 7
+  edgefabric topo show examples/topologies/triangle-zoo.graphml --hosts-per-switch 2`,
+		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			g, err := f.resolve(args[0])
 			if err != nil {
@@ -137,7 +149,13 @@ func newTopoExportCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "export SPEC|FILE --format yaml|json|dot|clab|graphml",
 		Short: "Write a topology in another format",
-		Args:  exactArgs(1),
+		Long: `export builds or loads a topology and writes it as native YAML or JSON (the
+format edgefabric reads back unchanged), Graphviz dot, a containerlab
+topology (.clab.yml) or GraphML, to standard output or to --output.`,
+		Example: `  edgefabric topo export fattree:4 > fattree4.yaml
+  edgefabric topo export spain-testbed --format clab -o spain.clab.yml
+  edgefabric topo export ring:5 --format dot | dot -Tsvg > ring5.svg`,
+		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			ff, err := topo.ParseFormat(format)
 			if err != nil {
@@ -168,15 +186,25 @@ func newTopoExportCmd() *cobra.Command {
 }
 
 func newTopoListCmd() *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	c := &cobra.Command{
 		Use:   "list",
 		Short: "List the topology specs",
-		Args:  exactArgs(0),
+		Long: `list prints every topology spec: the generators with their arguments
+(optional ones in brackets) and the fixed topologies from the papers.`,
+		Example: `  edgefabric topo list
+  edgefabric topo list --json`,
+		Args: exactArgs(0),
 		RunE: func(c *cobra.Command, _ []string) error {
+			if asJSON {
+				return writeJSON(c.OutOrStdout(), topo.SpecInfos())
+			}
 			for _, s := range topo.Specs() {
 				fmt.Fprintln(c.OutOrStdout(), s)
 			}
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON: a list of {spec, usage}")
+	return c
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgefabric/edgefabric/topo"
 )
 
 func topoCLI(args ...string) (code int, stdout, stderr string) {
@@ -129,5 +131,28 @@ func TestTopoList(t *testing.T) {
 	code, out, _ := topoCLI("topo", "list")
 	if code != 0 || !strings.Contains(out, "fattree:p") || !strings.Contains(out, "dumbnet-fig1") {
 		t.Errorf("%d %s", code, out)
+	}
+}
+
+// TestTopoListJSON: topo list reports, so it has --json like every
+// reporting command.
+func TestTopoListJSON(t *testing.T) {
+	code, out, e := topoCLI("topo", "list", "--json")
+	var specs []struct{ Spec, Usage string }
+	if code != 0 || json.Unmarshal([]byte(out), &specs) != nil {
+		t.Fatalf("exit %d: %s %s", code, out, e)
+	}
+	if len(specs) != len(topo.Specs()) || specs[0].Spec != "fattree:p" || specs[0].Usage == "" {
+		t.Errorf("%+v", specs)
+	}
+}
+
+// TestTopoHelpExamples: every topo verb's help teaches by example.
+func TestTopoHelpExamples(t *testing.T) {
+	for _, verb := range []string{"show", "export", "list"} {
+		code, out, _ := topoCLI("topo", verb, "--help")
+		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "edgefabric topo "+verb) {
+			t.Errorf("topo %s --help (exit %d):\n%s", verb, code, out)
+		}
 	}
 }
