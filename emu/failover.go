@@ -154,9 +154,13 @@ func longestGap(got map[int]time.Time, maxSeq int, interval time.Duration) (lost
 		if ok || seq == maxSeq+1 {
 			if run > longest {
 				longest = run
+				// A run of lost probes lasted at least its count of
+				// intervals; replies around it can only stretch that
+				// (ping's pacing slips on a loaded machine), never
+				// shrink it.
 				outage = time.Duration(run) * interval
 				if t0, ok0 := got[lastOK]; ok0 && ok {
-					outage = t.Sub(t0) - interval
+					outage = max(outage, t.Sub(t0)-interval)
 				}
 			}
 			run, lastOK = 0, seq

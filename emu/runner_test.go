@@ -198,6 +198,12 @@ func TestLongestGap(t *testing.T) {
 	if lost, out := longestGap(map[int]time.Time{1: t0}, 1, 10*ms); lost != 0 || out != 0 {
 		t.Fatalf("no loss: %d %v", lost, out)
 	}
+	// Replies around a run that came back early (a burst after a stall)
+	// never make the outage shorter than the lost probes' intervals.
+	burst := map[int]time.Time{1: t0, 4: t0.Add(5 * ms)}
+	if lost, out := longestGap(burst, 4, 10*ms); lost != 2 || out != 20*ms {
+		t.Fatalf("burst: %d %v, want 2, 20ms", lost, out)
+	}
 	// A run at the start has no reply before it: counted in intervals.
 	if lost, out := longestGap(map[int]time.Time{4: t0}, 4, 10*ms); lost != 3 || out != 30*ms {
 		t.Fatalf("leading loss: %d %v", lost, out)

@@ -16,10 +16,6 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 )
 
-// demoHostMTU leaves room below the veths' 1500 bytes for DumbNet's tags,
-// as the paper's hosts do (MTU 1450, §5.3).
-const demoHostMTU = "1450"
-
 func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topology) (err error) {
 	for _, tool := range []string{"ping", "iperf3"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -75,9 +71,6 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 		_, ip, _ := g.HostAddr(h)
 		name := g.Node(h).Name
 		ips[name] = ip.Addr().String()
-		if out, err := l.Exec(ctx, name, "ip", "link", "set", "eth0", "mtu", demoHostMTU); err != nil {
-			return fmt.Errorf("demo: mtu on %s: %v: %s", name, err, out)
-		}
 	}
 
 	// All pairs ping, one source host per goroutine, two at a time (the
