@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/host"
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/scheme/all"
 	"github.com/edgefabric/edgefabric/sim"
@@ -496,8 +497,17 @@ func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Wo
 	}
 	base.Interval = r.time(a.Interval, field+".interval")
 	base.Duration = r.time(a.Duration, field+".duration")
-	base.Count = r.intv(a.Count, field+".count", 1, 1<<30)
-	base.Size = r.intv(a.Size, field+".size", 0, 65000)
+	// The host's own limits, checked here so that a scenario asking past
+	// them fails to load instead of running with a flow that reports an
+	// error: ping sequence numbers are 16 bits, and neither ping nor udp
+	// fragments, so a payload must fit the host MTU with IPv4 and the
+	// 8-byte ICMP or UDP header.
+	maxCount := 1 << 30
+	if k == Ping {
+		maxCount = 65536
+	}
+	base.Count = r.intv(a.Count, field+".count", 1, maxCount)
+	base.Size = r.intv(a.Size, field+".size", 0, host.DefaultMTU-28)
 	base.Request = r.intv(a.Request, field+".request", 1, 1<<24)
 	base.Response = r.intv(a.Response, field+".response", 1, 1<<24)
 	base.Port = uint16(r.intv(a.Port, field+".port", 1, 65535))
