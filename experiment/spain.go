@@ -97,7 +97,7 @@ const (
 	spainTputTrials = 10   // "the mean of 10 randomized trials"
 	flowsPerHost    = 16   // flows queued per host for the throughput runs
 	simFlowLimit    = 2500 // up to this many flows, the event simulation cross-checks the max-load formula
-	serialPathLimit = 2_000_000
+	serialPathLimit = 500_000
 )
 
 // rowTrials is the packing trials N for a row: the slow rows (millions of
