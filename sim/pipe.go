@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+	"math/bits"
 	"math/rand/v2"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -58,7 +60,18 @@ func (pp *pipe) ser(n int) element.Time {
 	if pp.rate <= 0 || n <= 0 {
 		return 0
 	}
-	return element.Time(int64(n) * pp.psPerByteNum / pp.rate)
+	if n < 1<<20 { // n·8e12 < 2^63: every real frame
+		return element.Time(int64(n) * pp.psPerByteNum / pp.rate)
+	}
+	// A frame of a megabyte or more (an element may send anything, and a
+	// queue may be set to 1 TiB) would overflow the product: take it in
+	// 128 bits, saturating at the end of time.
+	hi, lo := bits.Mul64(uint64(n), uint64(pp.psPerByteNum))
+	if hi >= uint64(pp.rate) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(pp.rate))
+	return element.Time(min(q, math.MaxInt64))
 }
 
 // drain retires from the queue count every frame whose serialization has
@@ -161,22 +174,25 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 			poisoned = true
 		}
 	}
-	end := start + serT
-	pp.busy = end + pp.ser(fr.IFG)
+	// Saturating sums: rate, delay and latency are each bounded, but a
+	// 1 b/s link with a months-long delay into a node with a months-long
+	// latency adds up past int64 (see addTime).
+	end := addTime(start, serT)
+	pp.busy = addTime(end, pp.ser(fr.IFG))
 	to := &s.nodes[pp.to]
-	tail := end + pp.delay
+	tail := addTime(end, pp.delay)
 	deliver := tail
 	if d := to.timing.CutThrough; d > 0 {
-		deliver = start + pp.delay + pp.ser(fr.Preamble+min(d, wire))
+		deliver = addTime(addTime(start, pp.delay), pp.ser(fr.Preamble+min(d, wire)))
 	}
-	deliver += to.timing.Latency
+	deliver = addTime(deliver, to.timing.Latency)
 	st.TxFrames++
 	st.TxBytes += uint64(len(frame))
 	pp.qbytes += len(frame)
 	if pp.qbytes > st.MaxQueue {
 		st.MaxQueue = pp.qbytes
 	}
-	pp.fl = append(pp.fl, flight{frame: frame, end: end, deliver: deliver, tail: tail + to.timing.Latency, qlen: int32(len(frame)), poisoned: poisoned})
+	pp.fl = append(pp.fl, flight{frame: frame, end: end, deliver: deliver, tail: addTime(tail, to.timing.Latency), qlen: int32(len(frame)), poisoned: poisoned})
 	if w := s.nodes[pp.from].ports[pp.fromPort-1].capture; w != nil {
 		s.captureErr(w.WritePacket(start, frame))
 	}

@@ -1,0 +1,73 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// TestAfterFarFuture: a timer asked for "never" (math.MaxInt64 from now)
+// must not wrap around to a time in the past and fire at once.
+func TestAfterFarFuture(t *testing.T) {
+	g := line(t, 0, 1e9, 0)
+	s := mustNew(t, g, Options{})
+	a := &rec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, &rec{}))
+	fired := false
+	s.At(element.Second, func() {
+		a.env.After(math.MaxInt64, func() { fired = true })
+		a.env.After(math.MaxInt64-element.Millisecond, func() { fired = true })
+	})
+	s.Run(10 * element.Second)
+	if fired {
+		t.Fatal("a timer set for the far future fired within 10 s")
+	}
+	if s.Now() != 10*element.Second {
+		t.Fatalf("clock at %v", s.Now())
+	}
+}
+
+// TestSendFarFuture: a link delay and a node latency each within their
+// limits (as a scenario may set them) must not add up past the end of
+// time and deliver the frame in the past.
+func TestSendFarFuture(t *testing.T) {
+	g := line(t, 0, 1, 0)
+	s := mustNew(t, g, Options{})
+	a, b := &rec{}, &rec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, b))
+	must(t, s.SetLinkParams(0, 1, math.MaxInt64/2))
+	must(t, s.SetTiming(1, Timing{Latency: math.MaxInt64 / 2}))
+	s.At(element.Second, func() { a.env.Send(1, frameOf(1500, 1)) })
+	s.Run(10 * element.Second)
+	if len(b.got) != 0 {
+		t.Fatalf("frame delivered at %v, sent at 1s over a link of delay %v", b.got[0].t, element.Time(math.MaxInt64/2))
+	}
+	if s.Now() != 10*element.Second {
+		t.Fatalf("clock at %v", s.Now())
+	}
+}
+
+// TestSerHugeFrame: the serialization time of a frame too large for
+// n·8e12 to fit in an int64 is computed exactly (or saturates), never
+// negative.
+func TestSerHugeFrame(t *testing.T) {
+	pp := pipe{psPerByteNum: 8 * int64(element.Second)}
+	for _, c := range []struct {
+		rate int64
+		n    int
+		want element.Time
+	}{
+		{1e9, 1500, 12 * element.Microsecond},
+		{1e9, 1 << 30, element.Time(8 * (1 << 30) * 1000)},
+		{1e9, 1 << 40, element.Time(8 * (1 << 40) * 1000)},
+		{1, 1 << 30, math.MaxInt64},
+	} {
+		pp.rate = c.rate
+		if got := pp.ser(c.n); got != c.want {
+			t.Errorf("ser(%d) at %d b/s = %v, want %v", c.n, c.rate, got, c.want)
+		}
+	}
+}
