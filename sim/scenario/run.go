@@ -276,14 +276,24 @@ func (r *Run) openCaptures(dir string) error {
 			caps = append(caps, Capture{Node: h, Port: 1})
 		}
 	}
+	// A port named twice ({node: h1} and {node: h1, port: 1}) is captured
+	// once: two writers on one file would each write a header and
+	// interleave their records, and the file would not decode.
+	seen := map[cp]bool{}
+	add := func(c cp) {
+		if !seen[c] {
+			seen[c] = true
+			ports = append(ports, c)
+		}
+	}
 	for _, c := range caps {
 		if c.Port != 0 {
-			ports = append(ports, cp{c.Node, c.Port})
+			add(cp{c.Node, c.Port})
 			continue
 		}
 		for p, l := range g.Ports(c.Node) {
 			if l != topo.NoLink {
-				ports = append(ports, cp{c.Node, element.Port(p + 1)})
+				add(cp{c.Node, element.Port(p + 1)})
 			}
 		}
 	}

@@ -247,3 +247,42 @@ workloads:
 		t.Errorf("last record at %v, want just after 210 ms", last.UnixNano())
 	}
 }
+
+// TestCaptureNamedTwice: a port listed twice (as a whole node and by
+// port) gets one capture file, which decodes: two writers on one file
+// used to write two headers over each other.
+func TestCaptureNamedTwice(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, `
+topology: line:1
+scheme: learn
+duration: 1s
+captures:
+  - {node: h1}
+  - {node: h1, port: 1}
+workloads:
+  - ping: {from: h1, to: h2, count: 3, interval: 100ms, at: 10ms}
+`, RunOptions{PcapDir: dir})
+	if len(res.Captures) != 1 {
+		t.Fatalf("captures %v", res.Captures)
+	}
+	raw, err := os.ReadFile(res.Captures[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	records := 0
+	for off := 24; off < len(raw); records++ {
+		if off+16 > len(raw) {
+			t.Fatalf("truncated record header at %d", off)
+		}
+		n := int(le.Uint32(raw[off+8:]))
+		if off+16+n > len(raw) || n != int(le.Uint32(raw[off+12:])) || n > 1514 {
+			t.Fatalf("bad record at %d", off)
+		}
+		off += 16 + n
+	}
+	if len(raw) < 24 || le.Uint32(raw) != 0xa1b23c4d || records < 6 {
+		t.Fatalf("%d bytes, %d records", len(raw), records)
+	}
+}
