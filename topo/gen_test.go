@@ -450,3 +450,23 @@ func TestSpecHugeExponent(t *testing.T) {
 		}
 	}
 }
+
+// TestTotalPortsLimit: nodes that each declare the most ports allowed
+// are refused once their sum passes MaxTotalPorts, before the port table
+// is allocated.
+func TestTotalPortsLimit(t *testing.T) {
+	b := NewBuilder("ports")
+	for i := range MaxTotalPorts/MaxPorts + 1 {
+		b.Node(b.AddNode("s"+itoa(i), Switch)).Ports = MaxPorts
+	}
+	if _, err := b.Graph(); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("%d nodes of %d ports: %v", MaxTotalPorts/MaxPorts+1, MaxPorts, err)
+	}
+	b = NewBuilder("ports")
+	for i := range 3 {
+		b.Node(b.AddNode("s"+itoa(i), Switch)).Ports = MaxPorts
+	}
+	if _, err := b.Graph(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -199,6 +199,12 @@ var (
 // MaxPorts bounds the ports of one node; port numbers are 16-bit.
 const MaxPorts = 65535
 
+// MaxTotalPorts bounds the ports of a whole graph, connected or not: both
+// ends of MaxLinks links plus two spare ports per node. Port tables are
+// allocated per declared port, here and in the engines, so a file that
+// declares many unconnected ports must be refused like an oversized spec.
+const MaxTotalPorts = 2*MaxLinks + 2*MaxNodes
+
 // Builder assembles a Graph. Methods record the first error and later calls
 // become no-ops; Graph returns it.
 type Builder struct {
@@ -353,6 +359,12 @@ func (b *Builder) Graph() (*Graph, error) {
 			return nil, fmt.Errorf("topo: node %q: %w: %d ports, at most %d", g.nodes[i].Name, ErrBadPort, g.nodes[i].Ports, MaxPorts)
 		}
 		total += g.nodes[i].Ports
+		if total > MaxTotalPorts {
+			// Checked as it grows: a file of 100 000 nodes declaring
+			// 65 535 ports each would otherwise allocate 26 GB here
+			// (and overflow the int32 port offsets).
+			return nil, fmt.Errorf("topo: %w: more than %d ports in all (node %q brings the count to %d)", ErrTooLarge, MaxTotalPorts, g.nodes[i].Name, total)
+		}
 	}
 	g.portOff = make([]int32, len(g.nodes)+1)
 	g.portLink = make([]LinkID, total)
