@@ -443,3 +443,34 @@ func TestZooHostLimits(t *testing.T) {
 		t.Errorf("negative: %v", err)
 	}
 }
+
+// TestLoadErrorDeterministic: with several nodes declaring fewer ports
+// than their links use, the error names the first of them every time
+// (the check used to walk a map).
+func TestLoadErrorDeterministic(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("nodes:\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "  - {name: s%d, ports: 1}\n", i)
+	}
+	b.WriteString("links:\n")
+	for i := range 20 {
+		fmt.Fprintf(&b, "  - [s%d:2, s%d:3]\n", i, (i+1)%20)
+	}
+	first := ""
+	for range 20 {
+		_, err := Decode([]byte(b.String()), "ports.yaml", LoadOptions{Format: FormatYAML})
+		if err == nil {
+			t.Fatal("loaded")
+		}
+		if first == "" {
+			first = err.Error()
+			if !strings.Contains(first, ":2: nodes[0].ports") {
+				t.Fatalf("error names another node than s0: %v", err)
+			}
+		}
+		if err.Error() != first {
+			t.Fatalf("errors differ:\n%s\n%s", first, err)
+		}
+	}
+}

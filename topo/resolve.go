@@ -3,6 +3,8 @@ package topo
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -171,7 +173,10 @@ func (r *resolver) link(line int, fieldA string, a endRef, fieldB string, c endR
 // graph finishes the build; a node whose declared ports are fewer than its
 // links use is an error at the node's own line.
 func (r *resolver) graph(declared map[NodeID]int, lines map[NodeID]int, field func(NodeID) string) (*Graph, error) {
-	for id, want := range declared {
+	// In node order, not map order: with several offending nodes the
+	// error must name the same one every time.
+	for _, id := range slices.Sorted(maps.Keys(declared)) {
+		want := declared[id]
 		if have := len(r.b.ports[id]); want > 0 && have > want {
 			return nil, r.errf(lines[id], field(id), ErrBadPort, "declares %d ports but a link uses port %d", want, have)
 		}
