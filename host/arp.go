@@ -169,8 +169,12 @@ func (h *Host) receiveARP(frame []byte) {
 	k := a.SenderIP.As4()
 	e := h.arp.m[k]
 	if e == nil && forUs {
-		e = &arpEntry{ip: a.SenderIP}
-		h.arp.m[k] = e
+		if len(h.arp.m) < h.cfg.ARPMaxEntries {
+			e = &arpEntry{ip: a.SenderIP}
+			h.arp.m[k] = e
+		} else {
+			h.ctr.Inc("arp_table_full")
+		}
 	}
 	if e != nil {
 		h.arpLearn(e, a.SenderMAC)

@@ -34,6 +34,7 @@ const (
 	DefaultARPRetries       = 3
 	DefaultARPRetryInterval = element.Second
 	DefaultARPQueue         = 256
+	DefaultARPMaxEntries    = 1 << 16
 	// RRPort is where every host serves request/response transactions
 	// (netperf's netserver port).
 	RRPort = 12865
@@ -67,6 +68,14 @@ type Config struct {
 	// ARPQueue bounds the frames waiting for one address's resolution;
 	// overflow is dropped and counted. Default 256.
 	ARPQueue int
+	// ARPMaxEntries bounds the entries the host creates from requests
+	// other hosts send it (Linux's gc_thresh3 in spirit): past it the host
+	// still answers but does not cache the sender, and counts
+	// arp_table_full. Without a bound, requests from ever new sender
+	// addresses would grow the table without end. Entries for addresses
+	// the host itself resolves are not limited (they are deleted when
+	// resolution fails). Default 65536.
+	ARPMaxEntries int
 	// TxQueue bounds the bytes TCP may have waiting in the NIC's transmit
 	// queue, like Linux's TCP small queues with qdisc backpressure: a real
 	// host does not lose its own segments at its NIC, it stops the socket.
@@ -105,6 +114,9 @@ func (c *Config) defaults() {
 	}
 	if c.TxQueue == 0 {
 		c.TxQueue = 128 << 10
+	}
+	if c.ARPMaxEntries <= 0 {
+		c.ARPMaxEntries = DefaultARPMaxEntries
 	}
 	if c.ARPQueue <= 0 {
 		c.ARPQueue = DefaultARPQueue

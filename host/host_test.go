@@ -246,3 +246,34 @@ func TestFramesDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestARPTableBound: requests from ever new senders (a flood, or a
+// spoofer) fill the table only up to ARPMaxEntries; past it the host
+// still answers, counts arp_table_full and caches nothing more.
+func TestARPTableBound(t *testing.T) {
+	n, a, _, _, _ := pair(t, gbps, us, func(c *Config) { c.ARPMaxEntries = 4 })
+	n.run(sec)
+	before := a.Counter("arp_reply_tx")
+	for i := range 10 {
+		mac := [6]byte{2, 0, 0, 0, 1, byte(i)}
+		f := garp(mac, netip.AddrFrom4([4]byte{10, 1, 0, byte(i + 1)}))
+		// a request for a's address from 10.1.0.i+1
+		copy(f[14+24:14+28], ipA.AsSlice())
+		a.Receive(1, f)
+	}
+	if got := a.Counter("arp_reply_tx") - before; got != 10 {
+		t.Errorf("%d replies to 10 requests", got)
+	}
+	if got := a.Counter("arp_table_full"); got != 10-4 {
+		t.Errorf("arp_table_full %d, counters %v", got, a.Counters())
+	}
+	cached := 0
+	for i := range 10 {
+		if _, ok := a.ARPCache(netip.AddrFrom4([4]byte{10, 1, 0, byte(i + 1)})); ok {
+			cached++
+		}
+	}
+	if cached != 4 {
+		t.Errorf("%d senders cached, want 4", cached)
+	}
+}
