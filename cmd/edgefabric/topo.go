@@ -170,10 +170,12 @@ topology (.clab.yml) or GraphML, to standard output or to --output.`,
 			}
 			w, err := os.Create(out)
 			if err != nil {
-				return err
+				// A path that cannot be written is a wrong argument.
+				return badInput(fmt.Errorf("--output: %w", err))
 			}
 			if err := topo.Export(w, g, ff); err != nil {
 				w.Close()
+				os.Remove(out) // leave no half-written topology behind
 				return err
 			}
 			return w.Close()

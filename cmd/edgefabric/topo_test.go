@@ -156,3 +156,13 @@ func TestTopoHelpExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestTopoExportBadOutput: an --output path that cannot be created is a
+// wrong argument: exit 2 and a message naming the flag.
+func TestTopoExportBadOutput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "no", "such", "dir", "x.yaml")
+	code, stdout, e := topoCLI("topo", "export", "ring:3", "-o", out)
+	if code != 2 || stdout != "" || !strings.HasPrefix(e, "edgefabric: --output: open "+out) {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, e)
+	}
+}
