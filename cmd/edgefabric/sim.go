@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -66,6 +67,13 @@ The scenario format is described in docs/sim.md; examples/ has working files:
 			sc, err := scenario.Load(args[0], opt)
 			if err != nil {
 				return badInput(err)
+			}
+			if pcapDir != "" {
+				// Checked before the run, not after minutes of it: a
+				// directory that cannot be made is a wrong argument.
+				if err := os.MkdirAll(pcapDir, 0o755); err != nil {
+					return badInput(fmt.Errorf("--pcap: %w", err))
+				}
 			}
 			res, err := sc.Run(scenario.RunOptions{PcapDir: pcapDir, Trace: tm, Log: lg})
 			if err != nil {

@@ -131,6 +131,7 @@ func TestSimBadInput(t *testing.T) {
 		{"bad log level", []string{"sim", good, "--log", "loud"}, "--log"},
 		{"bad seed", []string{"sim", good, "--seed", "-1"}, "invalid argument"},
 		{"bad flag", []string{"sim", good, "--colour"}, "unknown flag"},
+		{"bad pcap dir", []string{"sim", good, "--pcap", filepath.Join(good, "caps")}, "--pcap: mkdir " + good},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errs := runCLI(t, c.args...)
