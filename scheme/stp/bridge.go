@@ -20,6 +20,10 @@ const (
 	DefaultMessageAgeIncrement element.Time = 1 * element.Second
 	DefaultAgingTime           element.Time = 300 * element.Second
 	DefaultMaxEntries                       = 1 << 16
+	// MaxMaxEntries bounds Config.MaxEntries: the MAC table indexes its
+	// entries with int32, and 16M stations is far beyond any fabric the
+	// engines hold.
+	MaxMaxEntries = 1 << 24
 	// MaxPort is the highest port number an 802.1t port identifier holds.
 	MaxPort element.Port = 0x0fff
 )
@@ -125,8 +129,8 @@ func (c *Config) validate() error {
 	if 2*(c.ForwardDelay-element.Second) < c.MaxAge {
 		return fmt.Errorf("stp: 2 × (forward_delay %v − 1s) < max_age %v: %w", c.ForwardDelay, c.MaxAge, ErrConfig)
 	}
-	if c.MaxEntries < 0 {
-		return fmt.Errorf("stp: max_entries %d: %w: negative", c.MaxEntries, ErrConfig)
+	if c.MaxEntries < 0 || c.MaxEntries > MaxMaxEntries {
+		return fmt.Errorf("stp: max_entries %d: %w: want 0..%d", c.MaxEntries, ErrConfig, MaxMaxEntries)
 	}
 	return nil
 }

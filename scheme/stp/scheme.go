@@ -209,8 +209,8 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 			ps.cost[name][element.Port(pn)] = uint32(c)
 		case k == "max_entries":
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return ps, bad("want a positive integer")
+			if err != nil || n < 1 || n > MaxMaxEntries {
+				return ps, bad("want an integer 1..%d", MaxMaxEntries)
 			}
 			c.MaxEntries = n
 		case k == "stp":
