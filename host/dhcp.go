@@ -36,6 +36,10 @@ func (s DHCPState) String() string {
 	return "DHCPState(?)"
 }
 
+// maxLease caps the lease a server grants: virtual time counts
+// picoseconds in an int64, about 106 days in all.
+const maxLease = 30 * 24 * time.Hour
+
 // Lease describes the client's current lease.
 type Lease struct {
 	State   string       `json:"state"`
@@ -257,9 +261,24 @@ func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
 			bits = ones
 		}
 	}
-	lease := m.IPAddressLeaseTime(24 * time.Hour)
+	// The server's times are input from the wire. A lease of 2^32-1 s
+	// (RFC 2131's "infinite") does not fit in int64 picoseconds, so leases
+	// are capped at maxLease, which a run never reaches; a lease under a
+	// second is taken as one, and T1 and T2 out of order (zero, or beyond
+	// the lease) fall back to the defaults of §4.4.5, so that no answer
+	// can make the client renew without pause.
+	lease := min(max(m.IPAddressLeaseTime(24*time.Hour), time.Second), maxLease)
 	t1 := m.IPAddressRenewalTime(lease / 2)
 	t2 := m.IPAddressRebindingTime(lease * 7 / 8)
+	if t1 <= 0 || t1 >= lease {
+		t1 = lease / 2
+	}
+	if t2 <= t1 || t2 >= lease {
+		t2 = lease * 7 / 8
+	}
+	if t2 <= t1 {
+		t1, t2 = lease/2, lease*7/8
+	}
 	dur := func(x time.Duration) element.Time { return element.Time(x.Nanoseconds()) * element.Nanosecond }
 	d.lease.Addr = netip.PrefixFrom(addr, bits)
 	if r := m.Router(); len(r) > 0 {

@@ -26,6 +26,10 @@ type dhcpServer struct {
 	got    []dhcpv4.MessageType
 	unicst int // requests received unicast
 	silent bool
+	// leaseSecs, when set, is sent as the lease time as is (0xffffffff is
+	// "infinite"); t1, when set, as the renewal time (T1).
+	leaseSecs *uint32
+	t1        *time.Duration
 }
 
 func (s *dhcpServer) Attach(env element.Env, _ []element.PortInfo) { s.env = env }
@@ -70,12 +74,21 @@ func (s *dhcpServer) Receive(_ element.Port, f []byte) {
 	default:
 		return
 	}
+	leaseSecs := uint32(s.lease / time.Second)
+	if s.leaseSecs != nil {
+		leaseSecs = *s.leaseSecs
+	}
+	extra := dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IP(s.ip.AsSlice())))
+	if s.t1 != nil {
+		extra = dhcpv4.WithOption(dhcpv4.OptRenewTimeValue(*s.t1))
+	}
 	r, _ := dhcpv4.NewReplyFromRequest(m,
 		dhcpv4.WithMessageType(t),
+		extra,
 		dhcpv4.WithYourIP(net.IP(addr.AsSlice())),
 		dhcpv4.WithServerIP(net.IP(s.ip.AsSlice())),
 		dhcpv4.WithNetmask(net.CIDRMask(24, 32)),
-		dhcpv4.WithLeaseTime(uint32(s.lease/time.Second)),
+		dhcpv4.WithLeaseTime(leaseSecs),
 		dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IP(s.ip.AsSlice()))),
 		dhcpv4.WithOption(dhcpv4.OptRouter(net.IP{10, 0, 0, 254})),
 	)
@@ -180,6 +193,38 @@ func TestAppsWithoutAddress(t *testing.T) {
 	for _, err := range []error{h.Ping(ipB, 1, sec).Err(), h.UDP(ipB, 9, 1000, 10, sec).Err(), h.TCPBulk(ipB, 9, 10).Err(), h.TCPRR(ipB, 1, 1, 1).Err()} {
 		if err == nil {
 			t.Fatal("app started without an address")
+		}
+	}
+}
+
+// TestDHCPInfiniteLease: a lease of 0xffffffff seconds (RFC 2131's
+// "infinite") is longer than virtual time can count in picoseconds; it must
+// not wrap into the past and renew at once, over and over.
+func TestDHCPInfiniteLease(t *testing.T) {
+	n, h, s := dhcpPair(t, 0)
+	inf := uint32(0xffffffff)
+	s.leaseSecs = &inf
+	n.run(10 * sec)
+	l, _ := h.DHCP()
+	if l.State != "BOUND" || l.Acks != 1 || len(s.got) != 2 {
+		t.Fatalf("lease %+v, server saw %v", l, s.got)
+	}
+	if !(l.Bound < l.Renew && l.Renew < l.Rebind && l.Rebind < l.Expires) {
+		t.Fatalf("lease times out of order: %+v", l)
+	}
+}
+
+// TestDHCPBadRenewalTime: a server whose T1 is zero (or beyond the lease)
+// gets the RFC 2131 defaults instead: a T1 of zero used to make the client
+// renew as fast as the server answered, forever.
+func TestDHCPBadRenewalTime(t *testing.T) {
+	for _, t1 := range []time.Duration{0, 2 * time.Hour} {
+		n, h, s := dhcpPair(t, time.Hour)
+		s.t1 = &t1
+		n.run(10 * sec)
+		l, _ := h.DHCP()
+		if l.State != "BOUND" || len(s.got) != 2 || l.Renew-l.Bound != 1800*sec {
+			t.Errorf("T1 %v: lease %+v, server saw %d messages", t1, l, len(s.got))
 		}
 	}
 }
