@@ -35,6 +35,7 @@ const (
 	DefaultARPRetryInterval = element.Second
 	DefaultARPQueue         = 256
 	DefaultARPMaxEntries    = 1 << 16
+	DefaultUDPMaxFlows      = 1 << 20
 	// RRPort is where every host serves request/response transactions
 	// (netperf's netserver port).
 	RRPort = 12865
@@ -76,6 +77,12 @@ type Config struct {
 	// the host itself resolves are not limited (they are deleted when
 	// resolution fails). Default 65536.
 	ARPMaxEntries int
+	// UDPMaxFlows bounds the UDP app flows the receiver keeps statistics
+	// for (UDPFlow); datagrams of further flows are still counted by port
+	// and as udp_flows_full. Without a bound, datagrams from ever new
+	// source ports would grow the table without end. Default 2^20, the
+	// most flows a scenario may hold.
+	UDPMaxFlows int
 	// TxQueue bounds the bytes TCP may have waiting in the NIC's transmit
 	// queue, like Linux's TCP small queues with qdisc backpressure: a real
 	// host does not lose its own segments at its NIC, it stops the socket.
@@ -114,6 +121,9 @@ func (c *Config) defaults() {
 	}
 	if c.TxQueue == 0 {
 		c.TxQueue = 128 << 10
+	}
+	if c.UDPMaxFlows <= 0 {
+		c.UDPMaxFlows = DefaultUDPMaxFlows
 	}
 	if c.ARPMaxEntries <= 0 {
 		c.ARPMaxEntries = DefaultARPMaxEntries

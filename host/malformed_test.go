@@ -260,3 +260,32 @@ func TestChecksumMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestUDPFlowTableBound: app datagrams from ever new source ports are
+// tracked per flow only up to UDPMaxFlows; the rest are counted by port
+// and as udp_flows_full.
+func TestUDPFlowTableBound(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, us, func(c *Config) { c.UDPMaxFlows = 3 })
+	n.run(sec)
+	for sport := range uint16(10) {
+		l4 := make([]byte, udpLen+udpHdrLen)
+		binary.BigEndian.PutUint16(l4[0:2], 1000+sport)
+		binary.BigEndian.PutUint16(l4[2:4], 5001)
+		binary.BigEndian.PutUint16(l4[4:6], uint16(len(l4)))
+		binary.BigEndian.PutUint32(l4[udpLen:], udpMagic)
+		binary.BigEndian.PutUint64(l4[udpLen+4:], 1)
+		b.Receive(1, frameTo(a, b, protoUDP, l4))
+	}
+	if got := b.Counter("udp_flows_full"); got != 7 {
+		t.Errorf("udp_flows_full %d, counters %v", got, b.Counters())
+	}
+	if ps := b.UDPPort(5001); ps.Packets != 10 {
+		t.Errorf("port counted %d datagrams, want 10", ps.Packets)
+	}
+	if _, ok := b.UDPFlow(a.Addr(), 1003, 5001); ok {
+		t.Error("a fourth flow was tracked")
+	}
+	if _, ok := b.UDPFlow(a.Addr(), 1002, 5001); !ok {
+		t.Error("the third flow was not tracked")
+	}
+}

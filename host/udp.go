@@ -116,6 +116,10 @@ func (h *Host) receiveUDP(ip *ipv4) {
 	fs := h.udpFlows[k]
 	now := h.env.Now()
 	if fs == nil {
+		if len(h.udpFlows) >= h.cfg.UDPMaxFlows {
+			h.ctr.Inc("udp_flows_full")
+			return
+		}
 		fs = &UDPFlowStats{First: now}
 		h.udpFlows[k] = fs
 	} else if seq < fs.MaxSeq {
