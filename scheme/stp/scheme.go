@@ -41,7 +41,7 @@ var Params = []struct{ Key, Help string }{
 	{"priority.<node>", "bridge priority of one bridge (priority.s1=4096)"},
 	{"aging", "MAC table aging time, default 300s"},
 	{"path_cost.<node>:<port>", "one port's path cost, 1..200000000 (path_cost.s2:3=100), default from the link rate"},
-	{"max_entries", "MAC table capacity per bridge, default 65536"},
+	{"max_entries", "MAC table capacity per bridge, 1..16777216, default 65536"},
 	{"edge_ports", "true: host-facing ports forward at once, PortFast-style (default false, classic 802.1D)"},
 	{"stp", "off: plain learning bridges without the spanning tree (loops storm); default on"},
 }
