@@ -289,3 +289,18 @@ func TestUDPFlowTableBound(t *testing.T) {
 		t.Error("the third flow was not tracked")
 	}
 }
+
+// TestTCPConnTableBound: SYNs from ever new source ports open
+// connections only up to TCP.MaxConns; the rest are dropped and counted,
+// without a reset.
+func TestTCPConnTableBound(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, us, func(c *Config) { c.TCP.MaxConns = 3 })
+	n.run(sec)
+	rst := b.Counter("tcp_rst_tx")
+	for sport := range uint16(10) {
+		b.Receive(1, frameTo(a, b, protoTCP, tcpHdr(2000+sport, 5001, 1, 0, flagSYN, nil)))
+	}
+	if b.Counter("tcp_accept") != 3 || b.Counter("drop_tcp_syn_table_full") != 7 || b.Counter("tcp_rst_tx") != rst {
+		t.Errorf("counters %v", b.Counters())
+	}
+}

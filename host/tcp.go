@@ -41,9 +41,19 @@ type TCPConfig struct {
 	// answer a retransmitted FIN. Default 1 s (shorter than 2 MSL so
 	// that large simulations do not hold every finished flow).
 	TimeWait element.Time
+	// MaxConns bounds the connection table for passive opens: a SYN that
+	// would take it past MaxConns is dropped and counted as
+	// drop_tcp_syn_table_full, as a full SYN backlog drops on Linux.
+	// Without a bound, SYNs from ever new source ports would grow the
+	// table without end. Default 2^21: every flow a scenario may hold,
+	// twice over.
+	MaxConns int
 }
 
 func (c *TCPConfig) defaults() {
+	if c.MaxConns <= 0 {
+		c.MaxConns = 1 << 21
+	}
 	if c.InitialCwnd <= 0 {
 		c.InitialCwnd = 10
 	}
@@ -712,6 +722,11 @@ func (h *Host) receiveTCP(ip *ipv4) {
 	}
 	if s.flags&(flagSYN|flagACK|flagFIN) == flagSYN {
 		if accept := h.acceptor(s.dstPort); accept != nil {
+			if len(h.conns) >= h.cfg.TCP.MaxConns {
+				// No reset: the peer retries, as after a lost SYN.
+				h.ctr.Inc("drop_tcp_syn_table_full")
+				return
+			}
 			h.accept(k, &s, accept)
 			return
 		}
