@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,12 +132,26 @@ type Options struct {
 // Load reads and resolves a scenario file. Relative topology file paths are
 // taken relative to the scenario file.
 func Load(path string, opt Options) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}
+	defer f.Close()
+	// Read at most one byte past the limit: a path like /dev/zero or a
+	// huge file must be refused, not read until memory runs out.
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s: %w: larger than %d bytes", path, ErrScenario, MaxFileSize)
+	}
 	return Parse(data, path, opt)
 }
+
+// MaxFileSize bounds the scenario files Load reads. Scenarios are short;
+// topologies, which can be large, live in their own files.
+const MaxFileSize = 64 << 20
 
 // Parse resolves a scenario from YAML; file names it in messages.
 func Parse(data []byte, file string, opt Options) (*Scenario, error) {

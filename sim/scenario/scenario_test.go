@@ -214,3 +214,16 @@ func TestParseFlowLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadTooLarge: a file past MaxFileSize, or an endless one like
+// /dev/zero, is refused after reading MaxFileSize bytes, not read until
+// memory runs out.
+func TestLoadTooLarge(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	_, err := Load("/dev/zero", Options{Registry: testRegistry()})
+	if !errors.Is(err, ErrScenario) || !strings.Contains(err.Error(), "/dev/zero: bad scenario: larger than 67108864 bytes") {
+		t.Fatalf("%v", err)
+	}
+}
