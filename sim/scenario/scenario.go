@@ -287,7 +287,7 @@ func (r *resolver) resolve(raw *rawScenario) *Scenario {
 		sc.Workloads = append(sc.Workloads, r.workload(&raw.Workloads[i], fmt.Sprintf("workloads[%d]", i), sc.Duration)...)
 	}
 	for i := range raw.Failures {
-		if f, ok := r.failure(&raw.Failures[i], fmt.Sprintf("failures[%d]", i)); ok {
+		if f, ok := r.failure(&raw.Failures[i], fmt.Sprintf("failures[%d]", i), sc.Duration); ok {
 			sc.Failures = append(sc.Failures, f)
 		}
 	}
@@ -596,13 +596,17 @@ func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Wo
 	return out
 }
 
-func (r *resolver) failure(f *rawFailure, field string) (Failure, bool) {
+func (r *resolver) failure(f *rawFailure, field string, dur element.Time) (Failure, bool) {
 	var out Failure
 	if !f.At.Set {
 		r.fail(f.line, field+".at", "missing")
 		return out, false
 	}
 	out.At = r.time(f.At, field+".at")
+	if r.err == nil && out.At >= dur {
+		// It would never happen, and nothing would say so.
+		r.fail(f.At.Line, field+".at", "at %v, at or after the end of the run (%v)", out.At, dur)
+	}
 	switch {
 	case !f.State.Set:
 		r.fail(f.line, field, "say down or up")

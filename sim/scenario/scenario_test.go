@@ -52,14 +52,15 @@ func TestParseErrors(t *testing.T) {
 		{"udp no rate", head + "workloads:\n  - udp: {from: h1, to: h2}\n", "workloads[0].udp.rate: bad scenario: missing"},
 		{"udp bad port", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, port: 70000}\n", "test.yaml:5: workloads[0].udp.port: bad scenario"},
 		{"shuffle one host", head + "workloads:\n  - shuffle: {hosts: [h1], bytes: 1MB}\n", "workloads[0].shuffle.hosts: bad scenario: a shuffle needs at least two hosts"},
-		{"failure no state", head + "failures:\n  - {at: 1s, link: [s1, s2]}\n", "test.yaml:5: failures[0]: bad scenario: say down or up"},
-		{"failure bad state", head + "failures:\n  - {at: 1s, link: [s1, s2], state: sideways}\n", "test.yaml:5: failures[0].state: bad scenario: \"sideways\" is not down or up"},
-		{"failure both", head + "failures:\n  - {at: 1s, link: [s1, s2], node: s1, down}\n", "failures[0]: bad scenario: give a link or a node, not both"},
-		{"failure field", head + "failures:\n  - {at: 1s, link: [s1, s2], down, colour: 1}\n", "line 5: failure: unknown field \"colour\""},
-		{"failure down value", head + "failures:\n  - {at: 1s, link: [s1, s2], down: 3}\n", "line 5: failure: write a bare \"down\""},
+		{"failure no state", head + "failures:\n  - {at: 500ms, link: [s1, s2]}\n", "test.yaml:5: failures[0]: bad scenario: say down or up"},
+		{"failure bad state", head + "failures:\n  - {at: 500ms, link: [s1, s2], state: sideways}\n", "test.yaml:5: failures[0].state: bad scenario: \"sideways\" is not down or up"},
+		{"failure both", head + "failures:\n  - {at: 500ms, link: [s1, s2], node: s1, down}\n", "failures[0]: bad scenario: give a link or a node, not both"},
+		{"failure field", head + "failures:\n  - {at: 500ms, link: [s1, s2], down, colour: 1}\n", "line 5: failure: unknown field \"colour\""},
+		{"failure down value", head + "failures:\n  - {at: 500ms, link: [s1, s2], down: 3}\n", "line 5: failure: write a bare \"down\""},
 		{"ping count", head + "workloads:\n  - ping: {from: h1, to: h2, count: 65537}\n", "test.yaml:5: workloads[0].ping.count: bad scenario: \"65537\" is not an integer in [1, 65536]"},
 		{"ping size", head + "workloads:\n  - ping: {from: h1, to: h2, size: 1473}\n", "test.yaml:5: workloads[0].ping.size: bad scenario: \"1473\" is not an integer in [0, 1472]"},
 		{"udp size", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, size: 9000}\n", "test.yaml:5: workloads[0].udp.size: bad scenario: \"9000\" is not an integer in [0, 1472]"},
+		{"failure late", head + "failures:\n  - {at: 1s, link: [s1, s2], down}\n", "test.yaml:5: failures[0].at: bad scenario: at 1s, at or after the end of the run (1s)"},
 		{"failure no at", head + "failures:\n  - {link: [s1, s2], down}\n", "failures[0].at: bad scenario: missing"},
 		{"capture port", head + "captures:\n  - {node: h1, port: 2}\n", "test.yaml:5: captures[0].port: bad scenario: \"2\" is not a port of h1 (1..1)"},
 	} {
@@ -182,7 +183,7 @@ func TestUnits(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	f.Add([]byte("topology: line:3\nscheme: learn\nduration: 1s\nworkloads:\n  - ping: {from: all, to: all}\nfailures:\n  - {at: 1s, link: [s1, s2], down}\n"))
+	f.Add([]byte("topology: line:3\nscheme: learn\nduration: 1s\nworkloads:\n  - ping: {from: all, to: all}\nfailures:\n  - {at: 500ms, link: [s1, s2], down}\n"))
 	f.Add([]byte("topology: [\n"))
 	f.Add([]byte("failures: [{down}]\n"))
 	reg := testRegistry()
