@@ -142,15 +142,22 @@ func (r *Run) collect() *Result {
 			res.Drops["bad_port"] += b
 		}
 		name := g.Node(n).Name
-		for _, e := range []element.Element{s.Element(n), s.Stack(n)} {
+		// A host with an agent has two elements; the stack's counters
+		// go under "stack." so that a name both use (rx_frames) is not
+		// summed into a count of neither.
+		for i, e := range []element.Element{s.Element(n), s.Stack(n)} {
 			if cr, ok := e.(element.CounterReporter); ok {
 				m := res.Elements[name]
 				if m == nil {
 					m = map[string]uint64{}
 					res.Elements[name] = m
 				}
+				prefix := ""
+				if i == 1 {
+					prefix = "stack."
+				}
 				for k, v := range cr.Counters() {
-					m[k] += v
+					m[prefix+k] += v
 				}
 			}
 		}

@@ -286,3 +286,24 @@ workloads:
 		t.Fatalf("%d bytes, %d records", len(raw), records)
 	}
 }
+
+// TestElementCountersAgent: on a host with an agent, the agent's and the
+// stack's counters stay apart (the stack's under "stack."): a name both
+// use used to be summed.
+func TestElementCountersAgent(t *testing.T) {
+	res := run(t, `
+topology: line:1
+scheme: agent
+duration: 1s
+workloads:
+  - ping: {from: h1, to: h2, count: 3, interval: 100ms, at: 10ms}
+`, RunOptions{})
+	h1 := res.Elements["h1"]
+	if res.Flows[0].Received != 3 || h1["rx_frames"] == 0 || h1["stack.rx_frames"] == 0 {
+		t.Fatalf("flow %+v, h1 counters %v", res.Flows[0], h1)
+	}
+	// The agent sees every frame both ways; the stack only those it receives.
+	if h1["rx_frames"] <= h1["stack.rx_frames"] {
+		t.Errorf("agent rx_frames %d, stack rx_frames %d", h1["rx_frames"], h1["stack.rx_frames"])
+	}
+}

@@ -67,10 +67,53 @@ func (b *bridge) LinkChange(p element.Port, up bool) {
 
 func (b *bridge) Counters() map[string]uint64 { return map[string]uint64{"frames": b.n} }
 
+// agentFabric is learn plus a pass-through agent on every host, which
+// counts the frames it relays under a name the host stack uses too.
+type agentFabric struct{ learnFabric }
+
+func (f *agentFabric) Element(n topo.NodeID) element.Element {
+	if f.g.Node(n).Kind == topo.Host {
+		return &relayAgent{}
+	}
+	return f.learnFabric.Element(n)
+}
+
+type relayAgent struct {
+	env   element.Env
+	local element.Port
+	n     uint64
+}
+
+func (a *relayAgent) Attach(env element.Env, ports []element.PortInfo) {
+	a.env = env
+	for _, p := range ports {
+		if p.Local {
+			a.local = p.Port
+		}
+	}
+}
+
+func (a *relayAgent) Receive(p element.Port, f []byte) {
+	a.n++
+	out := a.local
+	if p == a.local {
+		out = 1
+	}
+	a.env.Send(out, append([]byte(nil), f...))
+}
+
+func (a *relayAgent) LinkChange(element.Port, bool) {}
+
+func (a *relayAgent) Counters() map[string]uint64 { return map[string]uint64{"rx_frames": a.n} }
+
 func testRegistry() *scheme.Registry {
 	r := &scheme.Registry{}
 	if err := r.Register(scheme.Scheme{Name: "learn", Summary: "test learning bridge",
 		New: func(g *topo.Graph, o scheme.Options) (scheme.Fabric, error) { return &learnFabric{g}, nil }}); err != nil {
+		panic(err)
+	}
+	if err := r.Register(scheme.Scheme{Name: "agent", Summary: "test learning bridge with host agents",
+		New: func(g *topo.Graph, o scheme.Options) (scheme.Fabric, error) { return &agentFabric{learnFabric{g}}, nil }}); err != nil {
 		panic(err)
 	}
 	return r
