@@ -556,6 +556,14 @@ func (d *discovery) addHost(s *dsw, p uint16, m wire.DumbNetProbeReply) {
 		d.byIP[k] = m.HostMAC
 	}
 	s.known[p] = true
+	if _, again := d.hosts[m.HostMAC]; again {
+		// The same host at the same place (a rescan of its port after a
+		// port-up notification): a re-confirmation, not a new host, so
+		// that hosts_found stays the number of distinct hosts.
+		d.hosts[m.HostMAC] = loc
+		d.a.c.Inc("hosts_refound")
+		return
+	}
 	d.hosts[m.HostMAC] = loc
 	d.a.c.Inc("hosts_found")
 }
