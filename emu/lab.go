@@ -130,6 +130,9 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 			return nil, fmt.Errorf("emu: scheme %s on %s: %w", schemeName, g.Name, err)
 		}
 	}
+	if w := neighWarning(len(g.Nodes(topo.Host)), readProc); w != "" {
+		l.log.Warn("emu: " + w)
+	}
 	t0 := time.Now()
 	if err := writeOwner(l.name); err != nil {
 		return nil, err
