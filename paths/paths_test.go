@@ -2,6 +2,8 @@ package paths
 
 import (
 	"errors"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/topo"
@@ -319,5 +321,32 @@ func BenchmarkPathSets(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// sortByCount must give exactly the order of the stable comparison sort it
+// replaced, or best-fit packings would change.
+func TestSortByCountMatchesStableSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	st := &packState{}
+	for range 2000 {
+		maxc := 1 + r.IntN(12)
+		n := r.IntN(300)
+		cnt := make([]int32, n)
+		cands := make([]int32, 0, n)
+		for vl := range n {
+			if r.IntN(3) > 0 {
+				cnt[vl] = int32(1 + r.IntN(maxc))
+				cands = append(cands, int32(vl))
+			}
+		}
+		r.Shuffle(len(cands), func(a, b int) { cands[a], cands[b] = cands[b], cands[a] })
+		want := slices.Clone(cands)
+		slices.SortStableFunc(want, func(a, b int32) int { return int(cnt[b] - cnt[a]) })
+		st.cands = append(st.cands[:0], cands...)
+		st.sortByCount(cnt, maxc)
+		if !slices.Equal(st.cands, want) {
+			t.Fatalf("got %v, want %v", st.cands, want)
+		}
 	}
 }
