@@ -136,9 +136,13 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 		return fmt.Errorf("demo: iperf3 client: %w", err)
 	}
 	time.Sleep(time.Second)
-	before := busyLinks(l.Status(), g)
+	isSwitch := func(name string) bool {
+		n, ok := g.Lookup(name)
+		return ok && g.Node(n).Kind == topo.Switch
+	}
+	before := l.Status().LinkTxFrames(isSwitch)
 	time.Sleep(500 * time.Millisecond)
-	after := busyLinks(l.Status(), g)
+	after := l.Status().LinkTxFrames(isSwitch)
 	var best [2]string
 	var bestN uint64
 	for k, n := range after {
@@ -182,28 +186,6 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	rep.Iperf3Mbps = ir.End.SumReceived.Bps / 1e6
 	o.step("iperf3: %.1f Mb/s; outage %.1f ms, recovered %v", rep.Iperf3Mbps, rep.FailoverOutageMS, rep.Recovered)
 	return nil
-}
-
-// busyLinks sums, for every switch-to-switch link, the frames both ends
-// sent.
-func busyLinks(st emu.Status, g *topo.Graph) map[[2]string]uint64 {
-	tx := map[string]map[int]uint64{}
-	for _, n := range st.Nodes {
-		tx[n.Name] = map[int]uint64{}
-		for _, p := range n.Ports {
-			tx[n.Name][int(p.Port)] = p.TxFrames
-		}
-	}
-	out := map[[2]string]uint64{}
-	for _, lk := range st.Links {
-		a, _ := g.Lookup(lk.A)
-		b, _ := g.Lookup(lk.B)
-		if g.Node(a).Kind != topo.Switch || g.Node(b).Kind != topo.Switch {
-			continue
-		}
-		out[[2]string{lk.A, lk.B}] = tx[lk.A][lk.APort] + tx[lk.B][lk.BPort]
-	}
-	return out
 }
 
 func contains(xs []string, x string) bool {
