@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/edgefabric/edgefabric/paths"
 )
 
 // ErrUnknownRepro is returned by Get; the message lists the known ones.
@@ -24,6 +26,8 @@ type Options struct {
 	// (case-insensitive).
 	Rows []string
 	Seed uint64
+	// Ties is Algorithm 1's tie-breaking rule for the SPAIN tables.
+	Ties paths.Ties
 	// Progress, when set, receives one line per finished row.
 	Progress func(string)
 }

@@ -80,6 +80,16 @@ const (
 	bc23Note = "Our k = α = 3 path set packs into 9 VLANs, below the paper's 12: the paper's optimum is for its own path set."
 )
 
+// tiesWords names a tie-breaking rule in the tables' notes. The per-row
+// explanations are written for the default, random ties; an ordered run
+// leaves them out and points to the discussion instead.
+func tiesWords(t paths.Ties) string {
+	if t == paths.TiesOrdered {
+		return "in port order, the same way for every pair (--ties ordered; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
+	}
+	return "at random"
+}
+
 // paperVal turns a Table 3 figure into a cell value; negative means the
 // paper has none.
 func paperVal(v float64) *float64 {
@@ -124,7 +134,7 @@ func SpainTable2(opt Options) (*Report, error) {
 		},
 		Chart: "parallel",
 		Notes: []string{
-			fmt.Sprintf("k = α (computed by max-flow) for every row; N = %d trials for both packers (1 on the slow rows FatTree(48), HyperX(16), BCube(48,2), BCube(8,4)); ties in Algorithm 1 broken at random (seed %d).", spainTrials, opt.Seed),
+			fmt.Sprintf("k = α (computed by max-flow) for every row; N = %d trials for both packers (1 on the slow rows FatTree(48), HyperX(16), BCube(48,2), BCube(8,4)); ties in Algorithm 1 broken %s (seed %d).", spainTrials, tiesWords(opt.Ties), opt.Seed),
 			"'optimal VLANs' is the paper's known optimum ((p/2)² for FatTree, p^(l−1)·l for BCube, 4 for the testbed); ours in that column repeats it where the parallel packer proves it reachable.",
 			"The paper's 'SPAIN's heuristic' figure is shown as the paper value of both the serial and the parallel column.",
 			fmt.Sprintf("The serial Algorithm 2 is skipped (–) on path sets above %d paths: one first-fit trial there takes minutes; see docs/spain-plan.md.", serialPathLimit),
@@ -139,7 +149,7 @@ func SpainTable2(opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := plan.Compute(g, plan.Options{Trials: rowTrials(row), Seed: opt.Seed})
+		p, err := plan.Compute(g, plan.Options{Trials: rowTrials(row), Seed: opt.Seed, Ties: opt.Ties})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", row.name, err)
 		}
@@ -174,7 +184,10 @@ func SpainTable2(opt Options) (*Report, error) {
 		} else {
 			note += fmt.Sprintf(" Serial not run: %d paths.", p.NumPaths)
 		}
-		r.Rows = append(r.Rows, Row{Name: row.name, Values: vals, Note: note + " " + row.note2, Seconds: time.Since(t0).Seconds()})
+		if opt.Ties == paths.TiesRandom {
+			note += " " + row.note2
+		}
+		r.Rows = append(r.Rows, Row{Name: row.name, Values: vals, Note: note, Seconds: time.Since(t0).Seconds()})
 		if opt.Progress != nil {
 			opt.Progress(fmt.Sprintf("%s: %d VLANs (%.1fs)", row.name, p.NumVLANs, time.Since(t0).Seconds()))
 		}
@@ -201,8 +214,8 @@ func SpainTable3(opt Options) (*Report, error) {
 		},
 		Chart: "vlans",
 		Notes: []string{
-			fmt.Sprintf("PS = k = α computed by max-flow per topology; N = %d packing trials (1 on the slow rows); NCP at f = %.2f over %d trials; throughput: %d unit flows per host, unit link capacity, max-min fair, mean of %d trials; seed %d.",
-				spainTrials, spainFailProb, spainNCPTrials, flowsPerHost, spainTputTrials, opt.Seed),
+			fmt.Sprintf("PS = k = α computed by max-flow per topology; ties in Algorithm 1 broken %s; N = %d packing trials (1 on the slow rows); NCP at f = %.2f over %d trials; throughput: %d unit flows per host, unit link capacity, max-min fair, mean of %d trials; seed %d.",
+				tiesWords(opt.Ties), spainTrials, spainFailProb, spainNCPTrials, flowsPerHost, spainTputTrials, opt.Seed),
 			"#links counts fabric links (both ends forward), as the paper's figures do.",
 		},
 	}
@@ -215,7 +228,7 @@ func SpainTable3(opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := plan.Compute(g, plan.Options{Trials: rowTrials(row), Seed: opt.Seed})
+		p, err := plan.Compute(g, plan.Options{Trials: rowTrials(row), Seed: opt.Seed, Ties: opt.Ties})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", row.name, err)
 		}
@@ -250,7 +263,7 @@ func SpainTable3(opt Options) (*Report, error) {
 			"gain_alpha": {f64(ga), paperVal(row.gainAlpha)},
 		}
 		note := fmt.Sprintf("α = %d, %d paths, %d packing trials, VLAN 1 rooted at %s, throughput by %s.", p.Alpha, p.NumPaths, rowTrials(row), p.Root, method)
-		if row.note3 != "" {
+		if row.note3 != "" && opt.Ties == paths.TiesRandom {
 			note += " " + row.note3
 		}
 		r.Rows = append(r.Rows, Row{Name: row.name, Values: vals, Note: note, Seconds: time.Since(t0).Seconds()})

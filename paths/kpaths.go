@@ -2,6 +2,7 @@ package paths
 
 import (
 	"container/heap"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -38,6 +39,48 @@ func (ps *PathSet) Path(j int) []topo.LinkID { return ps.Links[ps.PathOff[j]:ps.
 // PairPaths returns the index range of pair i's paths.
 func (ps *PathSet) PairPaths(i int) (lo, hi int) { return int(ps.PairOff[i]), int(ps.PairOff[i+1]) }
 
+// Ties selects how Algorithm 1 chooses among paths of equal weight. The
+// paper does not say; its "shortest(G, s, d, w)" is a plain shortest-path
+// search, whose choice among equal-cost paths is whatever its scan order
+// gives.
+type Ties uint8
+
+const (
+	// TiesRandom breaks every tie at random, from a stream per pair: first
+	// paths spread over all equal-cost routes (edgefabric's default).
+	TiesRandom Ties = iota
+	// TiesOrdered breaks ties as a plain search that scans ports in order
+	// does: the lowest-numbered port first at every node, and among equal
+	// queue entries the lowest node number. Every pair then resolves the
+	// same choices the same way, as in the paper's results (FatTree PS=1
+	// throughput gain 1.00: all first paths through one core).
+	TiesOrdered
+)
+
+// ErrBadTies: an unknown tie-breaking name.
+var ErrBadTies = errors.New(`unknown tie-breaking rule (want "random" or "ordered")`)
+
+// ParseTies parses "random" or "ordered".
+func ParseTies(s string) (Ties, error) {
+	switch s {
+	case "random", "":
+		return TiesRandom, nil
+	case "ordered":
+		return TiesOrdered, nil
+	}
+	return 0, fmt.Errorf("paths: ties %q: %w", s, ErrBadTies)
+}
+
+func (t Ties) String() string {
+	switch t {
+	case TiesRandom:
+		return "random"
+	case TiesOrdered:
+		return "ordered"
+	}
+	return fmt.Sprintf("ties(%d)", uint8(t))
+}
+
 // PathOptions configures ComputePathSets.
 type PathOptions struct {
 	// K is the desired number of paths per pair (Algorithm 1's k).
@@ -46,6 +89,8 @@ type PathOptions struct {
 	// own stream derived from the seed and the pair, so results do not
 	// depend on Workers.
 	Seed uint64
+	// Ties selects the tie-breaking rule; TiesOrdered ignores Seed.
+	Ties Ties
 	// Workers bounds the goroutines; 0 means GOMAXPROCS.
 	Workers int
 }
@@ -64,10 +109,13 @@ type PathOptions struct {
 // path is left); only when none exists does it run A* on the weights with
 // the hop distance to d as the (consistent) heuristic. Both return a
 // minimum-weight path, so the result is exactly Algorithm 1's; ties are
-// broken at random.
+// broken as opt.Ties says.
 func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 	if opt.K < 1 {
 		return nil, fmt.Errorf("paths: k=%d: %w", opt.K, ErrBadK)
+	}
+	if opt.Ties > TiesOrdered {
+		return nil, fmt.Errorf("paths: %v: %w", opt.Ties, ErrBadTies)
 	}
 	workers := opt.Workers
 	if workers <= 0 {
@@ -92,6 +140,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 		go func() {
 			defer wg.Done()
 			s := newSearcher(f)
+			s.ordered = opt.Ties == TiesOrdered
 			for {
 				j := int(next.Add(-1) + 1)
 				if j < 1 {
@@ -158,13 +207,15 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 
 // searcher holds one worker's scratch state, reused across pairs.
 type searcher struct {
-	f      *Fabric
-	rng    *rand.PCG
-	r      *rand.Rand
-	dist   []int32 // hop distance to the current target
-	target topo.NodeID
-	use    []int32 // per link: how many chosen paths of this pair use it
-	used   []topo.LinkID
+	f   *Fabric
+	rng *rand.PCG
+	r   *rand.Rand
+	// ordered: TiesOrdered (scan ports from the first, queue ties by node).
+	ordered bool
+	dist    []int32 // hop distance to the current target
+	target  topo.NodeID
+	use     []int32 // per link: how many chosen paths of this pair use it
+	used    []topo.LinkID
 	// DFS state, stamped to avoid clearing: failed[v] is the largest
 	// remaining budget with which v failed (valid when seen[v] == stamp).
 	failed []int32
@@ -295,6 +346,23 @@ func (s *searcher) disjointShortest(src topo.NodeID) bool {
 	return false
 }
 
+// firstPort is where the depth-first walk starts scanning a node's deg
+// ports (it wraps around): a random one, or the first under TiesOrdered.
+func (s *searcher) firstPort(deg int32) int32 {
+	if s.ordered {
+		return 0
+	}
+	return int32(s.r.IntN(max(int(deg), 1)))
+}
+
+// tie orders A* queue entries of equal cost and depth.
+func (s *searcher) tie(v topo.NodeID) uint32 {
+	if s.ordered {
+		return uint32(v)
+	}
+	return s.r.Uint32()
+}
+
 func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	st := s.nextStamp()
 	f := s.f
@@ -306,7 +374,7 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	}
 	frames := s.frames[:0]
 	deg := f.adjOff[src+1] - f.adjOff[src]
-	frames = append(frames, frame{src, int32(s.r.IntN(max(int(deg), 1))), 0})
+	frames = append(frames, frame{src, s.firstPort(deg), 0})
 	for len(frames) > 0 {
 		fr := &frames[len(frames)-1]
 		v := fr.v
@@ -333,7 +401,7 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 				return true
 			}
 			wd := f.adjOff[w+1] - f.adjOff[w]
-			frames = append(frames, frame{w, int32(s.r.IntN(max(int(wd), 1))), 0})
+			frames = append(frames, frame{w, s.firstPort(wd), 0})
 			advanced = true
 			break
 		}
@@ -387,7 +455,7 @@ func (s *searcher) astar(src topo.NodeID, E int64) bool {
 	d := s.target
 	s.pq = s.pq[:0]
 	s.g[src], s.via[src], s.seen[src] = 0, topo.NoLink, st
-	heap.Push(&s.pq, astarItem{int64(s.dist[src]), 0, s.r.Uint32(), src})
+	heap.Push(&s.pq, astarItem{int64(s.dist[src]), 0, s.tie(src), src})
 	for s.pq.Len() > 0 {
 		it := heap.Pop(&s.pq).(astarItem)
 		v := it.v
@@ -413,7 +481,7 @@ func (s *searcher) astar(src topo.NodeID, E int64) bool {
 			ng := it.g + 1 + E*int64(s.use[l])
 			if s.seen[w] != st || ng < s.g[w] {
 				s.seen[w], s.g[w], s.via[w] = st, ng, l
-				heap.Push(&s.pq, astarItem{ng + int64(s.dist[w]), ng, s.r.Uint32(), w})
+				heap.Push(&s.pq, astarItem{ng + int64(s.dist[w]), ng, s.tie(w), w})
 			}
 		}
 	}

@@ -36,6 +36,7 @@ func newPlanSpainCmd() *cobra.Command {
 		ncpTrials  int
 		topoF      topoFlags
 		printVLANs bool
+		tiesArg    string
 	)
 	c := &cobra.Command{
 		Use:   "spain TOPO",
@@ -49,6 +50,11 @@ path verified to lie inside one VLAN before anything is printed or written.
 
 --out DIR writes plan.json, switches.json and switches.txt (per switch, per
 port: native and tagged VLANs) and vreach.json (V_reach per edge switch).
+--ties picks how Algorithm 1 chooses among equal-cost paths: random (the
+default; first paths spread over every equal-cost route) or ordered (lowest
+port first, as a plain shortest-path search scanning ports in order; every
+pair resolves ties alike, which is what the paper's figures reflect, and
+packs into fewer VLANs at the cost of load spread).
 --fail-prob F adds Table 3's NCP: the share of edge-switch pairs left without
 a working path when each fabric link fails with probability F.
 
@@ -58,6 +64,11 @@ See docs/spain-plan.md.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			seed := topoF.seed
 			opt := plan.Options{Trials: trials, Seed: seed, Serial: serial}
+			ties, err := paths.ParseTies(tiesArg)
+			if err != nil {
+				return badInput(fmt.Errorf("--ties %q: want \"random\" or \"ordered\"", tiesArg))
+			}
+			opt.Ties = ties
 			switch strings.ToLower(kArg) {
 			case "alpha", "α", "":
 			default:
@@ -126,6 +137,7 @@ See docs/spain-plan.md.`,
 	c.Flags().Float64Var(&failProb, "fail-prob", 0.04, "link-failure probability for NCP (computed when the flag is given)")
 	c.Flags().IntVar(&ncpTrials, "ncp-trials", 10, "random failure sets NCP averages over")
 	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the summary")
+	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random" or "ordered" (lowest port first)`)
 	// One seed drives the random topologies and the planner alike.
 	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
 	return c
@@ -135,7 +147,7 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	fmt.Fprintf(w, "SPAIN plan for %s\n", p.Topology)
 	fmt.Fprintf(w, "  edge switches     %d (%d pairs), fabric links %d\n", p.EdgeNodes, p.Pairs, p.FabricLinks)
 	fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
-	fmt.Fprintf(w, "  paths             %d\n", p.NumPaths)
+	fmt.Fprintf(w, "  paths             %d (ties %s)\n", p.NumPaths, p.Ties)
 	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s)\n", p.NumVLANs, p.Root)
 	fmt.Fprintf(w, "  packing           %s, %d trials, best: trial %d (%s)\n", p.Packing.Algorithm, p.Packing.Trials, p.Packing.BestTrial, p.Packing.Strategy)
 	fmt.Fprintf(w, "  coverage          SPAIN %.2f %%, STP %.2f %%\n", 100*p.Coverage, 100*p.STPCoverage)

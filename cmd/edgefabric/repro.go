@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgefabric/edgefabric/experiment"
+	"github.com/edgefabric/edgefabric/paths"
 )
 
 func newReproCmd() *cobra.Command {
@@ -18,6 +19,7 @@ func newReproCmd() *cobra.Command {
 		outDir string
 		seed   uint64
 		quiet  bool
+		ties   string
 	)
 	var list []string
 	for _, r := range experiment.All() {
@@ -39,7 +41,11 @@ Reproductions:
 			if err != nil {
 				return badInput(err)
 			}
-			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed}
+			tr, err := paths.ParseTies(ties)
+			if err != nil {
+				return badInput(fmt.Errorf("--ties %q: want \"random\" or \"ordered\"", ties))
+			}
+			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed, Ties: tr}
 			if !quiet && !asJSON {
 				opt.Progress = func(s string) { fmt.Fprintln(c.ErrOrStderr(), s) }
 			}
@@ -71,5 +77,6 @@ Reproductions:
 	c.Flags().StringVar(&outDir, "out", "", "write NAME.json, NAME.md and NAME.svg into this directory")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for tie-breaking, packing, failures and flows")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no per-row progress on stderr")
+	c.Flags().StringVar(&ties, "ties", "random", `SPAIN tables: Algorithm 1's tie-breaking, "random" or "ordered" (lowest port first, as the paper's figures suggest)`)
 	return c
 }

@@ -34,7 +34,9 @@ type Options struct {
 	// Serial packs with the paper's serial Algorithm 2 only; otherwise
 	// the parallel packer runs the same trials plus the tree-cover and
 	// best-fit variants on every core and keeps the best.
-	Serial  bool
+	Serial bool
+	// Ties is Algorithm 1's tie-breaking rule (random by default).
+	Ties    paths.Ties
 	Workers int
 }
 
@@ -49,6 +51,7 @@ type Plan struct {
 	Topology    string  `json:"topology"`
 	K           int     `json:"k"`
 	KMode       string  `json:"k_mode"` // "alpha" or "fixed"
+	Ties        string  `json:"ties"`   // "random" or "ordered"
 	Alpha       int     `json:"alpha"`
 	AlphaExact  bool    `json:"alpha_exact"`
 	EdgeNodes   int     `json:"edge_nodes"`
@@ -106,7 +109,7 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	p := &Plan{Topology: g.Name, F: f, EdgeNodes: len(f.Edges), FabricLinks: f.NumFabricLinks}
+	p := &Plan{Topology: g.Name, F: f, EdgeNodes: len(f.Edges), FabricLinks: f.NumFabricLinks, Ties: opt.Ties.String()}
 	a := paths.Alpha(f)
 	p.Alpha, p.AlphaExact = a.Alpha, a.Exact
 	p.K, p.KMode = opt.K, "fixed"
@@ -116,7 +119,7 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	p.Tree = paths.STP(f)
 	p.Root = g.Node(p.Tree.Root).Name
 	t0 := time.Now()
-	p.PS, err = paths.ComputePathSets(f, paths.PathOptions{K: p.K, Seed: opt.Seed, Workers: opt.Workers})
+	p.PS, err = paths.ComputePathSets(f, paths.PathOptions{K: p.K, Seed: opt.Seed, Ties: opt.Ties, Workers: opt.Workers})
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}

@@ -174,3 +174,18 @@ func TestRefusesBeyond4094VLANs(t *testing.T) {
 		t.Fatalf("4094 links: %v, %v VLANs", err, p)
 	}
 }
+
+// Ordered ties put every pair's j-th path through the j-th core a plain
+// port-order search reaches, so FatTree(8) with k = α = 4 packs into 4 VLANs
+// covering 4 of the 16 cores' links (160 of 256), where random ties need
+// the 16 of the known optimum and cover everything.
+func TestOrderedTies(t *testing.T) {
+	p := compute(t, "fattree:8", Options{Trials: 2, Seed: 1, Ties: paths.TiesOrdered})
+	if p.NumVLANs != 4 || p.Coverage != 160.0/256 || p.Ties != "ordered" {
+		t.Errorf("ordered: %d VLANs, coverage %v, ties %q; want 4, 0.625, ordered", p.NumVLANs, p.Coverage, p.Ties)
+	}
+	p = compute(t, "fattree:8", Options{Trials: 2, Seed: 1})
+	if p.NumVLANs != 16 || p.Coverage != 1 || p.Ties != "random" {
+		t.Errorf("random: %d VLANs, coverage %v, ties %q; want 16, 1, random", p.NumVLANs, p.Coverage, p.Ties)
+	}
+}
