@@ -26,9 +26,12 @@ type NCP struct {
 // Under STP a pair is connected when its tree path survives: the tree is
 // taken as converged before the failures (the instant after a failure,
 // before 802.1D re-converges, which is what the paper's figures reflect).
-// Under SPAIN a pair is connected when one of its k planned paths survives
-// or its VLAN 1 path does: those are the VLANs its hosts would pick
-// (Algorithm 3). Host links do not fail: they would cut both schemes alike.
+// Under SPAIN a pair is connected when some VLAN still joins its two edge
+// nodes over surviving links: Algorithm 3's candidates are every VLAN of
+// V_reach(es) the source can use, and probing (a unicast chirp on each)
+// finds the ones that still work, so any VLAN connecting the pair counts,
+// not only those its own k paths were packed into (VLAN 1 included). Host
+// links do not fail: they would cut both schemes alike.
 func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 	if failProb < 0 || failProb > 1 {
 		return NCP{}, fmt.Errorf("plan: fail probability %v: %w: must be in [0,1]", failProb, ErrBadOption)
@@ -45,6 +48,12 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 	root := make([]int32, n)
 	pairs := p.PS.Pairs
 	workers := runtime.GOMAXPROCS(0)
+	vlans := p.Pack.VLANs
+	nv, ne := len(vlans), len(f.Edges)
+	// lab[e*nv+v]: edge node e's component in VLAN v's surviving links
+	// (a node ID; equal labels mean connected), one row per edge node so
+	// that a pair's test scans two contiguous rows.
+	lab := make([]int32, ne*nv)
 	for t := range trials {
 		r := rand.New(rand.NewPCG(seed, uint64(t)))
 		for l := range failed {
@@ -54,31 +63,53 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 		for v := range comp {
 			comp[v] = int32(v)
 		}
-		var find func(v int32) int32
-		find = func(v int32) int32 {
-			for comp[v] != v {
-				comp[v] = comp[comp[v]]
-				v = comp[v]
-			}
-			return v
-		}
 		for _, l := range p.Tree.Links {
 			if !failed[l] {
 				a, b := f.Ends(l)
-				ra, rb := find(int32(a)), find(int32(b))
-				if ra != rb {
-					comp[ra] = rb
-				}
+				union(comp, int32(a), int32(b))
 			}
 		}
 		// Resolve every node to its root: read-only below, from several
 		// goroutines (path halving alone leaves some nodes one step away).
 		for v := range comp {
-			root[v] = find(int32(v))
+			root[v] = find(comp, int32(v))
 		}
+		// Every VLAN's surviving components, VLANs spread over the cores.
+		var wg sync.WaitGroup
+		chunkV := (nv + workers - 1) / workers
+		for w := range workers {
+			lo, hi := w*chunkV, min((w+1)*chunkV, nv)
+			if lo >= hi {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				uf := make([]int32, n)
+				for v := range uf {
+					uf[v] = int32(v)
+				}
+				for vi := lo; vi < hi; vi++ {
+					for _, l := range vlans[vi] {
+						if !failed[l] {
+							a, b := f.Ends(l)
+							union(uf, int32(a), int32(b))
+						}
+					}
+					for ei, e := range f.Edges {
+						lab[ei*nv+vi] = find(uf, int32(e))
+					}
+					// Reset only what this VLAN touched.
+					for _, l := range vlans[vi] {
+						a, b := f.Ends(l)
+						uf[a], uf[b] = int32(a), int32(b)
+					}
+				}
+			}()
+		}
+		wg.Wait()
 		var mu sync.Mutex
 		var stpDown, spainDown int
-		var wg sync.WaitGroup
 		chunk := (len(pairs) + workers - 1) / workers
 		for w := range workers {
 			lo, hi := w*chunk, min((w+1)*chunk, len(pairs))
@@ -95,15 +126,13 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 						continue // the tree path survives: both schemes connected
 					}
 					sd++
+					a := lab[int(f.EdgeIndex[pr.A])*nv:][:nv]
+					b := lab[int(f.EdgeIndex[pr.B])*nv:][:nv]
 					up := false
-					plo, phi := p.PS.PairPaths(i)
-					for j := plo; j < phi && !up; j++ {
-						up = true
-						for _, l := range p.PS.Path(j) {
-							if failed[l] {
-								up = false
-								break
-							}
+					for v := range a {
+						if a[v] == b[v] {
+							up = true
+							break
 						}
 					}
 					if !up {
@@ -125,4 +154,20 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 	res.STP /= float64(trials)
 	res.SPAIN /= float64(trials)
 	return res, nil
+}
+
+// find returns v's root in the union-find forest uf, halving paths.
+func find(uf []int32, v int32) int32 {
+	for uf[v] != v {
+		uf[v] = uf[uf[v]]
+		v = uf[v]
+	}
+	return v
+}
+
+func union(uf []int32, a, b int32) {
+	ra, rb := find(uf, a), find(uf, b)
+	if ra != rb {
+		uf[ra] = rb
+	}
 }

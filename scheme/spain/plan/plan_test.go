@@ -2,6 +2,8 @@ package plan
 
 import (
 	"errors"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/paths"
@@ -187,5 +189,81 @@ func TestOrderedTies(t *testing.T) {
 	p = compute(t, "fattree:8", Options{Trials: 2, Seed: 1})
 	if p.NumVLANs != 16 || p.Coverage != 1 || p.Ties != "random" {
 		t.Errorf("random: %d VLANs, coverage %v, ties %q; want 16, 1, random", p.NumVLANs, p.Coverage, p.Ties)
+	}
+}
+
+// NCP against a direct count: the same failure sets, then per pair the
+// tree path's links (STP) and a breadth-first search inside every VLAN over
+// its surviving links (SPAIN: any VLAN joining the pair counts).
+func TestNCPMatchesDirectCount(t *testing.T) {
+	for _, spec := range []string{"fattree:4", "bcube:4,2", "hyperx:3", "ciscodc:2,2"} {
+		p := compute(t, spec, Options{Trials: 1, Seed: 1})
+		f := p.F
+		const fp, trials, seed = 0.2, 6, 7
+		got, err := p.NCP(fp, trials, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantSTP, wantSPAIN float64
+		for tr := range trials {
+			r := rand.New(rand.NewPCG(seed, uint64(tr)))
+			failed := make([]bool, f.G.NumLinks())
+			for l := range failed {
+				failed[l] = f.IsFabric(topo.LinkID(l)) && r.Float64() < fp
+			}
+			connected := func(ls []topo.LinkID, a, b topo.NodeID) bool {
+				adj := map[topo.NodeID][]topo.NodeID{}
+				for _, l := range ls {
+					if !failed[l] {
+						x, y := f.Ends(l)
+						adj[x] = append(adj[x], y)
+						adj[y] = append(adj[y], x)
+					}
+				}
+				seen := map[topo.NodeID]bool{a: true}
+				queue := []topo.NodeID{a}
+				for len(queue) > 0 {
+					v := queue[0]
+					queue = queue[1:]
+					for _, w := range adj[v] {
+						if !seen[w] {
+							seen[w] = true
+							queue = append(queue, w)
+						}
+					}
+				}
+				return seen[b]
+			}
+			stpDown, spainDown := 0, 0
+			for _, pr := range p.PS.Pairs {
+				treeUp := true
+				for _, l := range p.Tree.PathBetween(pr.A, pr.B, nil) {
+					treeUp = treeUp && !failed[l]
+				}
+				if !treeUp {
+					stpDown++
+				}
+				up := false
+				for _, vl := range p.Pack.VLANs {
+					if connected(vl, pr.A, pr.B) {
+						up = true
+						break
+					}
+				}
+				if !up {
+					spainDown++
+				}
+			}
+			wantSTP += float64(stpDown) / float64(len(p.PS.Pairs))
+			wantSPAIN += float64(spainDown) / float64(len(p.PS.Pairs))
+		}
+		wantSTP /= trials
+		wantSPAIN /= trials
+		if math.Abs(got.STP-wantSTP) > 1e-12 || math.Abs(got.SPAIN-wantSPAIN) > 1e-12 {
+			t.Errorf("%s: NCP STP %v SPAIN %v, direct count %v %v", spec, got.STP, got.SPAIN, wantSTP, wantSPAIN)
+		}
+		if wantSTP == 0 || wantSPAIN >= wantSTP {
+			t.Errorf("%s: direct count STP %v SPAIN %v: want 0 < SPAIN < STP at f=%v", spec, wantSTP, wantSPAIN, fp)
+		}
 	}
 }
