@@ -32,12 +32,16 @@ type Options struct {
 	Progress func(string)
 }
 
-func (o Options) keep(row string) bool {
-	if len(o.Rows) == 0 {
+func (o Options) keep(row string) bool { return MatchRows(row, o.Rows) }
+
+// MatchRows is the --rows filter: it keeps a row whose name contains one
+// of rows, ignoring case; no filter keeps every row.
+func MatchRows(name string, rows []string) bool {
+	if len(rows) == 0 {
 		return true
 	}
-	for _, r := range o.Rows {
-		if strings.Contains(strings.ToLower(row), strings.ToLower(r)) {
+	for _, r := range rows {
+		if strings.Contains(strings.ToLower(name), strings.ToLower(r)) {
 			return true
 		}
 	}

@@ -424,3 +424,22 @@ func throughputGain(p *plan.Plan, seed uint64) (g1, ga float64, method string, e
 	}
 	return g1 / spainTputTrials, ga / spainTputTrials, method, nil
 }
+
+// SpainTopology is one topology of SPAIN's Table 3, for tools that run
+// their own measurements over the same rows (edgefabric bench).
+type SpainTopology struct {
+	Name, Spec string
+	// Slow marks the rows --quick skips.
+	Slow bool
+}
+
+// SpainTable3Topologies lists Table 3's rows in the paper's order.
+func SpainTable3Topologies() []SpainTopology {
+	var out []SpainTopology
+	for _, r := range spainRows {
+		if r.vlans >= 0 {
+			out = append(out, SpainTopology{r.name, r.spec, r.slow})
+		}
+	}
+	return out
+}

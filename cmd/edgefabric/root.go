@@ -17,6 +17,7 @@ var commands = []func() *cobra.Command{
 	newSimCmd,
 	newPlanCmd,
 	newReproCmd,
+	newBenchCmd,
 	newUpCmd,
 	newDownCmd,
 	newExecCmd,

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgefabric/edgefabric/experiment"
+	"github.com/edgefabric/edgefabric/paths"
+)
+
+// benchBaseline is the row every other is divided by: small enough to run
+// twice per bench, large enough (65,024 paths) to measure.
+const benchBaseline = "fattree:16"
+
+// benchRun is one measured child process.
+type benchRun struct {
+	Name     string  `json:"name"`
+	Spec     string  `json:"spec"`
+	Status   string  `json:"status"` // "ok", "timeout" or "failed: ..."
+	Wall     float64 `json:"wall_seconds"`
+	CPU      float64 `json:"cpu_seconds"` // user + system, all threads
+	PeakRSS  int64   `json:"peak_rss_bytes"`
+	Paths    int     `json:"num_paths,omitempty"`
+	VLANs    int     `json:"num_vlans,omitempty"`
+	PathsSec float64 `json:"paths_seconds,omitempty"`
+	PackSec  float64 `json:"pack_seconds,omitempty"`
+	// Ratio is Wall over the baseline's mean wall time in this run.
+	Ratio float64 `json:"x_baseline,omitempty"`
+}
+
+type benchReport struct {
+	Name     string     `json:"name"`
+	Command  string     `json:"command"`
+	Trials   int        `json:"trials"`
+	Ties     string     `json:"ties"`
+	Goal     float64    `json:"goal_seconds"`
+	Baseline []benchRun `json:"baseline"`
+	Rows     []benchRun `json:"rows"`
+}
+
+func newBenchCmd() *cobra.Command {
+	var (
+		asJSON  bool
+		quick   bool
+		rows    []string
+		trials  int
+		ties    string
+		timeout time.Duration
+		seed    uint64
+	)
+	c := &cobra.Command{
+		Use:   "bench spain-plan",
+		Short: "Measure wall time, CPU time and peak memory of the SPAIN planner on every Table 3 row",
+		Long: `bench spain-plan runs "edgefabric plan spain SPEC --trials N --json" for every
+topology of SPAIN's Table 3, each in its own process, and reports its wall
+time, CPU time (user + system over all threads), peak resident memory, the
+path-set and packing phases, and its wall time as a multiple of a baseline
+measured in the same run: the FatTree(16) plan, run before the first row and
+after the last. Machines are shared and noisy; the ratio is the figure to
+compare across runs and machines. The issue's goal is every row within 10 s
+on a 2-core machine; the last column says whether this run met it.
+
+Rows that exceed --timeout are killed and reported as such. See
+docs/performance.md for the checked-in figures.`,
+		Args: exactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if args[0] != "spain-plan" {
+				return badInput(fmt.Errorf("bench %q: unknown benchmark (known: spain-plan)", args[0]))
+			}
+			if trials < 1 {
+				return badInput(fmt.Errorf("--trials %d: must be at least 1", trials))
+			}
+			if _, err := paths.ParseTies(ties); err != nil {
+				return badInput(fmt.Errorf("--ties %q: want \"random\" or \"ordered\"", ties))
+			}
+			if timeout <= 0 {
+				return badInput(fmt.Errorf("--timeout %v: must be positive", timeout))
+			}
+			var sel []experiment.SpainTopology
+			for _, t := range experiment.SpainTable3Topologies() {
+				if quick && t.Slow || !experiment.MatchRows(t.Name, rows) {
+					continue
+				}
+				sel = append(sel, t)
+			}
+			if len(sel) == 0 {
+				return badInput(fmt.Errorf("no Table 3 row matches --rows %s", strings.Join(rows, ",")))
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			common := []string{"--trials", strconv.Itoa(trials), "--ties", ties, "--seed", strconv.FormatUint(seed, 10), "--json"}
+			rep := benchReport{Name: "spain-plan", Command: "edgefabric plan spain SPEC " + strings.Join(common, " "),
+				Trials: trials, Ties: ties, Goal: 10}
+			progress := func(r benchRun) {
+				if !asJSON {
+					fmt.Fprintf(c.ErrOrStderr(), "%s: %s, %.1f s\n", r.Name, r.Status, r.Wall)
+				}
+			}
+			base := func() error {
+				r := benchChild(exe, "baseline FatTree(16)", benchBaseline, common, timeout)
+				progress(r)
+				if r.Status != "ok" {
+					return fmt.Errorf("bench: baseline %s %s", benchBaseline, r.Status)
+				}
+				rep.Baseline = append(rep.Baseline, r)
+				return nil
+			}
+			if err := base(); err != nil {
+				return err
+			}
+			for _, t := range sel {
+				r := benchChild(exe, t.Name, t.Spec, common, timeout)
+				progress(r)
+				rep.Rows = append(rep.Rows, r)
+			}
+			if err := base(); err != nil {
+				return err
+			}
+			mean := (rep.Baseline[0].Wall + rep.Baseline[1].Wall) / 2
+			for i := range rep.Rows {
+				if rep.Rows[i].Status == "ok" && mean > 0 {
+					rep.Rows[i].Ratio = rep.Rows[i].Wall / mean
+				}
+			}
+			if asJSON {
+				return writeJSON(c.OutOrStdout(), rep)
+			}
+			writeBench(c.OutOrStdout(), &rep)
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the measurements as JSON")
+	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (FatTree(48), HyperX(16), BCube(48,2), BCube(8,4))")
+	c.Flags().StringArrayVar(&rows, "rows", nil, "only rows whose name contains this (case-insensitive; repeat for several)")
+	c.Flags().IntVar(&trials, "trials", 1, "packing trials per plan (the planner's --trials)")
+	c.Flags().StringVar(&ties, "ties", "random", `Algorithm 1's tie-breaking: "random" or "ordered"`)
+	c.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "kill a row after this long and report it as a timeout")
+	c.Flags().Uint64Var(&seed, "seed", 1, "the planner's seed")
+	return c
+}
+
+// benchChild runs one plan in a child process and measures it from the
+// outside: wall clock, and CPU time and peak RSS from the kernel's rusage.
+func benchChild(exe, name, spec string, common []string, timeout time.Duration) benchRun {
+	r := benchRun{Name: name, Spec: spec}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, append([]string{"plan", "spain", spec}, common...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	t0 := time.Now()
+	err := cmd.Run()
+	r.Wall = time.Since(t0).Seconds()
+	if st := cmd.ProcessState; st != nil {
+		r.CPU = (st.UserTime() + st.SystemTime()).Seconds()
+		if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+			r.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
+		}
+	}
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		r.Status = "timeout"
+		return r
+	case err != nil:
+		r.Status = "failed: " + strings.TrimSpace(firstLine(errOut.String(), err.Error()))
+		return r
+	}
+	var p struct {
+		NumPaths int `json:"num_paths"`
+		NumVLANs int `json:"num_vlans"`
+		Seconds  struct {
+			Paths, Pack float64
+		} `json:"seconds"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+		r.Status = "failed: unreadable plan JSON: " + err.Error()
+		return r
+	}
+	r.Status = "ok"
+	r.Paths, r.VLANs, r.PathsSec, r.PackSec = p.NumPaths, p.NumVLANs, p.Seconds.Paths, p.Seconds.Pack
+	return r
+}
+
+func firstLine(s, fallback string) string {
+	if s = strings.TrimSpace(s); s == "" {
+		return fallback
+	}
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func writeBench(w io.Writer, rep *benchReport) {
+	fmt.Fprintf(w, "SPAIN planner benchmark: %s, one process per row\n", rep.Command)
+	b := rep.Baseline
+	fmt.Fprintf(w, "baseline: %s plan, before and after the rows: %.2f s and %.2f s wall\n\n", benchBaseline, b[0].Wall, b[1].Wall)
+	table := [][]string{{"topology", "paths", "VLANs", "wall s", "CPU s", "peak RSS MB", "paths s", "pack s", "× baseline", "≤ 10 s"}}
+	for _, r := range rep.Rows {
+		rss := fmt.Sprintf("%.0f", float64(r.PeakRSS)/1e6)
+		if r.Status != "ok" {
+			table = append(table, []string{r.Name, "", "", fmt.Sprintf("%.1f", r.Wall), fmt.Sprintf("%.1f", r.CPU), rss, "", "", "", r.Status})
+			continue
+		}
+		met := "yes"
+		if r.Wall > rep.Goal {
+			met = "no"
+		}
+		table = append(table, []string{r.Name, strconv.Itoa(r.Paths), strconv.Itoa(r.VLANs),
+			fmt.Sprintf("%.2f", r.Wall), fmt.Sprintf("%.2f", r.CPU), rss,
+			fmt.Sprintf("%.2f", r.PathsSec), fmt.Sprintf("%.2f", r.PackSec), fmt.Sprintf("%.1f", r.Ratio), met})
+	}
+	width := make([]int, len(table[0]))
+	for _, row := range table {
+		for i, cell := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for _, row := range table {
+		var b strings.Builder
+		for i, cell := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(cell))
+			if i == 0 {
+				b.WriteString(cell + pad)
+			} else {
+				b.WriteString("  " + pad + cell)
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}

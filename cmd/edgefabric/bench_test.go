@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+)
+
+// asCLI makes the test binary act as edgefabric when bench re-executes it
+// for a row (bench measures each plan in a child process).
+const asCLI = "EDGEFABRIC_TEST_AS_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCLI) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func TestBenchSpainPlan(t *testing.T) {
+	t.Setenv(asCLI, "1")
+	code, out, errOut := topoCLI("bench", "spain-plan", "--rows", "fattree(4)", "--rows", "testbed", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep benchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Baseline) != 2 || len(rep.Rows) != 2 {
+		t.Fatalf("baseline %d runs, %d rows; want 2 and 2", len(rep.Baseline), len(rep.Rows))
+	}
+	want := map[string][2]int{"testbed": {9, 4}, "FatTree(4)": {56, 4}}
+	for _, r := range append(rep.Rows, rep.Baseline...) {
+		if r.Status != "ok" || r.Wall <= 0 || r.PeakRSS <= 0 {
+			t.Errorf("%s: status %q, wall %v, peak RSS %d", r.Name, r.Status, r.Wall, r.PeakRSS)
+		}
+	}
+	for _, r := range rep.Rows {
+		if w := want[r.Name]; r.Paths != w[0] || r.VLANs != w[1] || r.Ratio <= 0 {
+			t.Errorf("%s: %d paths, %d VLANs, ratio %v; want %v and a positive ratio", r.Name, r.Paths, r.VLANs, r.Ratio, w)
+		}
+	}
+	if rep.Baseline[0].Paths != 65024 || rep.Baseline[0].VLANs != 64 {
+		t.Errorf("baseline: %+v", rep.Baseline[0])
+	}
+	// The text form names every row and says whether the goal was met.
+	_, text, _ := topoCLI("bench", "spain-plan", "--rows", "fattree(4)")
+	if !strings.Contains(text, "FatTree(4)") || !strings.Contains(text, "≤ 10 s") || !strings.Contains(text, "yes") {
+		t.Errorf("text output:\n%s", text)
+	}
+}
+
+func TestBenchBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "nope"}, "unknown benchmark"},
+		{[]string{"bench"}, "argument"},
+		{[]string{"bench", "spain-plan", "--trials", "0"}, "trials"},
+		{[]string{"bench", "spain-plan", "--ties", "x"}, "ties"},
+		{[]string{"bench", "spain-plan", "--timeout", "0s"}, "timeout"},
+		{[]string{"bench", "spain-plan", "--rows", "nosuchrow"}, "no Table 3 row"},
+	} {
+		code, _, errOut := topoCLI(c.args...)
+		if code != 2 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// A row that outlives --timeout is killed and reported, not waited for.
+func TestBenchTimeout(t *testing.T) {
+	t.Setenv(asCLI, "1")
+	code, _, errOut := topoCLI("bench", "spain-plan", "--rows", "fattree(4)", "--timeout", "1ms", "--json")
+	if code != 1 || !strings.Contains(errOut, "baseline") || !strings.Contains(errOut, "timeout") {
+		t.Errorf("exit %d, stderr %q; want 1 and a baseline timeout", code, errOut)
+	}
+}
