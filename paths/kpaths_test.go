@@ -1,0 +1,170 @@
+package paths
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"testing"
+)
+
+// hashPathSet is an FNV-64a digest of every array of ps, so that a test can
+// pin a whole path set in one number.
+func hashPathSet(ps *PathSet) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	put := func(v uint64) {
+		binary.LittleEndian.PutUint64(b[:], v)
+		h.Write(b[:])
+	}
+	put(uint64(ps.K))
+	put(uint64(len(ps.Pairs)))
+	for _, p := range ps.Pairs {
+		put(uint64(p.A)<<32 | uint64(uint32(p.B)))
+	}
+	put(uint64(len(ps.PairOff)))
+	for _, o := range ps.PairOff {
+		put(uint64(o))
+	}
+	put(uint64(len(ps.PathOff)))
+	for _, o := range ps.PathOff {
+		put(uint64(o))
+	}
+	put(uint64(len(ps.Links)))
+	for _, l := range ps.Links {
+		put(uint64(uint32(l)))
+	}
+	return h.Sum64()
+}
+
+var printPins = flag.Bool("print-pins", false, "print the digests TestPathSetsPinned expects instead of checking them")
+
+// pinCases cover the disjoint-path DFS (k within the edge-disjoint count)
+// and the A* fallback with its "path repeats" stop (k above it), under both
+// tie rules.
+var pinCases = []struct {
+	spec string
+	k    int
+}{
+	{"fattree:8", 4},
+	{"fattree:8", 7},
+	{"hyperx:4", 3},
+	{"hyperx:4", 9},
+	{"ciscodc:2,2", 2},
+	{"ciscodc:2,2", 6},
+	{"bcube:4,3", 3},
+	{"bcube:4,3", 6},
+	{"spain-testbed", 2},
+	{"spain-testbed", 5},
+}
+
+// pins are the digests of the path sets the code computed before the
+// searcher was optimized (commit 3e61f9a), seed 7: optimizations must
+// not change a single path. Keyed by "spec k ties".
+var pins = map[string]uint64{
+	"fattree:8 4 random":      0xaeee264333dba34d,
+	"fattree:8 4 ordered":     0xc8ae1a86ddae392d,
+	"fattree:8 7 random":      0x82b45456dbdac50,
+	"fattree:8 7 ordered":     0x3315784262f394d0,
+	"hyperx:4 3 random":       0x3d97a2e157c5fd2,
+	"hyperx:4 3 ordered":      0x3e7b4682be195938,
+	"hyperx:4 9 random":       0x3370feb87cc6b38c,
+	"hyperx:4 9 ordered":      0x6a899abaf58b1d0c,
+	"ciscodc:2,2 2 random":    0x371f2042ac25cdd,
+	"ciscodc:2,2 2 ordered":   0x9ac6f0b1a21a77fd,
+	"ciscodc:2,2 6 random":    0xc287c6a7ec27c23,
+	"ciscodc:2,2 6 ordered":   0xad066a6cb049a39,
+	"bcube:4,3 3 random":      0xe8f06f22fc7443ac,
+	"bcube:4,3 3 ordered":     0x1e56ea7cece77de8,
+	"bcube:4,3 6 random":      0x2ac938c46c34e72c,
+	"bcube:4,3 6 ordered":     0x7ad062ebc4350a0a,
+	"spain-testbed 2 random":  0x17c2855a74a31172,
+	"spain-testbed 2 ordered": 0x96b5cc2bb924f452,
+	"spain-testbed 5 random":  0x56270f2f77c564f6,
+	"spain-testbed 5 ordered": 0xba5436ba8515dfb6,
+}
+
+// TestPathSetsPinned: ComputePathSets returns exactly the path sets it
+// returned before, for both tie rules and any number of workers.
+func TestPathSetsPinned(t *testing.T) {
+	for _, c := range pinCases {
+		f := fabricOf(t, c.spec)
+		for _, ties := range []Ties{TiesRandom, TiesOrdered} {
+			key := fmt.Sprintf("%s %d %v", c.spec, c.k, ties)
+			var first *PathSet
+			for _, w := range []int{1, 2, 5} {
+				ps, err := ComputePathSets(f, PathOptions{K: c.k, Seed: 7, Ties: ties, Workers: w})
+				if err != nil {
+					t.Fatalf("%s: %v", key, err)
+				}
+				checkPinnedPathSet(t, f, ps, key)
+				if first == nil {
+					first = ps
+					got := hashPathSet(ps)
+					if *printPins {
+						fmt.Printf("\t%q: %#x,\n", key, got)
+					} else if want, ok := pins[key]; !ok || got != want {
+						t.Errorf("%s: digest %#x, want %#x", key, got, want)
+					}
+					continue
+				}
+				if !slices.Equal(ps.Pairs, first.Pairs) || !slices.Equal(ps.PairOff, first.PairOff) ||
+					!slices.Equal(ps.PathOff, first.PathOff) || !slices.Equal(ps.Links, first.Links) {
+					t.Errorf("%s: Workers %d gives a different path set than Workers 1", key, w)
+				}
+			}
+		}
+	}
+}
+
+// checkPinnedPathSet checks the structure a digest cannot explain when it fails:
+// offsets monotone and in range, every path a walk from A to B, at most K
+// paths per pair.
+func checkPinnedPathSet(t *testing.T, f *Fabric, ps *PathSet, key string) {
+	t.Helper()
+	ne := len(f.Edges)
+	if len(ps.Pairs) != ne*(ne-1)/2 || len(ps.PairOff) != len(ps.Pairs)+1 {
+		t.Fatalf("%s: %d pairs, %d pair offsets for %d edges", key, len(ps.Pairs), len(ps.PairOff), ne)
+	}
+	if int(ps.PathOff[len(ps.PathOff)-1]) != len(ps.Links) || int(ps.PairOff[len(ps.Pairs)]) != ps.NumPaths() {
+		t.Fatalf("%s: offsets do not end at the array lengths", key)
+	}
+	for i, pr := range ps.Pairs {
+		lo, hi := ps.PairPaths(i)
+		if hi <= lo || hi-lo > ps.K {
+			t.Fatalf("%s: pair %v has %d paths, k=%d", key, pr, hi-lo, ps.K)
+		}
+		for j := lo; j < hi; j++ {
+			v := pr.A
+			for _, l := range ps.Path(j) {
+				v = f.Other(l, v)
+			}
+			if v != pr.B {
+				t.Fatalf("%s: path %d of pair %v ends at %d", key, j, pr, v)
+			}
+		}
+	}
+}
+
+// BenchmarkPathSetsLarge measures Algorithm 1 on the two largest Table 3
+// path sets (tens of millions of paths, seconds each). Go runs benchmarks
+// only when -bench selects them, so it does not slow the test suite:
+//
+//	go test ./paths -run '^$' -bench PathSetsLarge -benchtime 1x -cpuprofile /tmp/ps.prof
+func BenchmarkPathSetsLarge(b *testing.B) {
+	for _, spec := range []string{"fattree:48", "bcube:8,4"} {
+		f := mustFabric(b, mustTopo(b, spec))
+		k := Alpha(f).Alpha
+		b.Run(spec, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ps, err := ComputePathSets(f, PathOptions{K: k, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(ps.NumPaths()), "paths")
+			}
+		})
+	}
+}
