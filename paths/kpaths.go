@@ -1,10 +1,10 @@
 package paths
 
 import (
-	"container/heap"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -122,11 +122,18 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	ne := len(f.Edges)
+	// Chunks hold each path as the port it leaves each node by, a byte
+	// per hop instead of a 4-byte link ID, when every node has at most 256
+	// fabric ports (all Table 3 topologies): the chunks and the final
+	// Links array are alive together while the set is assembled, so this
+	// cuts that peak from about twice the links to 1.25 times.
+	narrow := f.maxDegree() <= narrowMaxDegree
 	// Work unit: destination index j, with pairs (i, j) for i < j. Units
 	// are taken largest first so the tail is short.
 	type chunk struct {
 		pathCount []uint16 // per pair i<j
 		pathLen   []uint16 // per path
+		hops      []uint8  // per link, when narrow: port index at the node left
 		links     []topo.LinkID
 	}
 	chunks := make([]chunk, ne)
@@ -141,6 +148,11 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 			defer wg.Done()
 			s := newSearcher(f)
 			s.ordered = opt.Ties == TiesOrdered
+			// Per-worker growth buffers, reused across units; each unit
+			// keeps an exact-size copy, so no append slack stays alive.
+			var pathLen []uint16
+			var hops []uint8
+			var links []topo.LinkID
 			for {
 				j := int(next.Add(-1) + 1)
 				if j < 1 {
@@ -149,21 +161,32 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 				d := f.Edges[j]
 				s.setTarget(d)
 				c := chunk{pathCount: make([]uint16, j)}
+				pathLen, hops, links = pathLen[:0], hops[:0], links[:0]
 				for i := range j {
 					src := f.Edges[i]
 					s.rng.Seed(opt.Seed, uint64(src)<<32|uint64(d))
-					paths := s.pairPaths(src, opt.K)
-					if len(paths) > math.MaxUint16 {
+					np := s.pairPaths(src, opt.K)
+					if np > math.MaxUint16 {
 						errMu.Lock()
 						firstErr = fmt.Errorf("paths: %w: more than %d paths per pair", ErrTooLarge, math.MaxUint16)
 						errMu.Unlock()
 						return
 					}
-					c.pathCount[i] = uint16(len(paths))
-					for _, p := range paths {
-						c.pathLen = append(c.pathLen, uint16(len(p)))
-						c.links = append(c.links, p...)
+					c.pathCount[i] = uint16(np)
+					for q := range np {
+						pathLen = append(pathLen, uint16(s.pathEnd(q)-s.offs[q]))
 					}
+					if narrow {
+						hops = s.appendPorts(hops, src, s.buf)
+					} else {
+						links = append(links, s.buf...)
+					}
+				}
+				c.pathLen = slices.Clone(pathLen)
+				if narrow {
+					c.hops = slices.Clone(hops)
+				} else {
+					c.links = slices.Clone(links)
 				}
 				chunks[j] = c
 			}
@@ -173,43 +196,118 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	total, npaths := 0, 0
-	for j := range chunks {
-		total += len(chunks[j].links)
-		npaths += len(chunks[j].pathLen)
+	// Prefix sums give every unit its place in the final arrays, so the
+	// units can be written in parallel and in place.
+	type place struct{ pair, path, link int }
+	at := make([]place, max(ne, 1)+1)
+	for j := 1; j < ne; j++ {
+		c := &chunks[j]
+		nl := len(c.links)
+		if narrow {
+			nl = len(c.hops)
+		}
+		at[j+1] = place{at[j].pair + j, at[j].path + len(c.pathLen), at[j].link + nl}
 	}
-	if total >= math.MaxUint32 || npaths >= math.MaxUint32 {
-		return nil, fmt.Errorf("paths: %w: %d links in %d paths", ErrTooLarge, total, npaths)
+	last := at[max(ne, 1)]
+	if last.link >= math.MaxUint32 || last.path >= math.MaxUint32 {
+		return nil, fmt.Errorf("paths: %w: %d links in %d paths", ErrTooLarge, last.link, last.path)
 	}
 	ps := &PathSet{
 		K:       opt.K,
-		Pairs:   make([]Pair, 0, ne*(ne-1)/2),
-		PairOff: make([]uint32, 1, ne*(ne-1)/2+1),
-		PathOff: make([]uint32, 1, npaths+1),
-		Links:   make([]topo.LinkID, 0, total),
+		Pairs:   make([]Pair, last.pair),
+		PairOff: make([]uint32, last.pair+1),
+		PathOff: make([]uint32, last.path+1),
+		Links:   make([]topo.LinkID, last.link),
 	}
-	for j := 1; j < ne; j++ {
-		c := &chunks[j]
-		pi := 0
-		for i := range j {
-			ps.Pairs = append(ps.Pairs, Pair{f.Edges[i], f.Edges[j]})
-			for range c.pathCount[i] {
-				ps.PathOff = append(ps.PathOff, ps.PathOff[len(ps.PathOff)-1]+uint32(c.pathLen[pi]))
-				pi++
+	next.Store(int64(ne - 1))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j := int(next.Add(-1) + 1)
+				if j < 1 {
+					return
+				}
+				c := &chunks[j]
+				p := at[j]
+				pathOff := uint32(p.link)
+				pi := 0
+				for i := range j {
+					src := f.Edges[i]
+					ps.Pairs[p.pair+i] = Pair{src, f.Edges[j]}
+					for range c.pathCount[i] {
+						n := int(c.pathLen[pi])
+						if narrow {
+							f.portsToLinks(ps.Links[pathOff:pathOff+uint32(n)], src, c.hops[int(pathOff)-p.link:])
+						}
+						pathOff += uint32(n)
+						pi++
+						ps.PathOff[p.path+pi] = pathOff
+					}
+					ps.PairOff[p.pair+i+1] = uint32(p.path + pi)
+				}
+				if !narrow {
+					copy(ps.Links[p.link:], c.links)
+				}
+				*c = chunk{} // release early: FatTree(48) holds 60M links
 			}
-			ps.PairOff = append(ps.PairOff, uint32(len(ps.PathOff)-1))
-		}
-		ps.Links = append(ps.Links, c.links...)
-		chunks[j] = chunk{} // release early: FatTree(48) holds 60M links
+		}()
 	}
+	wg.Wait()
 	return ps, nil
+}
+
+// narrowMaxDegree is the most fabric ports a node may have for chunks to
+// store port indices in a byte; a variable so that a test can force the
+// link-ID storage on small topologies.
+var narrowMaxDegree = 256
+
+// maxDegree is the largest number of fabric ports of a node.
+func (f *Fabric) maxDegree() int {
+	m := int32(0)
+	for v := range len(f.adjOff) - 1 {
+		m = max(m, f.adjOff[v+1]-f.adjOff[v])
+	}
+	return int(m)
+}
+
+// appendPorts appends, for the concatenated paths in links that each start
+// at src, the adjacency position (port index among fabric ports) of every
+// link at the node the path leaves by it.
+func (s *searcher) appendPorts(dst []uint8, src topo.NodeID, links []topo.LinkID) []uint8 {
+	for q := range s.offs {
+		v := src
+		for _, l := range links[s.offs[q]:s.pathEnd(q)] {
+			if s.f.linkA[l] == v {
+				dst = append(dst, s.portA[l])
+				v = s.f.linkB[l]
+			} else {
+				dst = append(dst, s.portB[l])
+				v = s.f.linkA[l]
+			}
+		}
+	}
+	return dst
+}
+
+// portsToLinks decodes len(dst) port indices, a walk from src, into links.
+func (f *Fabric) portsToLinks(dst []topo.LinkID, src topo.NodeID, ports []uint8) {
+	v := src
+	for h := range dst {
+		idx := f.adjOff[v] + int32(ports[h])
+		dst[h] = f.adjLink[idx]
+		v = f.adjNbr[idx]
+	}
 }
 
 // searcher holds one worker's scratch state, reused across pairs.
 type searcher struct {
-	f   *Fabric
+	f *Fabric
+	// rng is used directly, not through a rand.Rand: firstPort and tie
+	// reproduce rand.Rand's IntN and Uint32 draw for draw without the
+	// interface call, which the depth-first walk makes at every step.
 	rng *rand.PCG
-	r   *rand.Rand
 	// ordered: TiesOrdered (scan ports from the first, queue ties by node).
 	ordered bool
 	dist    []int32 // hop distance to the current target
@@ -221,29 +319,44 @@ type searcher struct {
 	failed []int32
 	stamp  uint32
 	stack  []topo.LinkID
-	frames []struct {
-		v          topo.NodeID
-		off, tried int32
-	}
+	frames []dfsFrame
 	// A* state.
 	g      []int64
 	via    []topo.LinkID
 	seen   []uint32
 	closed []uint32
 	pq     astarHeap
-	paths  [][]topo.LinkID
-	buf    []topo.LinkID
+	// The chosen paths of the current pair: path q is
+	// buf[offs[q]:pathEnd(q)].
+	buf  []topo.LinkID
+	offs []int
+	// portA[l], portB[l]: l's position among the fabric ports of its A
+	// and B end (meaningful when no node has more than 256).
+	portA, portB []uint8
 }
 
 func newSearcher(f *Fabric) *searcher {
 	n, m := f.G.NumNodes(), f.G.NumLinks()
 	pcg := rand.NewPCG(0, 0)
-	return &searcher{
-		f: f, rng: pcg, r: rand.New(pcg),
+	s := &searcher{
+		f: f, rng: pcg,
 		use:    make([]int32, m),
 		failed: make([]int32, n), g: make([]int64, n), via: make([]topo.LinkID, n),
 		seen: make([]uint32, n), closed: make([]uint32, n),
+		portA: make([]uint8, m), portB: make([]uint8, m),
 	}
+	for v := range n {
+		base := f.adjOff[v]
+		for idx := base; idx < f.adjOff[v+1]; idx++ {
+			l := f.adjLink[idx]
+			if f.linkA[l] == topo.NodeID(v) {
+				s.portA[l] = uint8(idx - base)
+			} else {
+				s.portB[l] = uint8(idx - base)
+			}
+		}
+	}
+	return s
 }
 
 func (s *searcher) setTarget(d topo.NodeID) {
@@ -261,13 +374,13 @@ func (s *searcher) nextStamp() uint32 {
 	return s.stamp
 }
 
-// pairPaths runs Algorithm 1 for (src, target). The returned slices alias
-// the searcher's buffer and are valid until the next call.
-func (s *searcher) pairPaths(src topo.NodeID, k int) [][]topo.LinkID {
+// pairPaths runs Algorithm 1 for (src, target) and returns the number of
+// paths chosen; they are left in s.buf, path q at s.buf[s.offs[q]:s.pathEnd(q)],
+// valid until the next call.
+func (s *searcher) pairPaths(src topo.NodeID, k int) int {
 	E := int64(s.f.NumFabricLinks)
-	s.paths = s.paths[:0]
 	s.buf = s.buf[:0]
-	var offs []int
+	offs := s.offs[:0]
 	for len(offs) < k {
 		start := len(s.buf)
 		ok := s.disjointShortest(src)
@@ -281,11 +394,9 @@ func (s *searcher) pairPaths(src topo.NodeID, k int) [][]topo.LinkID {
 			p := s.buf[start:]
 			dup := false
 			for i := range offs {
-				end := len(s.buf)
+				end := start
 				if i+1 < len(offs) {
 					end = offs[i+1]
-				} else {
-					end = start
 				}
 				if slices.Equal(s.buf[offs[i]:end], p) {
 					dup = true
@@ -309,14 +420,16 @@ func (s *searcher) pairPaths(src topo.NodeID, k int) [][]topo.LinkID {
 		s.use[l] = 0
 	}
 	s.used = s.used[:0]
-	for i, o := range offs {
-		end := len(s.buf)
-		if i+1 < len(offs) {
-			end = offs[i+1]
-		}
-		s.paths = append(s.paths, s.buf[o:end])
+	s.offs = offs
+	return len(offs)
+}
+
+// pathEnd is where path q of the current pair ends in s.buf.
+func (s *searcher) pathEnd(q int) int {
+	if q+1 < len(s.offs) {
+		return s.offs[q+1]
 	}
-	return s.paths
+	return len(s.buf)
 }
 
 // MaxSlack bounds the detour, in hops beyond the shortest distance, for
@@ -352,7 +465,25 @@ func (s *searcher) firstPort(deg int32) int32 {
 	if s.ordered {
 		return 0
 	}
-	return int32(s.r.IntN(max(int(deg), 1)))
+	return int32(s.intN(uint64(max(deg, 1))))
+}
+
+// intN is rand.Rand.IntN(n) on s.rng for 0 < n < 2³¹ on a 64-bit
+// machine (math/rand/v2's uint64n, Lemire's multiply-shift with
+// rejection), drawing exactly the same numbers so that paths do not
+// change.
+func (s *searcher) intN(n uint64) uint64 {
+	if n&(n-1) == 0 { // power of two: mask
+		return s.rng.Uint64() & (n - 1)
+	}
+	hi, lo := bits.Mul64(s.rng.Uint64(), n)
+	if lo < n {
+		thresh := -n % n
+		for lo < thresh {
+			hi, lo = bits.Mul64(s.rng.Uint64(), n)
+		}
+	}
+	return hi
 }
 
 // tie orders A* queue entries of equal cost and depth.
@@ -360,38 +491,50 @@ func (s *searcher) tie(v topo.NodeID) uint32 {
 	if s.ordered {
 		return uint32(v)
 	}
-	return s.r.Uint32()
+	return uint32(s.rng.Uint64() >> 32) // rand.Rand.Uint32
+}
+
+// dfsFrame is a node on the depth-first walk's path: idx is the next
+// adjacency position to try (scanning wraps from the node's last port to
+// its first), left how many ports remain untried.
+type dfsFrame struct {
+	v         topo.NodeID
+	idx, left int32
 }
 
 func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	st := s.nextStamp()
 	f := s.f
 	d := s.target
+	adjOff, adjNbr, adjLink := f.adjOff, f.adjNbr, f.adjLink
+	use, dist, seen, failed := s.use, s.dist, s.seen, s.failed
 	s.stack = s.stack[:0]
-	type frame struct {
-		v          topo.NodeID
-		off, tried int32
-	}
 	frames := s.frames[:0]
-	deg := f.adjOff[src+1] - f.adjOff[src]
-	frames = append(frames, frame{src, s.firstPort(deg), 0})
+	base := adjOff[src]
+	deg := adjOff[src+1] - base
+	frames = append(frames, dfsFrame{src, base + s.firstPort(deg), deg})
 	for len(frames) > 0 {
 		fr := &frames[len(frames)-1]
 		v := fr.v
-		base := f.adjOff[v]
-		deg = f.adjOff[v+1] - base
-		depth := int32(len(frames)) // hops taken after stepping on
-		budget := L - depth         // hops left from the next node
+		base, end := adjOff[v], adjOff[v+1]
+		// Hops left from the next node. It is never negative here: a
+		// node is entered only with dist ≤ budget, and dist is 0 only at d.
+		budget := L - int32(len(frames))
 		advanced := false
-		for fr.tried < deg {
-			idx := base + (fr.off+fr.tried)%deg
-			fr.tried++
-			w := f.adjNbr[idx]
-			l := f.adjLink[idx]
-			if s.use[l] != 0 || s.dist[w] < 0 || s.dist[w] > budget {
+		for fr.left > 0 {
+			idx := fr.idx
+			fr.left--
+			fr.idx++
+			if fr.idx == end {
+				fr.idx = base
+			}
+			w := adjNbr[idx]
+			l := adjLink[idx]
+			// uint32: also rejects dist -1 (w cannot reach d).
+			if use[l] != 0 || uint32(dist[w]) > uint32(budget) {
 				continue
 			}
-			if s.seen[w] == st && s.failed[w] >= budget {
+			if seen[w] == st && failed[w] >= budget {
 				continue
 			}
 			s.stack = append(s.stack, l)
@@ -400,16 +543,17 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 				s.frames = frames[:0]
 				return true
 			}
-			wd := f.adjOff[w+1] - f.adjOff[w]
-			frames = append(frames, frame{w, s.firstPort(wd), 0})
+			wb := adjOff[w]
+			wd := adjOff[w+1] - wb
+			frames = append(frames, dfsFrame{w, wb + s.firstPort(wd), wd})
 			advanced = true
 			break
 		}
 		if !advanced {
 			// v failed with the budget it was entered with.
-			b := L - int32(len(frames)-1)
-			if s.seen[v] != st || s.failed[v] < b {
-				s.seen[v], s.failed[v] = st, b
+			b := budget + 1
+			if seen[v] != st || failed[v] < b {
+				seen[v], failed[v] = st, b
 			}
 			frames = frames[:len(frames)-1]
 			if len(s.stack) > 0 {
@@ -428,8 +572,7 @@ type astarItem struct {
 }
 type astarHeap []astarItem
 
-func (h astarHeap) Len() int { return len(h) }
-func (h astarHeap) Less(i, j int) bool {
+func (h astarHeap) less(i, j int) bool {
 	if h[i].f != h[j].f {
 		return h[i].f < h[j].f
 	}
@@ -438,12 +581,47 @@ func (h astarHeap) Less(i, j int) bool {
 	}
 	return h[i].tie < h[j].tie
 }
-func (h astarHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *astarHeap) Push(x any)   { *h = append(*h, x.(astarItem)) }
-func (h *astarHeap) Pop() any {
-	old := *h
-	it := old[len(old)-1]
-	*h = old[:len(old)-1]
+
+// push and pop are container/heap's Push and Pop, sift for sift, on the
+// concrete type (no interface calls, no boxing): the same pop order, so
+// the same paths.
+func (h *astarHeap) push(it astarItem) {
+	*h = append(*h, it)
+	q := *h
+	j := len(q) - 1
+	for {
+		i := (j - 1) / 2 // parent
+		if i == j || !q.less(j, i) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		j = i
+	}
+}
+
+func (h *astarHeap) pop() astarItem {
+	q := *h
+	n := len(q) - 1
+	q[0], q[n] = q[n], q[0]
+	// down(0, n)
+	i := 0
+	for {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1
+		if j2 := j1 + 1; j2 < n && q.less(j2, j1) {
+			j = j2
+		}
+		if !q.less(j, i) {
+			break
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
+	it := q[n]
+	*h = q[:n]
 	return it
 }
 
@@ -455,9 +633,9 @@ func (s *searcher) astar(src topo.NodeID, E int64) bool {
 	d := s.target
 	s.pq = s.pq[:0]
 	s.g[src], s.via[src], s.seen[src] = 0, topo.NoLink, st
-	heap.Push(&s.pq, astarItem{int64(s.dist[src]), 0, s.tie(src), src})
-	for s.pq.Len() > 0 {
-		it := heap.Pop(&s.pq).(astarItem)
+	s.pq.push(astarItem{int64(s.dist[src]), 0, s.tie(src), src})
+	for len(s.pq) > 0 {
+		it := s.pq.pop()
 		v := it.v
 		if s.closed[v] == st || it.g != s.g[v] {
 			continue
@@ -481,7 +659,7 @@ func (s *searcher) astar(src topo.NodeID, E int64) bool {
 			ng := it.g + 1 + E*int64(s.use[l])
 			if s.seen[w] != st || ng < s.g[w] {
 				s.seen[w], s.g[w], s.via[w] = st, ng, l
-				heap.Push(&s.pq, astarItem{ng + int64(s.dist[w]), ng, s.tie(w), w})
+				s.pq.push(astarItem{ng + int64(s.dist[w]), ng, s.tie(w), w})
 			}
 		}
 	}

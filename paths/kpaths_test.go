@@ -118,6 +118,27 @@ func TestPathSetsPinned(t *testing.T) {
 	}
 }
 
+// The chunk storage for nodes with more than 256 ports (link IDs instead
+// of port bytes) gives the same path sets.
+func TestPathSetsWideChunks(t *testing.T) {
+	defer func(v int) { narrowMaxDegree = v }(narrowMaxDegree)
+	for _, c := range pinCases[:6] {
+		f := fabricOf(t, c.spec)
+		for _, ties := range []Ties{TiesRandom, TiesOrdered} {
+			key := fmt.Sprintf("%s %d %v", c.spec, c.k, ties)
+			narrowMaxDegree = 0
+			ps, err := ComputePathSets(f, PathOptions{K: c.k, Seed: 7, Ties: ties, Workers: 2})
+			narrowMaxDegree = 256
+			if err != nil {
+				t.Fatalf("%s: %v", key, err)
+			}
+			if got := hashPathSet(ps); got != pins[key] {
+				t.Errorf("%s with link-ID chunks: digest %#x, want %#x", key, got, pins[key])
+			}
+		}
+	}
+}
+
 // checkPinnedPathSet checks the structure a digest cannot explain when it fails:
 // offsets monotone and in range, every path a walk from A to B, at most K
 // paths per pair.
