@@ -314,9 +314,15 @@ type searcher struct {
 	target  topo.NodeID
 	use     []int32 // per link: how many chosen paths of this pair use it
 	used    []topo.LinkID
-	// DFS state, stamped to avoid clearing: failed[v] is the largest
-	// remaining budget with which v failed (valid when seen[v] == stamp).
-	failed []int32
+	// adjDist[i] is dist of the neighbor at adjacency position i: the
+	// walk's test reads it in scan order instead of chasing adjNbr.
+	adjDist []int32
+	// DFS state, stamped to avoid clearing: failed[v] is stamp<<32 | the
+	// largest remaining budget with which v failed in the search of that
+	// stamp. Stamps only grow (until a wrap clears everything), so one
+	// comparison with stamp<<32 | budget asks "failed in this search with
+	// at least this budget".
+	failed []uint64
 	stamp  uint32
 	stack  []topo.LinkID
 	frames []dfsFrame
@@ -341,7 +347,7 @@ func newSearcher(f *Fabric) *searcher {
 	s := &searcher{
 		f: f, rng: pcg,
 		use:    make([]int32, m),
-		failed: make([]int32, n), g: make([]int64, n), via: make([]topo.LinkID, n),
+		failed: make([]uint64, n), adjDist: make([]int32, len(f.adjNbr)), g: make([]int64, n), via: make([]topo.LinkID, n),
 		seen: make([]uint32, n), closed: make([]uint32, n),
 		portA: make([]uint8, m), portB: make([]uint8, m),
 	}
@@ -362,12 +368,16 @@ func newSearcher(f *Fabric) *searcher {
 func (s *searcher) setTarget(d topo.NodeID) {
 	s.target = d
 	s.dist = s.f.BFS(d, s.dist)
+	for i, w := range s.f.adjNbr {
+		s.adjDist[i] = s.dist[w]
+	}
 }
 
 func (s *searcher) nextStamp() uint32 {
 	s.stamp++
 	if s.stamp == 0 { // wrapped: clear once every 4 billion searches
 		clear(s.seen)
+		clear(s.failed)
 		clear(s.closed)
 		s.stamp = 1
 	}
@@ -507,7 +517,8 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	f := s.f
 	d := s.target
 	adjOff, adjNbr, adjLink := f.adjOff, f.adjNbr, f.adjLink
-	use, dist, seen, failed := s.use, s.dist, s.seen, s.failed
+	use, adjDist, failed := s.use, s.adjDist, s.failed
+	mark := uint64(st) << 32
 	s.stack = s.stack[:0]
 	frames := s.frames[:0]
 	base := adjOff[src]
@@ -528,13 +539,16 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 			if fr.idx == end {
 				fr.idx = base
 			}
-			w := adjNbr[idx]
-			l := adjLink[idx]
 			// uint32: also rejects dist -1 (w cannot reach d).
-			if use[l] != 0 || uint32(dist[w]) > uint32(budget) {
+			if uint32(adjDist[idx]) > uint32(budget) {
 				continue
 			}
-			if seen[w] == st && failed[w] >= budget {
+			l := adjLink[idx]
+			if use[l] != 0 {
+				continue
+			}
+			w := adjNbr[idx]
+			if failed[w] >= mark|uint64(budget) {
 				continue
 			}
 			s.stack = append(s.stack, l)
@@ -551,9 +565,8 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 		}
 		if !advanced {
 			// v failed with the budget it was entered with.
-			b := budget + 1
-			if seen[v] != st || failed[v] < b {
-				seen[v], failed[v] = st, b
+			if b := mark | uint64(budget+1); failed[v] < b {
+				failed[v] = b
 			}
 			frames = frames[:len(frames)-1]
 			if len(s.stack) > 0 {
