@@ -47,9 +47,11 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 	parallelFor(workers, nr, func(lo, hi int) {
 		dist := make([]int32, n)
 		queue := make([]topo.NodeID, 0, n)
-		r := rand.New(rand.NewPCG(seed^0x7472_6565, trial<<32|uint64(lo)))
 		var order []int32
 		for ri := lo; ri < hi; ri++ {
+			// One stream per root, not per worker's range: the trees, and
+			// so the packing, must not depend on Workers.
+			r := rand.New(rand.NewPCG(seed^0x7472_6565, trial<<32|uint64(ri)))
 			row := inTree[ri*LW : (ri+1)*LW]
 			src := roots[ri]
 			for i := range dist {
@@ -215,7 +217,7 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 			continue
 		}
 		st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
-		if !st.place(p, BestFit, r) {
+		if !st.placeBestFit(p, r) {
 			vl := st.newVLAN()
 			st.commit(vl, p)
 			if int64(len(st.vlinks)) > limit {
@@ -263,4 +265,92 @@ func parallelFor(workers, n int, fn func(lo, hi int)) {
 		go func() { defer wg.Done(); fn(lo, hi) }()
 	}
 	wg.Wait()
+}
+
+// placeBestFit is place(p, BestFit, r) with the same choice rule (the
+// subgraphs holding most of the path's links first, ties in random order,
+// then first fit) but it draws random numbers only for the candidates it
+// tests: place shuffles every candidate, thousands of subgraphs per path
+// on BCube(8,4), although the first few usually take the path.
+func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
+	m := len(st.vlinks)
+	if cap(st.count) < m {
+		st.count = make([]int32, m+64)
+	}
+	cnt := st.count[:m]
+	st.cands = st.cands[:0]
+	for _, l := range p {
+		row := st.bits[int(l)*st.words : (int(l)+1)*st.words]
+		for k, w := range row {
+			for w != 0 {
+				b := bits.TrailingZeros64(w)
+				w &= w - 1
+				vl := k*64 + b
+				if cnt[vl] == 0 {
+					st.cands = append(st.cands, int32(vl))
+				}
+				cnt[vl]++
+			}
+		}
+	}
+	st.sortByCount(cnt, len(p))
+	c := st.cands
+	placed := -1
+	for s := 0; s < len(c) && placed < 0; {
+		e := s + 1
+		for e < len(c) && cnt[c[e]] == cnt[c[s]] {
+			e++
+		}
+		// Lazy Fisher-Yates over the tie group [s, e).
+		for i := s; i < e; i++ {
+			j := i + r.IntN(e-i)
+			c[i], c[j] = c[j], c[i]
+			if c[i] != 0 && st.fits(int(c[i]), p) {
+				placed = int(c[i])
+				break
+			}
+		}
+		s = e
+	}
+	if placed < 0 {
+		placed = st.firstFitUntested(p, cnt, r)
+	}
+	for _, vl := range c {
+		cnt[vl] = 0
+	}
+	if placed >= 0 {
+		st.commit(placed, p)
+		return true
+	}
+	return false
+}
+
+// firstFitUntested is place's first fit (same random order, same random
+// draws) except that it does not test again the subgraphs best fit just
+// found the path would close a loop in (cnt > 0): fits would fail on them
+// again. On BCube most loose paths reach first fit, and those subgraphs
+// were half of its tests.
+func (st *packState) firstFitUntested(p []topo.LinkID, cnt []int32, r *rand.Rand) int {
+	m := len(st.vlinks)
+	for len(st.perm) < m {
+		st.perm = append(st.perm, int32(len(st.perm)))
+	}
+	perm := st.perm[:m]
+	type swap struct{ a, b int }
+	var swaps [16]swap
+	undo := swaps[:0]
+	placed := -1
+	for i := 1; i < m; i++ {
+		j := i + r.IntN(m-i)
+		perm[i], perm[j] = perm[j], perm[i]
+		undo = append(undo, swap{i, j})
+		if cnt[perm[i]] == 0 && st.fits(int(perm[i]), p) {
+			placed = int(perm[i])
+			break
+		}
+	}
+	for k := len(undo) - 1; k >= 0; k-- {
+		perm[undo[k].a], perm[undo[k].b] = perm[undo[k].b], perm[undo[k].a]
+	}
+	return placed
 }

@@ -1,0 +1,202 @@
+package paths
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// halfPacked returns a BCube(3,4) path set and a state that holds the
+// first half of its paths (first fit), the situation of tree cover's loose
+// paths: many subgraphs, most sharing links with a new path.
+func halfPacked(t testing.TB, seed uint64) (*Fabric, *PathSet, []topo.NodeID, *packState) {
+	t.Helper()
+	f := mustFabric(t, mustTopo(t, "bcube:3,4"))
+	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := make([]topo.NodeID, ps.NumPaths())
+	for pi := range ps.Pairs {
+		lo, hi := ps.PairPaths(pi)
+		for j := lo; j < hi; j++ {
+			src[j] = ps.Pairs[pi].A
+		}
+	}
+	st := newPackState(f, STP(f).Links)
+	r := rand.New(rand.NewPCG(seed, 1))
+	for j := range ps.NumPaths() / 2 {
+		p := ps.Path(j)
+		if st.covered(p) {
+			continue
+		}
+		st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
+		if !st.place(p, FirstFit, r) {
+			st.commit(st.newVLAN(), p)
+		}
+	}
+	return f, ps, src, st
+}
+
+// holder returns the one subgraph that holds every link of p, or -1.
+func holder(st *packState, p []topo.LinkID) int {
+	found := -1
+	for vl := range st.vlinks {
+		if !slices.ContainsFunc(p, func(l topo.LinkID) bool { return !st.has(vl, l) }) {
+			found = vl
+		}
+	}
+	return found
+}
+
+// placeBestFit must put each path into a subgraph it fits in that holds
+// the most of its links, or, when no subgraph sharing a link fits, into
+// some subgraph it fits in, or report that none fits: checked against a
+// direct count and fits test over every subgraph before each placement.
+func TestPlaceBestFitTakesMostShared(t *testing.T) {
+	f, ps, src, st := halfPacked(t, 3)
+	r := rand.New(rand.NewPCG(5, 5))
+	var shared, first, none int
+	var n []int
+	var fit []bool
+	for j := ps.NumPaths() / 2; j < ps.NumPaths(); j++ {
+		p := ps.Path(j)
+		if st.covered(p) {
+			continue
+		}
+		st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
+		n, fit = n[:0], fit[:0]
+		best, anyFit := 0, false
+		for vl := range st.vlinks {
+			c := 0
+			for _, l := range p {
+				if st.has(vl, l) {
+					c++
+				}
+			}
+			ok := vl > 0 && st.fits(vl, p)
+			n, fit = append(n, c), append(fit, ok)
+			if ok {
+				anyFit = true
+				best = max(best, c)
+			}
+		}
+		ok := st.placeBestFit(p, r)
+		if ok != anyFit {
+			t.Fatalf("path %d: placed %v, but some subgraph fits: %v", j, ok, anyFit)
+		}
+		if !ok {
+			none++
+			st.commit(st.newVLAN(), p)
+			continue
+		}
+		vl := holder(st, p)
+		switch {
+		case vl <= 0 || !fit[vl]:
+			t.Fatalf("path %d: put into subgraph %d, which it does not fit", j, vl)
+		case n[vl] != best:
+			t.Fatalf("path %d: subgraph %d shares %d links, but one it fits shares %d", j, vl, n[vl], best)
+		case best > 0:
+			shared++
+		default:
+			first++
+		}
+	}
+	// Make sure all three outcomes occurred, or the test proves little.
+	if shared == 0 || first == 0 || none == 0 {
+		t.Fatalf("%d best fit, %d first fit, %d new subgraphs: want each", shared, first, none)
+	}
+	checkLoopFree(t, st)
+}
+
+// firstFitUntested must choose exactly what place's first fit chooses
+// from the same random stream when the skipped subgraphs are ones the
+// path does not fit.
+func TestFirstFitUntestedMatchesFirstFit(t *testing.T) {
+	f, ps, src, a := halfPacked(t, 4)
+	_, _, _, b := halfPacked(t, 4)
+	ra, rb := rand.New(rand.NewPCG(9, 9)), rand.New(rand.NewPCG(9, 9))
+	mark := rand.New(rand.NewPCG(1, 2))
+	skipped := 0
+	for j := ps.NumPaths() / 2; j < ps.NumPaths(); j++ {
+		p := ps.Path(j)
+		if a.covered(p) {
+			continue
+		}
+		a.nodes = f.PathNodes(src[j], p, a.nodes[:0])
+		b.nodes = f.PathNodes(src[j], p, b.nodes[:0])
+		// Mark about half the subgraphs the path does not fit in.
+		cnt := make([]int32, len(b.vlinks))
+		for vl := 1; vl < len(b.vlinks); vl++ {
+			if mark.IntN(2) == 0 && !b.fits(vl, p) {
+				cnt[vl] = 1
+				skipped++
+			}
+		}
+		okA := a.place(p, FirstFit, ra)
+		vl := b.firstFitUntested(p, cnt, rb)
+		if okA != (vl >= 0) || okA && holder(a, p) != vl {
+			t.Fatalf("path %d: first fit put it in %d, firstFitUntested in %d", j, holder(a, p), vl)
+		}
+		if vl >= 0 {
+			b.commit(vl, p)
+		} else {
+			a.commit(a.newVLAN(), p)
+			b.commit(b.newVLAN(), p)
+		}
+	}
+	if skipped == 0 {
+		t.Fatal("no subgraph was skipped")
+	}
+}
+
+// checkLoopFree rebuilds each subgraph's forest from its links.
+func checkLoopFree(t *testing.T, st *packState) {
+	t.Helper()
+	for vl, ls := range st.vlinks {
+		parent := make([]int32, st.f.G.NumNodes())
+		for v := range parent {
+			parent[v] = int32(v)
+		}
+		for _, l := range ls {
+			a, b := st.f.Ends(l)
+			ra, rb := find(parent, int32(a)), find(parent, int32(b))
+			if ra == rb {
+				t.Fatalf("subgraph %d has a loop through link %d", vl, l)
+			}
+			parent[ra] = rb
+		}
+	}
+}
+
+// The BFS trees of trials after the first shuffle ties; the packing must
+// still depend only on the seed and trial, not on the number of workers.
+func TestTreeCoverIndependentOfWorkers(t *testing.T) {
+	for _, spec := range []string{"bcube:3,3", "hyperx:4"} {
+		f := mustFabric(t, mustTopo(t, spec))
+		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := STP(f).Links
+		for trial := range uint64(3) {
+			want, ok := treeCover(f, ps, base, 7, trial, 1, MaxVLANs)
+			if !ok {
+				t.Fatal("limit hit")
+			}
+			for _, w := range []int{2, 3, 8} {
+				got, _ := treeCover(f, ps, base, 7, trial, w, MaxVLANs)
+				if len(got.vlinks) != len(want.vlinks) {
+					t.Fatalf("%s trial %d: %d workers give %d VLANs, 1 gives %d", spec, trial, w, len(got.vlinks), len(want.vlinks))
+				}
+				for vl := range want.vlinks {
+					if !slices.Equal(got.vlinks[vl], want.vlinks[vl]) {
+						t.Fatalf("%s trial %d: %d workers change VLAN %d", spec, trial, w, vl)
+					}
+				}
+			}
+		}
+	}
+}
