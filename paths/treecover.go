@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"math/bits"
 	"math/rand/v2"
-	"slices"
 	"sync"
 
 	"github.com/edgefabric/edgefabric/topo"
@@ -124,15 +123,16 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 			masks[j] = m
 		}
 	})
-	// Per-root lists of the paths it holds, as CSR.
+	// Per-root lists of the paths it holds, as CSR, built on all cores:
+	// each worker counts, then fills, the entries of its own contiguous
+	// range of paths at offsets past those of the ranges before it, so
+	// every list is in path order whatever the number of workers.
 	count := make([]int32, nr)
 	off := make([]uint32, nr+1)
-	var loose []uint32 // paths in no candidate tree
-	var nodes []topo.NodeID
-	forRoots := func(j int, fn func(ri int32)) {
+	eachRoot := func(j int, nodes []topo.NodeID, fn func(ri int32)) []topo.NodeID {
 		m := masks[j]
 		if m == 0 {
-			return
+			return nodes
 		}
 		nodes = f.PathNodes(src[j], ps.Path(j), nodes[:0])
 		for m != 0 {
@@ -140,28 +140,59 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 			m &= m - 1
 			fn(rootIdx[nodes[i]])
 		}
+		return nodes
 	}
-	for j := range np {
-		if covered[j] {
-			continue
+	var nodes []topo.NodeID
+	forRoots := func(j int, fn func(ri int32)) { nodes = eachRoot(j, nodes, fn) }
+	nw := max(1, min(workers, np))
+	chunk := (np + nw - 1) / nw
+	wCount := make([]uint32, nw*nr) // worker w's entries per root
+	wLoose := make([][]uint32, nw)  // paths in no candidate tree
+	parallelFor(nw, nw, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			c := wCount[w*nr : (w+1)*nr]
+			var buf []topo.NodeID
+			for j := w * chunk; j < min((w+1)*chunk, np); j++ {
+				if covered[j] {
+					continue
+				}
+				if masks[j] == 0 {
+					wLoose[w] = append(wLoose[w], uint32(j))
+					continue
+				}
+				buf = eachRoot(j, buf, func(ri int32) { c[ri]++ })
+			}
 		}
-		if masks[j] == 0 {
-			loose = append(loose, uint32(j))
-			continue
-		}
-		forRoots(j, func(ri int32) { count[ri]++ })
+	})
+	var loose []uint32
+	for w := range nw {
+		loose = append(loose, wLoose[w]...)
 	}
+	wLoose = nil
 	for ri := range nr {
-		off[ri+1] = off[ri] + uint32(count[ri])
+		at := off[ri]
+		for w := range nw {
+			// wCount becomes worker w's first slot in root ri's list.
+			c := wCount[w*nr+ri]
+			wCount[w*nr+ri] = at
+			at += c
+		}
+		off[ri+1] = at
+		count[ri] = int32(at - off[ri])
 	}
 	list := make([]uint32, off[nr])
-	fill := slices.Clone(off[:nr])
-	for j := range np {
-		if !covered[j] {
-			forRoots(j, func(ri int32) { list[fill[ri]] = uint32(j); fill[ri]++ })
+	parallelFor(nw, nw, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			fill := wCount[w*nr : (w+1)*nr]
+			var buf []topo.NodeID
+			for j := w * chunk; j < min((w+1)*chunk, np); j++ {
+				if !covered[j] {
+					buf = eachRoot(j, buf, func(ri int32) { list[fill[ri]] = uint32(j); fill[ri]++ })
+				}
+			}
 		}
-	}
-	fill = nil
+	})
+	wCount = nil
 
 	// Greedy set cover with a lazy max-heap.
 	r := rand.New(rand.NewPCG(seed^0x636f_7665_72, trial))

@@ -1,0 +1,28 @@
+package paths
+
+import "testing"
+
+// BenchmarkTreeCover measures one tree-cover trial alone (the path set is
+// built outside the timer) on rows where it is the whole parallel packer:
+// FatTree(32) (every path in a BFS tree) and BCube(5,4) (a fifth of the
+// paths loose, placed by best fit).
+func BenchmarkTreeCover(b *testing.B) {
+	for _, spec := range []string{"fattree:32", "bcube:5,4"} {
+		f := mustFabric(b, mustTopo(b, spec))
+		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		base := STP(f).Links
+		b.Run(spec, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				st, ok := treeCover(f, ps, base, 1, 0, 0, MaxVLANs)
+				if !ok {
+					b.Fatal("limit hit")
+				}
+				b.ReportMetric(float64(len(st.vlinks)), "vlans")
+			}
+		})
+	}
+}
