@@ -280,10 +280,10 @@ func (s *searcher) appendPorts(dst []uint8, src topo.NodeID, links []topo.LinkID
 		v := src
 		for _, l := range links[s.offs[q]:s.pathEnd(q)] {
 			if s.f.linkA[l] == v {
-				dst = append(dst, s.portA[l])
+				dst = append(dst, uint8(s.posA[l]-s.f.adjOff[v]))
 				v = s.f.linkB[l]
 			} else {
-				dst = append(dst, s.portB[l])
+				dst = append(dst, uint8(s.posB[l]-s.f.adjOff[v]))
 				v = s.f.linkA[l]
 			}
 		}
@@ -314,8 +314,10 @@ type searcher struct {
 	target  topo.NodeID
 	use     []int32 // per link: how many chosen paths of this pair use it
 	used    []topo.LinkID
-	// adjDist[i] is dist of the neighbor at adjacency position i: the
-	// walk's test reads it in scan order instead of chasing adjNbr.
+	// adjDist[i] is dist of the neighbor at adjacency position i, or -1
+	// while a chosen path of the current pair uses that link: the walk's
+	// first test, read in scan order, rejects both steps that leave the
+	// hop budget and used links without touching adjNbr, adjLink or use.
 	adjDist []int32
 	// DFS state, stamped to avoid clearing: failed[v] is stamp<<32 | the
 	// largest remaining budget with which v failed in the search of that
@@ -336,9 +338,8 @@ type searcher struct {
 	// buf[offs[q]:pathEnd(q)].
 	buf  []topo.LinkID
 	offs []int
-	// portA[l], portB[l]: l's position among the fabric ports of its A
-	// and B end (meaningful when no node has more than 256).
-	portA, portB []uint8
+	// posA[l], posB[l]: l's adjacency position at its A and B end.
+	posA, posB []int32
 }
 
 func newSearcher(f *Fabric) *searcher {
@@ -349,16 +350,16 @@ func newSearcher(f *Fabric) *searcher {
 		use:    make([]int32, m),
 		failed: make([]uint64, n), adjDist: make([]int32, len(f.adjNbr)), g: make([]int64, n), via: make([]topo.LinkID, n),
 		seen: make([]uint32, n), closed: make([]uint32, n),
-		portA: make([]uint8, m), portB: make([]uint8, m),
+		posA: make([]int32, m), posB: make([]int32, m),
 	}
 	for v := range n {
 		base := f.adjOff[v]
 		for idx := base; idx < f.adjOff[v+1]; idx++ {
 			l := f.adjLink[idx]
 			if f.linkA[l] == topo.NodeID(v) {
-				s.portA[l] = uint8(idx - base)
+				s.posA[l] = idx
 			} else {
-				s.portB[l] = uint8(idx - base)
+				s.posB[l] = idx
 			}
 		}
 	}
@@ -422,12 +423,15 @@ func (s *searcher) pairPaths(src topo.NodeID, k int) int {
 		for _, l := range s.buf[start:] {
 			if s.use[l] == 0 {
 				s.used = append(s.used, l)
+				s.adjDist[s.posA[l]], s.adjDist[s.posB[l]] = -1, -1
 			}
 			s.use[l]++
 		}
 	}
 	for _, l := range s.used {
 		s.use[l] = 0
+		s.adjDist[s.posA[l]] = s.dist[s.f.linkB[l]]
+		s.adjDist[s.posB[l]] = s.dist[s.f.linkA[l]]
 	}
 	s.used = s.used[:0]
 	s.offs = offs
@@ -517,7 +521,7 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	f := s.f
 	d := s.target
 	adjOff, adjNbr, adjLink := f.adjOff, f.adjNbr, f.adjLink
-	use, adjDist, failed := s.use, s.adjDist, s.failed
+	adjDist, failed := s.adjDist, s.failed
 	mark := uint64(st) << 32
 	s.stack = s.stack[:0]
 	frames := s.frames[:0]
@@ -532,25 +536,27 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 		// node is entered only with dist ≤ budget, and dist is 0 only at d.
 		budget := L - int32(len(frames))
 		advanced := false
-		for fr.left > 0 {
-			idx := fr.idx
-			fr.left--
-			fr.idx++
-			if fr.idx == end {
-				fr.idx = base
+		// The scan position lives in locals while scanning (the frame
+		// is written back before frames can grow).
+		next, left := fr.idx, fr.left
+		for left > 0 {
+			idx := next
+			left--
+			next++
+			if next == end {
+				next = base
 			}
-			// uint32: also rejects dist -1 (w cannot reach d).
+			// uint32: also rejects -1 (w cannot reach d, or the link is
+			// used by a chosen path).
 			if uint32(adjDist[idx]) > uint32(budget) {
-				continue
-			}
-			l := adjLink[idx]
-			if use[l] != 0 {
 				continue
 			}
 			w := adjNbr[idx]
 			if failed[w] >= mark|uint64(budget) {
 				continue
 			}
+			fr.idx, fr.left = next, left
+			l := adjLink[idx]
 			s.stack = append(s.stack, l)
 			if w == d {
 				s.buf = append(s.buf, s.stack...)
