@@ -219,6 +219,10 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 		PathOff: make([]uint32, last.path+1),
 		Links:   make([]topo.LinkID, last.link),
 	}
+	var hopTab []uint64
+	if narrow {
+		hopTab = f.hopTable()
+	}
 	next.Store(int64(ne - 1))
 	for range workers {
 		wg.Add(1)
@@ -239,7 +243,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 					for range c.pathCount[i] {
 						n := int(c.pathLen[pi])
 						if narrow {
-							f.portsToLinks(ps.Links[pathOff:pathOff+uint32(n)], src, c.hops[int(pathOff)-p.link:])
+							portsToLinks(ps.Links[pathOff:pathOff+uint32(n)], hopTab, f.adjOff[src], c.hops[int(pathOff)-p.link:])
 						}
 						pathOff += uint32(n)
 						pi++
@@ -291,13 +295,24 @@ func (s *searcher) appendPorts(dst []uint8, src topo.NodeID, links []topo.LinkID
 	return dst
 }
 
-// portsToLinks decodes len(dst) port indices, a walk from src, into links.
-func (f *Fabric) portsToLinks(dst []topo.LinkID, src topo.NodeID, ports []uint8) {
-	v := src
+// hopTable gives, per adjacency position, the link and the adjacency
+// offset of the neighbor it leads to (link<<32 | offset), so that decoding
+// a hop is one load that depends on the previous hop, not two.
+func (f *Fabric) hopTable() []uint64 {
+	t := make([]uint64, len(f.adjNbr))
+	for i, w := range f.adjNbr {
+		t[i] = uint64(uint32(f.adjLink[i]))<<32 | uint64(uint32(f.adjOff[w]))
+	}
+	return t
+}
+
+// portsToLinks decodes len(dst) port indices, a walk starting at adjacency
+// offset off (the source's), into links.
+func portsToLinks(dst []topo.LinkID, hops []uint64, off int32, ports []uint8) {
 	for h := range dst {
-		idx := f.adjOff[v] + int32(ports[h])
-		dst[h] = f.adjLink[idx]
-		v = f.adjNbr[idx]
+		e := hops[off+int32(ports[h])]
+		dst[h] = topo.LinkID(int32(e >> 32))
+		off = int32(uint32(e))
 	}
 }
 
