@@ -208,6 +208,7 @@ type packState struct {
 	cands   []int32
 	sorted  []int32
 	hist    []int32
+	ctr     []uint64 // bit-sliced shared-link counters (placeBestFit)
 }
 
 // sortByCount orders st.cands by cnt, most first, keeping the order of

@@ -300,54 +300,69 @@ func parallelFor(workers, n int, fn func(lo, hi int)) {
 
 // placeBestFit is place(p, BestFit, r) with the same choice rule (the
 // subgraphs holding most of the path's links first, ties in random order,
-// then first fit) but it draws random numbers only for the candidates it
-// tests: place shuffles every candidate, thousands of subgraphs per path
-// on BCube(8,4), although the first few usually take the path.
+// then first fit) at a cost that does not grow with the number of
+// subgraphs sharing a link: it counts the shared links of all subgraphs
+// at once with bit-sliced counters over the links' subgraph bitsets,
+// lists only the subgraphs of the count levels it tests, and draws random
+// numbers only for the subgraphs it tests (place lists, shuffles and
+// sorts every sharing subgraph, a thousand or more per path on BCube).
 func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
-	m := len(st.vlinks)
-	if cap(st.count) < m {
-		st.count = make([]int32, m+64)
+	w := st.words
+	nb := bits.Len(uint(len(p)))
+	if cap(st.ctr) < nb*w {
+		st.ctr = make([]uint64, nb*w)
 	}
-	cnt := st.count[:m]
-	st.cands = st.cands[:0]
+	sl := st.ctr[:nb*w]
+	clear(sl)
+	// sl[b*w+k] is bit b of the count of the subgraphs of word k.
 	for _, l := range p {
-		row := st.bits[int(l)*st.words : (int(l)+1)*st.words]
-		for k, w := range row {
-			for w != 0 {
-				b := bits.TrailingZeros64(w)
-				w &= w - 1
-				vl := k*64 + b
-				if cnt[vl] == 0 {
-					st.cands = append(st.cands, int32(vl))
-				}
-				cnt[vl]++
+		row := st.bits[int(l)*w : (int(l)+1)*w]
+		for k, carry := range row {
+			for b := 0; carry != 0 && b < nb; b++ {
+				x := sl[b*w+k]
+				sl[b*w+k] = x ^ carry
+				carry &= x
 			}
 		}
 	}
-	st.sortByCount(cnt, len(p))
-	c := st.cands
 	placed := -1
-	for s := 0; s < len(c) && placed < 0; {
-		e := s + 1
-		for e < len(c) && cnt[c[e]] == cnt[c[s]] {
-			e++
+	for c := len(p); c >= 1 && placed < 0; c-- {
+		st.cands = st.cands[:0]
+		for k := range w {
+			m := ^uint64(0)
+			for b := range nb {
+				if c>>b&1 != 0 {
+					m &= sl[b*w+k]
+				} else {
+					m &^= sl[b*w+k]
+				}
+			}
+			for m != 0 {
+				st.cands = append(st.cands, int32(k*64+bits.TrailingZeros64(m)))
+				m &= m - 1
+			}
 		}
-		// Lazy Fisher-Yates over the tie group [s, e).
-		for i := s; i < e; i++ {
-			j := i + r.IntN(e-i)
-			c[i], c[j] = c[j], c[i]
-			if c[i] != 0 && st.fits(int(c[i]), p) {
-				placed = int(c[i])
+		// Lazy Fisher-Yates over the tie group.
+		g := st.cands
+		for i := range g {
+			j := i + r.IntN(len(g)-i)
+			g[i], g[j] = g[j], g[i]
+			if g[i] != 0 && st.fits(int(g[i]), p) {
+				placed = int(g[i])
 				break
 			}
 		}
-		s = e
 	}
 	if placed < 0 {
-		placed = st.firstFitUntested(p, cnt, r)
-	}
-	for _, vl := range c {
-		cnt[vl] = 0
+		// Every subgraph sharing a link was tested: first fit skips them.
+		placed = st.firstFitUntested(p, func(vl int32) bool {
+			for b := range nb {
+				if sl[b*w+int(vl)/64]&(1<<(vl%64)) != 0 {
+					return true
+				}
+			}
+			return false
+		}, r)
 	}
 	if placed >= 0 {
 		st.commit(placed, p)
@@ -358,10 +373,9 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 
 // firstFitUntested is place's first fit (same random order, same random
 // draws) except that it does not test again the subgraphs best fit just
-// found the path would close a loop in (cnt > 0): fits would fail on them
-// again. On BCube most loose paths reach first fit, and those subgraphs
-// were half of its tests.
-func (st *packState) firstFitUntested(p []topo.LinkID, cnt []int32, r *rand.Rand) int {
+// found the path would close a loop in (tested): fits would fail on them
+// again.
+func (st *packState) firstFitUntested(p []topo.LinkID, tested func(vl int32) bool, r *rand.Rand) int {
 	m := len(st.vlinks)
 	for len(st.perm) < m {
 		st.perm = append(st.perm, int32(len(st.perm)))
@@ -375,7 +389,7 @@ func (st *packState) firstFitUntested(p []topo.LinkID, cnt []int32, r *rand.Rand
 		j := i + r.IntN(m-i)
 		perm[i], perm[j] = perm[j], perm[i]
 		undo = append(undo, swap{i, j})
-		if cnt[perm[i]] == 0 && st.fits(int(perm[i]), p) {
+		if !tested(perm[i]) && st.fits(int(perm[i]), p) {
 			placed = int(perm[i])
 			break
 		}
