@@ -429,36 +429,8 @@ func (st *packState) place(p []topo.LinkID, strat Strategy, r *rand.Rand) bool {
 			return true
 		}
 	}
-	// First fit over the subgraphs in random order (lazy Fisher-Yates,
-	// undone afterwards so the permutation stays the identity). VLAN 1 is
-	// a spanning tree: any link it lacks would close a loop, so it is
-	// skipped without changing the outcome.
-	if cap(st.perm) < m {
-		st.perm = make([]int32, m, m+64)
-		for i := range st.perm {
-			st.perm[i] = int32(i)
-		}
-	}
-	for len(st.perm) < m {
-		st.perm = append(st.perm, int32(len(st.perm)))
-	}
-	perm := st.perm[:m]
-	type swap struct{ a, b int }
-	var swaps [16]swap
-	undo := swaps[:0]
-	placed := -1
-	for i := 1; i < m; i++ {
-		j := i + r.IntN(m-i)
-		perm[i], perm[j] = perm[j], perm[i]
-		undo = append(undo, swap{i, j})
-		if st.fits(int(perm[i]), p) {
-			placed = int(perm[i])
-			break
-		}
-	}
-	for k := len(undo) - 1; k >= 0; k-- {
-		perm[undo[k].a], perm[undo[k].b] = perm[undo[k].b], perm[undo[k].a]
-	}
+	// First fit over the subgraphs in random order.
+	placed := st.firstFitUntested(p, nil, r)
 	if placed >= 0 {
 		st.commit(placed, p)
 		return true

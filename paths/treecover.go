@@ -43,7 +43,7 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 	LW := (L + 63) / 64
 	// inTree[ri*LW:(ri+1)*LW]: the links of root ri's BFS tree.
 	inTree := make([]uint64, nr*LW)
-	parallelFor(workers, nr, func(lo, hi int) {
+	ParallelFor(workers, nr, func(lo, hi int) {
 		dist := make([]int32, n)
 		queue := make([]topo.NodeID, 0, n)
 		var order []int32
@@ -97,7 +97,7 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 	// Paths already inside VLAN 1 get mask 0 and covered set.
 	masks := make([]uint32, np)
 	covered := make([]bool, np)
-	parallelFor(workers, np, func(lo, hi int) {
+	ParallelFor(workers, np, func(lo, hi int) {
 		var nodes []topo.NodeID
 		for j := lo; j < hi; j++ {
 			p := ps.Path(j)
@@ -148,7 +148,7 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 	chunk := (np + nw - 1) / nw
 	wCount := make([]uint32, nw*nr) // worker w's entries per root
 	wLoose := make([][]uint32, nw)  // paths in no candidate tree
-	parallelFor(nw, nw, func(lo, hi int) {
+	ParallelFor(nw, nw, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			c := wCount[w*nr : (w+1)*nr]
 			var buf []topo.NodeID
@@ -181,7 +181,7 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 		count[ri] = int32(at - off[ri])
 	}
 	list := make([]uint32, off[nr])
-	parallelFor(nw, nw, func(lo, hi int) {
+	ParallelFor(nw, nw, func(lo, hi int) {
 		for w := lo; w < hi; w++ {
 			fill := wCount[w*nr : (w+1)*nr]
 			var buf []topo.NodeID
@@ -282,8 +282,9 @@ func (h *coverHeap) Pop() any {
 	return it
 }
 
-// parallelFor splits [0, n) into contiguous ranges over workers goroutines.
-func parallelFor(workers, n int, fn func(lo, hi int)) {
+// ParallelFor splits [0, n) into contiguous ranges over workers goroutines
+// and waits for them (the planner's metrics use it too).
+func ParallelFor(workers, n int, fn func(lo, hi int)) {
 	workers = max(1, min(workers, n))
 	var wg sync.WaitGroup
 	chunk := (n + workers - 1) / workers
@@ -371,10 +372,13 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 	return false
 }
 
-// firstFitUntested is place's first fit (same random order, same random
-// draws) except that it does not test again the subgraphs best fit just
-// found the path would close a loop in (tested): fits would fail on them
-// again.
+// firstFitUntested is Algorithm 2's first fit: the subgraphs in random
+// order (a lazy Fisher-Yates, undone afterwards so the permutation stays
+// the identity; VLAN 1 is a spanning tree, where any link it lacks closes a
+// loop, so it is skipped without changing the outcome). It does not test
+// again the subgraphs best fit just found the path would close a loop in
+// (tested, nil for none): fits would fail on them again. It returns the
+// subgraph that takes p, or -1.
 func (st *packState) firstFitUntested(p []topo.LinkID, tested func(vl int32) bool, r *rand.Rand) int {
 	m := len(st.vlinks)
 	for len(st.perm) < m {
@@ -389,7 +393,7 @@ func (st *packState) firstFitUntested(p []topo.LinkID, tested func(vl int32) boo
 		j := i + r.IntN(m-i)
 		perm[i], perm[j] = perm[j], perm[i]
 		undo = append(undo, swap{i, j})
-		if !tested(perm[i]) && st.fits(int(perm[i]), p) {
+		if (tested == nil || !tested(perm[i])) && st.fits(int(perm[i]), p) {
 			placed = int(perm[i])
 			break
 		}

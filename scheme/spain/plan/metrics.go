@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/topo"
 )
 
@@ -75,77 +76,56 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 			root[v] = find(comp, int32(v))
 		}
 		// Every VLAN's surviving components, VLANs spread over the cores.
-		var wg sync.WaitGroup
-		chunkV := (nv + workers - 1) / workers
-		for w := range workers {
-			lo, hi := w*chunkV, min((w+1)*chunkV, nv)
-			if lo >= hi {
-				continue
+		paths.ParallelFor(workers, nv, func(lo, hi int) {
+			uf := make([]int32, n)
+			for v := range uf {
+				uf[v] = int32(v)
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				uf := make([]int32, n)
-				for v := range uf {
-					uf[v] = int32(v)
-				}
-				for vi := lo; vi < hi; vi++ {
-					for _, l := range vlans[vi] {
-						if !failed[l] {
-							a, b := f.Ends(l)
-							union(uf, int32(a), int32(b))
-						}
-					}
-					for ei, e := range f.Edges {
-						lab[ei*nv+vi] = find(uf, int32(e))
-					}
-					// Reset only what this VLAN touched.
-					for _, l := range vlans[vi] {
+			for vi := lo; vi < hi; vi++ {
+				for _, l := range vlans[vi] {
+					if !failed[l] {
 						a, b := f.Ends(l)
-						uf[a], uf[b] = int32(a), int32(b)
+						union(uf, int32(a), int32(b))
 					}
 				}
-			}()
-		}
-		wg.Wait()
+				for ei, e := range f.Edges {
+					lab[ei*nv+vi] = find(uf, int32(e))
+				}
+				// Reset only what this VLAN touched.
+				for _, l := range vlans[vi] {
+					a, b := f.Ends(l)
+					uf[a], uf[b] = int32(a), int32(b)
+				}
+			}
+		})
 		var mu sync.Mutex
 		var stpDown, spainDown int
-		chunk := (len(pairs) + workers - 1) / workers
-		for w := range workers {
-			lo, hi := w*chunk, min((w+1)*chunk, len(pairs))
-			if lo >= hi {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				sd, pd := 0, 0
-				for i := lo; i < hi; i++ {
-					pr := pairs[i]
-					if root[pr.A] == root[pr.B] {
-						continue // the tree path survives: both schemes connected
-					}
-					sd++
-					a := lab[int(f.EdgeIndex[pr.A])*nv:][:nv]
-					b := lab[int(f.EdgeIndex[pr.B])*nv:][:nv]
-					up := false
-					for v := range a {
-						if a[v] == b[v] {
-							up = true
-							break
-						}
-					}
-					if !up {
-						pd++
+		paths.ParallelFor(workers, len(pairs), func(lo, hi int) {
+			sd, pd := 0, 0
+			for i := lo; i < hi; i++ {
+				pr := pairs[i]
+				if root[pr.A] == root[pr.B] {
+					continue // the tree path survives: both schemes connected
+				}
+				sd++
+				a := lab[int(f.EdgeIndex[pr.A])*nv:][:nv]
+				b := lab[int(f.EdgeIndex[pr.B])*nv:][:nv]
+				up := false
+				for v := range a {
+					if a[v] == b[v] {
+						up = true
+						break
 					}
 				}
-				mu.Lock()
-				stpDown += sd
-				spainDown += pd
-				mu.Unlock()
-			}()
-		}
-		wg.Wait()
+				if !up {
+					pd++
+				}
+			}
+			mu.Lock()
+			stpDown += sd
+			spainDown += pd
+			mu.Unlock()
+		})
 		if len(pairs) > 0 {
 			res.STP += float64(stpDown) / float64(len(pairs))
 			res.SPAIN += float64(spainDown) / float64(len(pairs))
