@@ -56,11 +56,11 @@ var spainRows = []spainRow{
 		switches: 34, links: 81, hosts: 576, covSTP: 35.53, covSPAIN: 94.74, ncpSTP: 14.64, ncpSPAIN: 0.30, vlans: 18, gain1: 2.23, gainAlpha: 2.00},
 	{name: "CiscoDC(8,8)", spec: "ciscodc:8,8", note3: cdNote,
 		switches: 146, links: 361, hosts: 3072, covSTP: 37.67, covSPAIN: 97.51, ncpSTP: 17.91, ncpSPAIN: 0.23, vlans: 38, gain1: 2.24, gainAlpha: 2.00},
-	{name: "BCube(8,2)", spec: "bcube:8,2", note3: bcNote, optimum: f64(16),
+	{name: "BCube(8,2)", spec: "bcube:8,2", note3: bcNote, optimum: f64(16), heuristic: f64(16),
 		switches: 16, links: 128, hosts: 64, covSTP: 56.25, covSPAIN: 100, ncpSTP: 23.81, ncpSPAIN: 0.14, vlans: 16, gain1: 1.44, gainAlpha: 1.17},
-	{name: "BCube(48,2)", spec: "bcube:48,2", note3: bcNote, slow: true, optimum: f64(96),
+	{name: "BCube(48,2)", spec: "bcube:48,2", note3: bcNote, slow: true, optimum: f64(96), heuristic: f64(96),
 		switches: 96, links: 4608, hosts: 2304, covSTP: 51.04, covSPAIN: 100, ncpSTP: 22.50, ncpSPAIN: 0.36, vlans: 96, gain1: 1.04, gainAlpha: 1.04},
-	{name: "BCube(8,4)", spec: "bcube:8,4", note3: bcNote, slow: true, optimum: f64(2048),
+	{name: "BCube(8,4)", spec: "bcube:8,4", note3: bcNote + " " + bc84Note, note2: bc84VLANs, slow: true, optimum: f64(2048), heuristic: f64(2048),
 		switches: 2048, links: 16384, hosts: 4096, covSTP: 31.82, covSPAIN: 100, ncpSTP: 43.19, ncpSPAIN: 0, vlans: 2048, gain1: 1.68, gainAlpha: 1.59},
 	// Table 2 only.
 	{name: "BCube(2,3)", spec: "bcube:2,3", note2: bc23Note, optimum: f64(12), heuristic: f64(12), trialsForBest: f64(290), vlans: -1},
@@ -70,14 +70,16 @@ var spainRows = []spainRow{
 // Per-family explanations of the differences (docs/spain-plan.md has the
 // long form).
 const (
-	ftNote   = "Gain PS=1: the paper's 1.00 means its Algorithm 1 broke ties the same way for every pair (all first paths through one core, like STP); ours breaks them at random, so first paths spread over the cores. PS=α: our α is p/2 (max-flow between edge switches), the paper's (p/2)²; random spreading lifts our gain above p/2. NCP: ours is the mean over 10 failure sets of the exact per-pair tree-path survival; the paper's 10-trial figures scatter (35, 17, 21, 17 %) around the same expectation."
-	hxNote   = "Fewer VLANs than the paper: the parallel tree-cover packer (Table 2 shows what the serial Algorithm 2 gives). NCP STP below the paper's: the 802.1D tree of a HyperX is shallow (every switch is within two hops of the root), so tree paths have at most four links. Gains above the paper's: see the throughput note in docs/spain-plan.md."
-	hx2Note  = "The serial Algorithm 2 needs more VLANs than the paper's 475/304-trial best; we run 10 trials."
-	cdNote   = "The uncovered links are the aggregation-pair and core-core links, as in the paper. More VLANs than the paper: random tie-breaking in Algorithm 1 diversifies the three paths per pair (the paper's deterministic ties give path sets that share more)."
-	cdBadRow = "The paper's coverage figures for this row (34.15/92.68 %, 35.53/94.74 %) imply 41 and 76 links, not the 46 and 81 it lists; our counts follow the listed topology."
-	cd2Note  = "The paper's best took up to 1549 trials (CiscoDC(2,2)); we run 10."
-	bcNote   = "Servers relay, so they are both the path endpoints and bridges; VLAN 1 is rooted at the level-0 switch with the lowest bridge ID, which reproduces the paper's STP coverage. Our gains are far above the paper's: under STP every flow between servers of different level-0 groups crosses the root switch's links, which our unit-capacity, max-load model makes the bottleneck; the paper's near-1 gains at saturation point to a host-side limit its text does not specify (see docs/spain-plan.md)."
-	bc23Note = "Our k = α = 3 path set packs into 9 VLANs, below the paper's 12: the paper's optimum is for its own path set."
+	ftNote    = "Gain PS=1: the paper's 1.00 means its Algorithm 1 broke ties the same way for every pair (all first paths through one core, like STP); ours breaks them at random, so first paths spread over the cores. PS=α: our α is p/2 (max-flow between edge switches), the paper's (p/2)²; random spreading lifts our gain above p/2. NCP: ours is the mean over 10 failure sets of the exact per-pair tree-path survival; the paper's 10-trial figures scatter (35, 17, 21, 17 %) around the same expectation."
+	hxNote    = "Fewer VLANs than the paper: the parallel tree-cover packer (Table 2 shows what the serial Algorithm 2 gives). NCP STP below the paper's: the 802.1D tree of a HyperX is shallow (every switch is within two hops of the root), so tree paths have at most four links. Gains above the paper's: see the throughput note in docs/spain-plan.md."
+	hx2Note   = "The serial Algorithm 2 needs more VLANs than the paper's 475/304-trial best; we run 10 trials."
+	cdNote    = "The uncovered links are the aggregation-pair and core-core links, as in the paper. More VLANs than the paper: random tie-breaking in Algorithm 1 diversifies the three paths per pair (the paper's deterministic ties give path sets that share more)."
+	cdBadRow  = "The paper's coverage figures for this row (34.15/92.68 %, 35.53/94.74 %) imply 41 and 76 links, not the 46 and 81 it lists; our counts follow the listed topology."
+	cd2Note   = "The paper's best took up to 1549 trials (CiscoDC(2,2)); we run 10."
+	bcNote    = "Servers relay, so they are both the path endpoints and bridges; VLAN 1 is rooted at the level-0 switch with the lowest bridge ID, which reproduces the paper's STP coverage. Our gains are far above the paper's: under STP every flow between servers of different level-0 groups crosses the root switch's links, which our unit-capacity, max-load model makes the bottleneck; the paper's near-1 gains at saturation point to a host-side limit its text does not specify (see docs/spain-plan.md)."
+	bc84VLANs = "More VLANs than the paper's p^(l−1)·l = 2048 (one per switch): with random ties a path corrects the servers' address digits in a random order, while a loop-free VLAN around one switch holds one order, so a fifth of the 33.5 M paths lie in no such tree and are packed by best fit. With --ties ordered the same planner needs 1523 (docs/repro/ordered), below 2048: p^(l−1)·l is the optimum of the paper's path set, not a lower bound for every Algorithm 1 path set."
+	bc84Note  = bc84VLANs + " STP coverage below the paper's: 802.1D gives ties at equal root cost to the lowest bridge ID; ours number level-0 switches first, which leaves 1464 of the 2048 switches as leaves of the tree (links to them carry no host traffic); the paper's figure implies 930 leaves, another bridge-ID order it does not give."
+	bc23Note  = "Our k = α = 3 path set packs into 9 VLANs, below the paper's 12: the paper's optimum is for its own path set."
 )
 
 // tiesWords names a tie-breaking rule in the tables' notes. The per-row
@@ -88,6 +90,14 @@ func tiesWords(t paths.Ties) string {
 		return "in port order, the same way for every pair (--ties ordered; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
 	}
 	return "at random"
+}
+
+// plural is "1 trial" or "10 trials".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // paperVal turns a Table 3 figure into a cell value; negative means the
@@ -162,7 +172,7 @@ func SpainTable2(opt Options) (*Report, error) {
 		if row.optimum != nil && float64(p.NumVLANs) == *row.optimum {
 			vals["optimum"] = Value{Ours: row.optimum, Paper: row.optimum}
 		}
-		note := fmt.Sprintf("parallel best by %s, %d trials.", p.Packing.Strategy, rowTrials(row))
+		note := fmt.Sprintf("parallel best by %s, %s.", p.Packing.Strategy, plural(rowTrials(row), "trial"))
 		if p.NumPaths <= serialPathLimit {
 			pk, err := paths.Pack(p.F, p.PS, p.Tree.Links, paths.PackOptions{Trials: spainTrials, Seed: opt.Seed})
 			switch {
@@ -262,7 +272,7 @@ func SpainTable3(opt Options) (*Report, error) {
 			"gain1":      {f64(g1), paperVal(row.gain1)},
 			"gain_alpha": {f64(ga), paperVal(row.gainAlpha)},
 		}
-		note := fmt.Sprintf("α = %d, %d paths, %d packing trials, VLAN 1 rooted at %s, throughput by %s.", p.Alpha, p.NumPaths, rowTrials(row), p.Root, method)
+		note := fmt.Sprintf("α = %d, %d paths, %s, VLAN 1 rooted at %s, throughput by %s.", p.Alpha, p.NumPaths, plural(rowTrials(row), "packing trial"), p.Root, method)
 		if row.note3 != "" && opt.Ties == paths.TiesRandom {
 			note += " " + row.note3
 		}
