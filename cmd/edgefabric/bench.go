@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -161,10 +162,21 @@ func benchChild(exe, name, spec string, common []string, timeout time.Duration) 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, append([]string{"plan", "spain", spec}, common...)...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	// The plan's JSON lists every VLAN (hundreds of MB on the big rows).
+	// It goes to a file and is read back as a token stream: a bench that
+	// held it in memory would grow, and a child's peak RSS starts at its
+	// parent's size at fork.
+	out, err := os.CreateTemp("", "edgefabric-bench-*.json")
+	if err != nil {
+		r.Status = "failed: " + err.Error()
+		return r
+	}
+	defer os.Remove(out.Name())
+	defer out.Close()
+	var errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = out, &errOut
 	t0 := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	r.Wall = time.Since(t0).Seconds()
 	if st := cmd.ProcessState; st != nil {
 		r.CPU = (st.UserTime() + st.SystemTime()).Seconds()
@@ -180,20 +192,77 @@ func benchChild(exe, name, spec string, common []string, timeout time.Duration) 
 		r.Status = "failed: " + strings.TrimSpace(firstLine(errOut.String(), err.Error()))
 		return r
 	}
-	var p struct {
-		NumPaths int `json:"num_paths"`
-		NumVLANs int `json:"num_vlans"`
-		Seconds  struct {
-			Paths, Pack float64
-		} `json:"seconds"`
+	if _, err := out.Seek(0, io.SeekStart); err != nil {
+		r.Status = "failed: " + err.Error()
+		return r
 	}
-	if err := json.Unmarshal(out.Bytes(), &p); err != nil {
+	if err := readPlanSummary(bufio.NewReader(out), &r); err != nil {
 		r.Status = "failed: unreadable plan JSON: " + err.Error()
 		return r
 	}
 	r.Status = "ok"
-	r.Paths, r.VLANs, r.PathsSec, r.PackSec = p.NumPaths, p.NumVLANs, p.Seconds.Paths, p.Seconds.Pack
 	return r
+}
+
+// readPlanSummary takes num_paths, num_vlans and the phase times from a
+// plan's JSON, skipping everything else token by token.
+func readPlanSummary(rd io.Reader, r *benchRun) error {
+	dec := json.NewDecoder(rd)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("want an object, got %v (%v)", t, err)
+	}
+	var seen int
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case "num_paths":
+			err = dec.Decode(&r.Paths)
+			seen++
+		case "num_vlans":
+			err = dec.Decode(&r.VLANs)
+			seen++
+		case "seconds":
+			var sec struct{ Paths, Pack float64 }
+			err = dec.Decode(&sec)
+			r.PathsSec, r.PackSec = sec.Paths, sec.Pack
+			seen++
+		default:
+			err = skipValue(dec)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return fmt.Errorf("truncated object (%v)", err)
+	}
+	if seen != 3 {
+		return errors.New("num_paths, num_vlans or seconds missing")
+	}
+	return nil
+}
+
+// skipValue consumes one JSON value without keeping it.
+func skipValue(dec *json.Decoder) error {
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+	}
 }
 
 func firstLine(s, fallback string) string {
