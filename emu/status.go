@@ -198,10 +198,10 @@ func (s Status) String() string {
 	return fmt.Sprintf("lab %s: scheme %s on %s, %d nodes, %d/%d links up, %s, up %s", s.Name, s.Scheme, s.Topology, len(s.Nodes), up, len(s.Links), ready, s.Uptime)
 }
 
-// LinkTxFrames returns, for every link between two nodes of the given kind
-// set (keep reports whether a node's links count), the frames both ends have
-// sent: a cheap way to find which links a traffic stream crosses.
-func (s Status) LinkTxFrames(keep func(node string) bool) map[[2]string]uint64 {
+// LinkTxFrames returns, for every link keep accepts (given its two end
+// nodes), the frames both ends have sent: a cheap way to find which links a
+// traffic stream crosses.
+func (s Status) LinkTxFrames(keep func(a, b string) bool) map[[2]string]uint64 {
 	tx := map[string]map[int]uint64{}
 	for _, n := range s.Nodes {
 		tx[n.Name] = map[int]uint64{}
@@ -211,7 +211,7 @@ func (s Status) LinkTxFrames(keep func(node string) bool) map[[2]string]uint64 {
 	}
 	out := map[[2]string]uint64{}
 	for _, lk := range s.Links {
-		if !keep(lk.A) || !keep(lk.B) {
+		if !keep(lk.A, lk.B) {
 			continue
 		}
 		out[[2]string{lk.A, lk.B}] = tx[lk.A][lk.APort] + tx[lk.B][lk.BPort]

@@ -140,9 +140,10 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 		n, ok := g.Lookup(name)
 		return ok && g.Node(n).Kind == topo.Switch
 	}
-	before := l.Status().LinkTxFrames(isSwitch)
+	fabricLink := func(a, b string) bool { return isSwitch(a) && isSwitch(b) }
+	before := l.Status().LinkTxFrames(fabricLink)
 	time.Sleep(500 * time.Millisecond)
-	after := l.Status().LinkTxFrames(isSwitch)
+	after := l.Status().LinkTxFrames(fabricLink)
 	var best [2]string
 	var bestN uint64
 	for k, n := range after {

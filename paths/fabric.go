@@ -48,8 +48,10 @@ type Fabric struct {
 	adjNbr  []topo.NodeID
 	adjLink []topo.LinkID
 	// linkA, linkB are the two node ends of every link, for walking paths
-	// without touching topo.Link.
+	// without touching topo.Link; posA, posB are the link's adjacency
+	// positions at those ends (fabric links only).
 	linkA, linkB []topo.NodeID
+	posA, posB   []int32
 	fabric       []bool // per link
 }
 
@@ -64,6 +66,8 @@ func NewFabric(g *topo.Graph) (*Fabric, error) {
 		HostEdge:  make([]topo.NodeID, n),
 		linkA:     make([]topo.NodeID, m),
 		linkB:     make([]topo.NodeID, m),
+		posA:      make([]int32, m),
+		posB:      make([]int32, m),
 		fabric:    make([]bool, m),
 		adjOff:    make([]int32, n+1),
 	}
@@ -98,6 +102,11 @@ func NewFabric(g *topo.Graph) (*Fabric, error) {
 			}
 			f.adjNbr[fill[v]] = w
 			f.adjLink[fill[v]] = l
+			if f.linkA[l] == topo.NodeID(v) {
+				f.posA[l] = fill[v]
+			} else {
+				f.posB[l] = fill[v]
+			}
 			fill[v]++
 		}
 	}

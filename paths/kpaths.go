@@ -284,10 +284,10 @@ func (s *searcher) appendPorts(dst []uint8, src topo.NodeID, links []topo.LinkID
 		v := src
 		for _, l := range links[s.offs[q]:s.pathEnd(q)] {
 			if s.f.linkA[l] == v {
-				dst = append(dst, uint8(s.posA[l]-s.f.adjOff[v]))
+				dst = append(dst, uint8(s.f.posA[l]-s.f.adjOff[v]))
 				v = s.f.linkB[l]
 			} else {
-				dst = append(dst, uint8(s.posB[l]-s.f.adjOff[v]))
+				dst = append(dst, uint8(s.f.posB[l]-s.f.adjOff[v]))
 				v = s.f.linkA[l]
 			}
 		}
@@ -353,32 +353,17 @@ type searcher struct {
 	// buf[offs[q]:pathEnd(q)].
 	buf  []topo.LinkID
 	offs []int
-	// posA[l], posB[l]: l's adjacency position at its A and B end.
-	posA, posB []int32
 }
 
 func newSearcher(f *Fabric) *searcher {
 	n, m := f.G.NumNodes(), f.G.NumLinks()
 	pcg := rand.NewPCG(0, 0)
-	s := &searcher{
+	return &searcher{
 		f: f, rng: pcg,
 		use:    make([]int32, m),
 		failed: make([]uint64, n), adjDist: make([]int32, len(f.adjNbr)), g: make([]int64, n), via: make([]topo.LinkID, n),
 		seen: make([]uint32, n), closed: make([]uint32, n),
-		posA: make([]int32, m), posB: make([]int32, m),
 	}
-	for v := range n {
-		base := f.adjOff[v]
-		for idx := base; idx < f.adjOff[v+1]; idx++ {
-			l := f.adjLink[idx]
-			if f.linkA[l] == topo.NodeID(v) {
-				s.posA[l] = idx
-			} else {
-				s.posB[l] = idx
-			}
-		}
-	}
-	return s
 }
 
 func (s *searcher) setTarget(d topo.NodeID) {
@@ -438,15 +423,15 @@ func (s *searcher) pairPaths(src topo.NodeID, k int) int {
 		for _, l := range s.buf[start:] {
 			if s.use[l] == 0 {
 				s.used = append(s.used, l)
-				s.adjDist[s.posA[l]], s.adjDist[s.posB[l]] = -1, -1
+				s.adjDist[s.f.posA[l]], s.adjDist[s.f.posB[l]] = -1, -1
 			}
 			s.use[l]++
 		}
 	}
 	for _, l := range s.used {
 		s.use[l] = 0
-		s.adjDist[s.posA[l]] = s.dist[s.f.linkB[l]]
-		s.adjDist[s.posB[l]] = s.dist[s.f.linkA[l]]
+		s.adjDist[s.f.posA[l]] = s.dist[s.f.linkB[l]]
+		s.adjDist[s.f.posB[l]] = s.dist[s.f.linkA[l]]
 	}
 	s.used = s.used[:0]
 	s.offs = offs

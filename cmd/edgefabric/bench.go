@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgefabric/edgefabric/experiment"
-	"github.com/edgefabric/edgefabric/paths"
 )
 
 // benchBaseline is the row every other is divided by: small enough to run
@@ -84,8 +83,8 @@ docs/performance.md for the checked-in figures.`,
 			if trials < 1 {
 				return badInput(fmt.Errorf("--trials %d: must be at least 1", trials))
 			}
-			if _, err := paths.ParseTies(ties); err != nil {
-				return badInput(fmt.Errorf("--ties %q: want \"random\" or \"ordered\"", ties))
+			if _, err := parseTiesFlag(ties); err != nil {
+				return err
 			}
 			if timeout <= 0 {
 				return badInput(fmt.Errorf("--timeout %v: must be positive", timeout))

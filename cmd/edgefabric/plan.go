@@ -64,9 +64,9 @@ See docs/spain-plan.md.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			seed := topoF.seed
 			opt := plan.Options{Trials: trials, Seed: seed, Serial: serial}
-			ties, err := paths.ParseTies(tiesArg)
+			ties, err := parseTiesFlag(tiesArg)
 			if err != nil {
-				return badInput(fmt.Errorf("--ties %q: want \"random\" or \"ordered\"", tiesArg))
+				return err
 			}
 			opt.Ties = ties
 			switch strings.ToLower(kArg) {
@@ -163,4 +163,14 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// parseTiesFlag reads --ties (plan, repro and bench share it); a bad value
+// is bad input.
+func parseTiesFlag(s string) (paths.Ties, error) {
+	t, err := paths.ParseTies(s)
+	if err != nil {
+		return 0, badInput(fmt.Errorf("--ties %q: want \"random\" or \"ordered\"", s))
+	}
+	return t, nil
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgefabric/edgefabric/experiment"
-	"github.com/edgefabric/edgefabric/paths"
 )
 
 func newReproCmd() *cobra.Command {
@@ -41,9 +40,9 @@ Reproductions:
 			if err != nil {
 				return badInput(err)
 			}
-			tr, err := paths.ParseTies(ties)
+			tr, err := parseTiesFlag(ties)
 			if err != nil {
-				return badInput(fmt.Errorf("--ties %q: want \"random\" or \"ordered\"", ties))
+				return err
 			}
 			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed, Ties: tr}
 			if !quiet && !asJSON {

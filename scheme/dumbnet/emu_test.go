@@ -270,23 +270,11 @@ func TestEmuPathMTU(t *testing.T) {
 // coreTx sums, for every link with a core switch at one end, the frames
 // both ends sent.
 func coreTx(st emu.Status, g *topo.Graph) map[[2]string]uint64 {
-	tx := map[string]map[int]uint64{}
-	for _, n := range st.Nodes {
-		tx[n.Name] = map[int]uint64{}
-		for _, p := range n.Ports {
-			tx[n.Name][int(p.Port)] = p.TxFrames
-		}
+	isCore := func(name string) bool {
+		n, ok := g.Lookup(name)
+		return ok && g.Node(n).Role == "core"
 	}
-	out := map[[2]string]uint64{}
-	for _, lk := range st.Links {
-		a, _ := g.Lookup(lk.A)
-		b, _ := g.Lookup(lk.B)
-		if g.Node(a).Role != "core" && g.Node(b).Role != "core" {
-			continue
-		}
-		out[[2]string{lk.A, lk.B}] = tx[lk.A][lk.APort] + tx[lk.B][lk.BPort]
-	}
-	return out
+	return st.LinkTxFrames(func(a, b string) bool { return isCore(a) || isCore(b) })
 }
 
 // BenchmarkEmuFailoverOutage measures, in the emulator with real hosts,

@@ -190,14 +190,6 @@ func (p *Plan) Verify() error {
 	}
 	n := f.G.NumNodes()
 	parent := make([]int32, n)
-	var find func(v int32) int32
-	find = func(v int32) int32 {
-		for parent[v] != v {
-			parent[v] = parent[parent[v]]
-			v = parent[v]
-		}
-		return v
-	}
 	p.words = (len(vl) + 63) / 64
 	p.linkVLANs = make([]uint64, f.G.NumLinks()*p.words)
 	for i, ls := range vl {
@@ -209,7 +201,7 @@ func (p *Plan) Verify() error {
 				return fmt.Errorf("plan: %w: VLAN %d holds host link %d", ErrVerify, i+1, l)
 			}
 			a, b := f.Ends(l)
-			ra, rb := find(int32(a)), find(int32(b))
+			ra, rb := find(parent, int32(a)), find(parent, int32(b))
 			if ra == rb {
 				return fmt.Errorf("plan: %w: VLAN %d has a loop through %s-%s", ErrVerify, i+1, f.G.Node(a).Name, f.G.Node(b).Name)
 			}
