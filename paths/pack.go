@@ -196,8 +196,11 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 type packState struct {
 	f     *Fabric
 	words int
-	// bits[l*words:(l+1)*words] is the set of subgraphs holding link l.
+	// bits[l*words:(l+1)*words] is the set of subgraphs holding link l;
+	// inAny[l] whether it is empty, the test that rejects most paths no
+	// subgraph covers with one small lookup.
 	bits   []uint64
+	inAny  []bool
 	uf     [][]int32 // per subgraph: union-find parents over nodes
 	vlinks [][]topo.LinkID
 	// scratch
@@ -243,6 +246,7 @@ func (st *packState) sortByCount(cnt []int32, maxc int) {
 func newPackState(f *Fabric, base []topo.LinkID) *packState {
 	st := &packState{f: f, words: 1}
 	st.bits = make([]uint64, f.G.NumLinks())
+	st.inAny = make([]bool, f.G.NumLinks())
 	st.newVLAN()
 	for _, l := range base {
 		a, b := f.Ends(l)
@@ -285,6 +289,7 @@ func find(p []int32, v int32) int32 {
 
 func (st *packState) add(vl int, l topo.LinkID, a, b topo.NodeID) {
 	st.bits[int(l)*st.words+vl/64] |= 1 << (vl % 64)
+	st.inAny[l] = true
 	st.vlinks[vl] = append(st.vlinks[vl], l)
 	p := st.uf[vl]
 	ra, rb := find(p, int32(a)), find(p, int32(b))
@@ -295,6 +300,11 @@ func (st *packState) add(vl int, l topo.LinkID, a, b topo.NodeID) {
 
 // covered reports whether one subgraph holds every link of the path.
 func (st *packState) covered(p []topo.LinkID) bool {
+	for _, l := range p {
+		if !st.inAny[l] {
+			return false
+		}
+	}
 	w := st.words
 	for k := range w {
 		acc := ^uint64(0)

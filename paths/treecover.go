@@ -22,8 +22,12 @@ import (
 // tree that contains the most still-uncovered paths and make it a VLAN
 // holding exactly those paths (a subset of a tree, hence loop-free). Paths
 // that lie in no candidate tree are then packed into those VLANs, or new
-// ones, by best fit. The per-root trees and the per-path containment
-// tests run on all cores.
+// ones, by best fit. All but the best fit runs on all cores: the per-root
+// trees, the per-path containment tests, and in each greedy step the
+// tests for paths already covered and the gathering of the new VLAN's
+// links (the steps only read the VLANs; each step's changes are applied
+// after it, in an order that does not depend on the number of workers, so
+// neither does the packing).
 
 // treeCover returns the VLAN link sets (VLAN 1 first) and false when the
 // cover exceeded limit VLANs.
@@ -39,48 +43,7 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 		}
 	}
 	nr := len(roots)
-	L := f.G.NumLinks()
-	LW := (L + 63) / 64
-	// inTree[ri*LW:(ri+1)*LW]: the links of root ri's BFS tree.
-	inTree := make([]uint64, nr*LW)
-	ParallelFor(workers, nr, func(lo, hi int) {
-		dist := make([]int32, n)
-		queue := make([]topo.NodeID, 0, n)
-		var order []int32
-		for ri := lo; ri < hi; ri++ {
-			// One stream per root, not per worker's range: the trees, and
-			// so the packing, must not depend on Workers.
-			r := rand.New(rand.NewPCG(seed^0x7472_6565, trial<<32|uint64(ri)))
-			row := inTree[ri*LW : (ri+1)*LW]
-			src := roots[ri]
-			for i := range dist {
-				dist[i] = -1
-			}
-			queue = append(queue[:0], src)
-			dist[src] = 0
-			for h := 0; h < len(queue); h++ {
-				v := queue[h]
-				a, b := f.adjOff[v], f.adjOff[v+1]
-				order = order[:0]
-				for i := a; i < b; i++ {
-					order = append(order, i)
-				}
-				if trial > 0 {
-					// Later trials break BFS ties differently.
-					r.Shuffle(len(order), func(x, y int) { order[x], order[y] = order[y], order[x] })
-				}
-				for _, i := range order {
-					w := f.adjNbr[i]
-					if dist[w] < 0 {
-						dist[w] = dist[v] + 1
-						queue = append(queue, w)
-						l := f.adjLink[i]
-						row[l/64] |= 1 << (l % 64)
-					}
-				}
-			}
-		}
-	})
+	inTree, lw := bfsTrees(f, roots, seed, trial, workers)
 
 	st := newPackState(f, base)
 	np := ps.NumPaths()
@@ -92,107 +55,47 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 			src[j] = ps.Pairs[pi].A
 		}
 	}
-	// Pass 1: per path, which of the trees rooted at its own nodes (the
-	// first 32) hold it entirely, as a bit mask over its node positions.
-	// Paths already inside VLAN 1 get mask 0 and covered set.
-	masks := make([]uint32, np)
+	// Per path, which of the trees rooted at its own nodes (the first 32)
+	// hold it entirely, as a list of root indices (CSR over paths: path j's
+	// roots are pr.roots[pr.off[j]:pr.off[j+1]]). Paths already inside
+	// VLAN 1 get none and are covered.
 	covered := make([]bool, np)
-	ParallelFor(workers, np, func(lo, hi int) {
-		var nodes []topo.NodeID
-		for j := lo; j < hi; j++ {
-			p := ps.Path(j)
-			if st.covered(p) {
-				covered[j] = true
-				continue
-			}
-			nodes = f.PathNodes(src[j], p, nodes[:0])
-			var m uint32
-			for i, v := range nodes[:min(len(nodes), 32)] {
-				row := inTree[int(rootIdx[v])*LW:]
-				ok := true
-				for _, l := range p {
-					if row[l/64]&(1<<(l%64)) == 0 {
-						ok = false
-						break
-					}
-				}
-				if ok {
-					m |= 1 << i
-				}
-			}
-			masks[j] = m
+	pr := pathRoots(f, ps, src, inTree, lw, rootIdx, st, covered, workers)
+	inTree = nil
+	var loose []uint32 // paths in no candidate tree
+	for j := range np {
+		if !covered[j] && pr.off[j] == pr.off[j+1] {
+			loose = append(loose, uint32(j))
 		}
-	})
-	// Per-root lists of the paths it holds, as CSR, built on all cores:
-	// each worker counts, then fills, the entries of its own contiguous
-	// range of paths at offsets past those of the ranges before it, so
-	// every list is in path order whatever the number of workers.
+	}
+	// The transpose: per root, the paths its tree holds, in path order.
+	off, list := rootLists(pr, nr, np, workers)
 	count := make([]int32, nr)
-	off := make([]uint32, nr+1)
-	eachRoot := func(j int, nodes []topo.NodeID, fn func(ri int32)) []topo.NodeID {
-		m := masks[j]
-		if m == 0 {
-			return nodes
-		}
-		nodes = f.PathNodes(src[j], ps.Path(j), nodes[:0])
-		for m != 0 {
-			i := bits.TrailingZeros32(m)
-			m &= m - 1
-			fn(rootIdx[nodes[i]])
-		}
-		return nodes
-	}
-	var nodes []topo.NodeID
-	forRoots := func(j int, fn func(ri int32)) { nodes = eachRoot(j, nodes, fn) }
-	nw := max(1, min(workers, np))
-	chunk := (np + nw - 1) / nw
-	wCount := make([]uint32, nw*nr) // worker w's entries per root
-	wLoose := make([][]uint32, nw)  // paths in no candidate tree
-	ParallelFor(nw, nw, func(lo, hi int) {
-		for w := lo; w < hi; w++ {
-			c := wCount[w*nr : (w+1)*nr]
-			var buf []topo.NodeID
-			for j := w * chunk; j < min((w+1)*chunk, np); j++ {
-				if covered[j] {
-					continue
-				}
-				if masks[j] == 0 {
-					wLoose[w] = append(wLoose[w], uint32(j))
-					continue
-				}
-				buf = eachRoot(j, buf, func(ri int32) { c[ri]++ })
-			}
-		}
-	})
-	var loose []uint32
-	for w := range nw {
-		loose = append(loose, wLoose[w]...)
-	}
-	wLoose = nil
 	for ri := range nr {
-		at := off[ri]
-		for w := range nw {
-			// wCount becomes worker w's first slot in root ri's list.
-			c := wCount[w*nr+ri]
-			wCount[w*nr+ri] = at
-			at += c
-		}
-		off[ri+1] = at
-		count[ri] = int32(at - off[ri])
+		count[ri] = int32(off[ri+1] - off[ri])
 	}
-	list := make([]uint32, off[nr])
-	ParallelFor(nw, nw, func(lo, hi int) {
-		for w := lo; w < hi; w++ {
-			fill := wCount[w*nr : (w+1)*nr]
-			var buf []topo.NodeID
-			for j := w * chunk; j < min((w+1)*chunk, np); j++ {
-				if !covered[j] {
-					buf = eachRoot(j, buf, func(ri int32) { list[fill[ri]] = uint32(j); fill[ri]++ })
+	// Every tree holding a newly covered path loses one: each worker
+	// counts its losses per root apart (delta), added up after each step.
+	nw := max(1, workers)
+	delta := make([][]int32, nw)
+	for w := range delta {
+		delta[w] = make([]int32, nr)
+	}
+	drop := func(d []int32, j uint32) {
+		for _, r := range pr.roots[pr.off[j]:pr.off[j+1]] {
+			d[r]--
+		}
+	}
+	applyDrops := func() {
+		for _, d := range delta {
+			for ri, x := range d {
+				if x != 0 {
+					count[ri] += x
+					d[ri] = 0
 				}
 			}
 		}
-	})
-	wCount = nil
+	}
 
 	// Greedy set cover with a lazy max-heap.
 	r := rand.New(rand.NewPCG(seed^0x636f_7665_72, trial))
@@ -201,6 +104,11 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 		if count[ri] > 0 {
 			heap.Push(h, coverItem{count[ri], r.Uint32(), int32(ri)})
 		}
+	}
+	settled := make([][]uint32, nw)
+	newLinks := make([][]uint64, nw)
+	for w := range nw {
+		newLinks[w] = make([]uint64, (f.G.NumLinks()+63)/64)
 	}
 	for h.Len() > 0 {
 		it := heap.Pop(h).(coverItem)
@@ -211,14 +119,29 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 			}
 			continue
 		}
+		paths := list[off[ri]:off[ri+1]]
+		for w := range settled {
+			settled[w] = settled[w][:0]
+		}
 		// Paths the VLANs chosen so far already hold (as unions of other
-		// paths) need no new VLAN: settle them first, then re-rank.
-		for _, j := range list[off[ri]:off[ri+1]] {
-			if !covered[j] && st.covered(ps.Path(int(j))) {
+		// paths) need no new VLAN: settle them first, then re-rank. The
+		// tests only read the VLANs, so they run on all cores.
+		parts(nw, len(paths), func(w, lo, hi int) {
+			s := settled[w]
+			for _, j := range paths[lo:hi] {
+				if !covered[j] && st.covered(ps.Path(int(j))) {
+					s = append(s, j)
+				}
+			}
+			settled[w] = s
+		})
+		for w, s := range settled {
+			for _, j := range s {
 				covered[j] = true
-				forRoots(int(j), func(r int32) { count[r]-- })
+				drop(delta[w], j)
 			}
 		}
+		applyDrops()
 		if count[ri] != it.count {
 			if count[ri] > 0 {
 				heap.Push(h, coverItem{count[ri], it.tie, it.root})
@@ -229,16 +152,34 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 		if int64(len(st.vlinks)) > limit {
 			return st, false
 		}
-		for _, j := range list[off[ri]:off[ri+1]] {
-			if covered[j] {
-				continue
+		// The new VLAN is the union of the tree's uncovered paths: gather
+		// their links on all cores, then add them in link order (the
+		// VLAN's links do not depend on the number of workers).
+		parts(nw, len(paths), func(w, lo, hi int) {
+			nl := newLinks[w]
+			for _, j := range paths[lo:hi] {
+				if covered[j] {
+					continue
+				}
+				covered[j] = true
+				for _, l := range ps.Path(int(j)) {
+					nl[l/64] |= 1 << (l % 64)
+				}
+				drop(delta[w], j)
 			}
-			covered[j] = true
-			p := ps.Path(int(j))
-			st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
-			st.commit(vl, p)
-			// Every tree holding this path loses one.
-			forRoots(int(j), func(r int32) { count[r]-- })
+		})
+		applyDrops()
+		for k := range newLinks[0] {
+			var m uint64
+			for w := range nw {
+				m |= newLinks[w][k]
+				newLinks[w][k] = 0
+			}
+			for ; m != 0; m &= m - 1 {
+				l := topo.LinkID(k*64 + bits.TrailingZeros64(m))
+				a, b := f.Ends(l)
+				st.add(vl, l, a, b)
+			}
 		}
 	}
 	// Leftovers: paths no BFS tree holds, in Algorithm 2's pair order.
@@ -257,6 +198,191 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 		}
 	}
 	return st, true
+}
+
+// bfsTrees returns the links of the BFS tree rooted at each root, as one
+// bitset of lw words per root.
+func bfsTrees(f *Fabric, roots []topo.NodeID, seed, trial uint64, workers int) (inTree []uint64, lw int) {
+	n := f.G.NumNodes()
+	lw = (f.G.NumLinks() + 63) / 64
+	inTree = make([]uint64, len(roots)*lw)
+	ParallelFor(workers, len(roots), func(lo, hi int) {
+		dist := make([]int32, n)
+		queue := make([]topo.NodeID, 0, n)
+		var order []int32
+		for ri := lo; ri < hi; ri++ {
+			// One stream per root, not per worker's range: the trees, and
+			// so the packing, must not depend on Workers.
+			r := rand.New(rand.NewPCG(seed^0x7472_6565, trial<<32|uint64(ri)))
+			row := inTree[ri*lw : (ri+1)*lw]
+			src := roots[ri]
+			for i := range dist {
+				dist[i] = -1
+			}
+			queue = append(queue[:0], src)
+			dist[src] = 0
+			for h := 0; h < len(queue); h++ {
+				v := queue[h]
+				a, b := f.adjOff[v], f.adjOff[v+1]
+				visit := func(i int32) {
+					w := f.adjNbr[i]
+					if dist[w] < 0 {
+						dist[w] = dist[v] + 1
+						queue = append(queue, w)
+						l := f.adjLink[i]
+						row[l/64] |= 1 << (l % 64)
+					}
+				}
+				if trial == 0 {
+					for i := a; i < b; i++ {
+						visit(i)
+					}
+					continue
+				}
+				// Later trials break BFS ties differently.
+				order = order[:0]
+				for i := a; i < b; i++ {
+					order = append(order, i)
+				}
+				r.Shuffle(len(order), func(x, y int) { order[x], order[y] = order[y], order[x] })
+				for _, i := range order {
+					visit(i)
+				}
+			}
+		}
+	})
+	return inTree, lw
+}
+
+// rootsOfPaths is a CSR map from each path to the roots whose trees hold it.
+type rootsOfPaths struct {
+	off   []uint32 // per path, len np+1
+	roots []int32
+}
+
+// pathRoots finds, per path not already in VLAN 1 (those it marks
+// covered), the roots among its first 32 nodes whose BFS trees hold all its
+// links. Each worker lists the roots of its own contiguous range of
+// paths, so the lists come out in path order whatever the number of
+// workers.
+func pathRoots(f *Fabric, ps *PathSet, src []topo.NodeID, inTree []uint64, lw int, rootIdx []int32, st *packState, covered []bool, workers int) rootsOfPaths {
+	np := ps.NumPaths()
+	cnt := make([]uint8, np)
+	nw := max(1, min(workers, np))
+	// Each worker's roots go into blocks of a fixed size, copied once
+	// into place at the end (growing one slice of hundreds of megabytes
+	// by appends copied it over and over).
+	const block = 1 << 20
+	wRoots := make([][][]int32, nw)
+	parts(nw, np, func(w, lo, hi int) {
+		var nodes []topo.NodeID
+		out := make([]int32, 0, block)
+		for j := lo; j < hi; j++ {
+			p := ps.Path(j)
+			if st.covered(p) {
+				covered[j] = true
+				continue
+			}
+			nodes = f.PathNodes(src[j], p, nodes[:0])
+			for i, v := range nodes[:min(len(nodes), 32)] {
+				ri := rootIdx[v]
+				if ri < 0 {
+					continue
+				}
+				row := inTree[int(ri)*lw:]
+				// The links farthest from the root first: those are where
+				// another root's tree most often parts from this one, so a
+				// path outside it is rejected after one or two lookups.
+				a, b := 0, len(p)-1
+				ok := true
+				for ok && a <= b {
+					k := a
+					if b-i >= i-a {
+						k, b = b, b-1
+					} else {
+						a++
+					}
+					l := p[k]
+					ok = row[l/64]&(1<<(l%64)) != 0
+				}
+				if ok {
+					if len(out) == block {
+						wRoots[w] = append(wRoots[w], out)
+						out = make([]int32, 0, block)
+					}
+					out = append(out, ri)
+					cnt[j]++
+				}
+			}
+		}
+		wRoots[w] = append(wRoots[w], out)
+	})
+	pr := rootsOfPaths{off: make([]uint32, np+1)}
+	total := 0
+	for _, bs := range wRoots {
+		for _, b := range bs {
+			total += len(b)
+		}
+	}
+	pr.roots = make([]int32, 0, total)
+	for _, bs := range wRoots {
+		for _, b := range bs {
+			pr.roots = append(pr.roots, b...)
+		}
+	}
+	for j := range np {
+		pr.off[j+1] = pr.off[j] + uint32(cnt[j])
+	}
+	return pr
+}
+
+// rootLists transposes pr: per root, the uncovered paths its tree holds,
+// in path order (root ri's are list[off[ri]:off[ri+1]]). Each worker
+// counts, then fills, the entries of its own contiguous range of paths at
+// offsets past those of the ranges before it.
+func rootLists(pr rootsOfPaths, nr, np, workers int) (off, list []uint32) {
+	nw := max(1, min(workers, np))
+	wCount := make([]uint32, nw*nr) // worker w's entries per root
+	parts(nw, np, func(w, lo, hi int) {
+		c := wCount[w*nr : (w+1)*nr]
+		for _, r := range pr.roots[pr.off[lo]:pr.off[hi]] {
+			c[r]++
+		}
+	})
+	off = make([]uint32, nr+1)
+	for ri := range nr {
+		at := off[ri]
+		for w := range nw {
+			// wCount becomes worker w's first slot in root ri's list.
+			c := wCount[w*nr+ri]
+			wCount[w*nr+ri] = at
+			at += c
+		}
+		off[ri+1] = at
+	}
+	list = make([]uint32, off[nr])
+	parts(nw, np, func(w, lo, hi int) {
+		fill := wCount[w*nr : (w+1)*nr]
+		for j := lo; j < hi; j++ {
+			for _, r := range pr.roots[pr.off[j]:pr.off[j+1]] {
+				list[fill[r]] = uint32(j)
+				fill[r]++
+			}
+		}
+	})
+	return off, list
+}
+
+// parts runs fn(w, lo, hi) for the nw contiguous ranges [lo, hi) of [0, n)
+// that ParallelFor would form, w numbering them, and waits.
+func parts(nw, n int, fn func(w, lo, hi int)) {
+	nw = max(1, min(nw, n))
+	chunk := (n + nw - 1) / nw
+	ParallelFor(nw, nw, func(lo, hi int) {
+		for w := lo; w < hi; w++ {
+			fn(w, min(w*chunk, n), min((w+1)*chunk, n))
+		}
+	})
 }
 
 type coverItem struct {

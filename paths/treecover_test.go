@@ -1,6 +1,8 @@
 package paths
 
 import (
+	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -195,6 +197,46 @@ func TestTreeCoverIndependentOfWorkers(t *testing.T) {
 					if !slices.Equal(got.vlinks[vl], want.vlinks[vl]) {
 						t.Fatalf("%s trial %d: %d workers change VLAN %d", spec, trial, w, vl)
 					}
+				}
+			}
+		}
+	}
+}
+
+// The tree-cover packing is pinned: FNV digests of every VLAN's sorted
+// links, made by the serial implementation before the greedy step ran on
+// all cores, for two trials and 1 and 2 workers. A speed-up must not
+// change a single VLAN.
+func TestTreeCoverPinned(t *testing.T) {
+	want := map[string][2]string{
+		"fattree:8":   {"4ec33343569e16e3", "976a694f5db544a1"},
+		"fattree:16":  {"cc22b5f045a73dd7", "3834a640b7f2b3b1"},
+		"bcube:3,4":   {"a0b7adcea6585692", "82c1ea2e05de7c31"},
+		"bcube:4,3":   {"dbfff81b3f7930e0", "d6700f385a9856d1"},
+		"hyperx:4":    {"c0ffdf84a6f1dd07", "d04cc5432b334790"},
+		"ciscodc:3,2": {"76ade30fa99fe240", "a444d9c64e098778"},
+	}
+	for spec, digests := range want {
+		f := mustFabric(t, mustTopo(t, spec))
+		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := STP(f).Links
+		for trial, d := range digests {
+			for _, w := range []int{1, 2} {
+				st, ok := treeCover(f, ps, base, 7, uint64(trial), w, MaxVLANs)
+				if !ok {
+					t.Fatalf("%s: limit hit", spec)
+				}
+				h := fnv.New64a()
+				for _, ls := range st.vlinks {
+					ls = slices.Clone(ls)
+					slices.Sort(ls)
+					fmt.Fprint(h, ls, ";")
+				}
+				if got := fmt.Sprintf("%x", h.Sum64()); got != d {
+					t.Errorf("%s trial %d, %d workers: %d VLANs, digest %s, want %s", spec, trial, w, len(st.vlinks), got, d)
 				}
 			}
 		}
