@@ -199,10 +199,15 @@ type packState struct {
 	// bits[l*words:(l+1)*words] is the set of subgraphs holding link l;
 	// inAny[l] whether it is empty, the test that rejects most paths no
 	// subgraph covers with one small lookup.
-	bits   []uint64
-	inAny  []bool
-	uf     [][]int32 // per subgraph: union-find parents over nodes
-	vlinks [][]topo.LinkID
+	bits  []uint64
+	inAny []bool
+	// blocked, laid out as bits: the subgraphs found to connect link l's
+	// ends already (by fits), so that adding l would close a loop. A
+	// subgraph only grows, so once blocked it stays blocked, and placing
+	// skips it without another union-find walk.
+	blocked []uint64
+	uf      [][]int32 // per subgraph: union-find parents over nodes
+	vlinks  [][]topo.LinkID
 	// scratch
 	nodes   []topo.NodeID
 	overlay []int32 // pairs (root, merged-into) tentatively joined
@@ -212,6 +217,7 @@ type packState struct {
 	sorted  []int32
 	hist    []int32
 	ctr     []uint64 // bit-sliced shared-link counters (placeBestFit)
+	excl    []uint64 // subgraphs the path is blocked in (placeBestFit)
 }
 
 // sortByCount orders st.cands by cnt, most first, keeping the order of
@@ -246,6 +252,7 @@ func (st *packState) sortByCount(cnt []int32, maxc int) {
 func newPackState(f *Fabric, base []topo.LinkID) *packState {
 	st := &packState{f: f, words: 1}
 	st.bits = make([]uint64, f.G.NumLinks())
+	st.blocked = make([]uint64, f.G.NumLinks())
 	st.inAny = make([]bool, f.G.NumLinks())
 	st.newVLAN()
 	for _, l := range base {
@@ -260,11 +267,14 @@ func (st *packState) newVLAN() int {
 	if i >= st.words*64 {
 		// Grow every link's bitset by one word, keeping the layout flat.
 		nw := st.words + 1
-		nb := make([]uint64, len(st.bits)/st.words*nw)
-		for l := 0; l < len(st.bits)/st.words; l++ {
-			copy(nb[l*nw:], st.bits[l*st.words:(l+1)*st.words])
+		grow := func(old []uint64) []uint64 {
+			nb := make([]uint64, len(old)/st.words*nw)
+			for l := 0; l < len(old)/st.words; l++ {
+				copy(nb[l*nw:], old[l*st.words:(l+1)*st.words])
+			}
+			return nb
 		}
-		st.bits, st.words = nb, nw
+		st.bits, st.blocked, st.words = grow(st.bits), grow(st.blocked), nw
 	}
 	parent := make([]int32, st.f.G.NumNodes())
 	for v := range parent {
@@ -327,8 +337,7 @@ func (st *packState) covered(p []topo.LinkID) bool {
 func (st *packState) fits(vl int, p []topo.LinkID) bool {
 	uf := st.uf[vl]
 	st.overlay = st.overlay[:0]
-	root := func(v topo.NodeID) int32 {
-		r := find(uf, int32(v))
+	follow := func(r int32) int32 {
 		for changed := true; changed; {
 			changed = false
 			for i := 0; i < len(st.overlay); i += 2 {
@@ -344,13 +353,30 @@ func (st *packState) fits(vl int, p []topo.LinkID) bool {
 		if st.has(vl, l) {
 			continue
 		}
-		ra, rb := root(st.nodes[i]), root(st.nodes[i+1])
+		ra, rb := find(uf, int32(st.nodes[i])), find(uf, int32(st.nodes[i+1]))
 		if ra == rb {
+			st.blocked[int(l)*st.words+vl/64] |= 1 << (vl % 64)
+			return false
+		}
+		if ra, rb = follow(ra), follow(rb); ra == rb {
 			return false
 		}
 		st.overlay = append(st.overlay, ra, rb)
 	}
 	return true
+}
+
+// isBlocked reports whether some link of p that subgraph vl lacks is
+// blocked in vl: fits would fail.
+func (st *packState) isBlocked(vl int32, p []topo.LinkID) bool {
+	k, bit := int(vl)/64, uint64(1)<<(vl%64)
+	for _, l := range p {
+		i := int(l)*st.words + k
+		if st.blocked[i]&^st.bits[i]&bit != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func (st *packState) commit(vl int, p []topo.LinkID) {
@@ -427,7 +453,7 @@ func (st *packState) place(p []topo.LinkID, strat Strategy, r *rand.Rand) bool {
 		st.sortByCount(cnt, len(p))
 		placed := -1
 		for _, vl := range st.cands {
-			if placed < 0 && vl != 0 && st.fits(int(vl), p) {
+			if placed < 0 && vl != 0 && !st.isBlocked(vl, p) && st.fits(int(vl), p) {
 				placed = int(vl)
 			}
 		}
@@ -440,7 +466,7 @@ func (st *packState) place(p []topo.LinkID, strat Strategy, r *rand.Rand) bool {
 		}
 	}
 	// First fit over the subgraphs in random order.
-	placed := st.firstFitUntested(p, nil, r)
+	placed := st.firstFitUntested(p, func(vl int32) bool { return st.isBlocked(vl, p) }, r)
 	if placed >= 0 {
 		st.commit(placed, p)
 		return true

@@ -452,6 +452,20 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 			}
 		}
 	}
+	// excl: the subgraphs a link of the path is blocked in (isBlocked),
+	// which fits would reject; they keep their places in the random
+	// orders, so skipping them changes no choice.
+	if cap(st.excl) < w {
+		st.excl = make([]uint64, w)
+	}
+	excl := st.excl[:w]
+	clear(excl)
+	for _, l := range p {
+		i := int(l) * w
+		for k := range w {
+			excl[k] |= st.blocked[i+k] &^ st.bits[i+k]
+		}
+	}
 	placed := -1
 	for c := len(p); c >= 1 && placed < 0; c-- {
 		st.cands = st.cands[:0]
@@ -474,7 +488,7 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 		for i := range g {
 			j := i + r.IntN(len(g)-i)
 			g[i], g[j] = g[j], g[i]
-			if g[i] != 0 && st.fits(int(g[i]), p) {
+			if g[i] != 0 && excl[g[i]/64]&(1<<(g[i]%64)) == 0 && st.fits(int(g[i]), p) {
 				placed = int(g[i])
 				break
 			}
@@ -483,6 +497,9 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 	if placed < 0 {
 		// Every subgraph sharing a link was tested: first fit skips them.
 		placed = st.firstFitUntested(p, func(vl int32) bool {
+			if excl[vl/64]&(1<<(vl%64)) != 0 {
+				return true
+			}
 			for b := range nb {
 				if sl[b*w+int(vl)/64]&(1<<(vl%64)) != 0 {
 					return true
