@@ -2,6 +2,7 @@ package paths
 
 import (
 	"container/heap"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"sync"
@@ -32,9 +33,21 @@ import (
 // treeCover returns the VLAN link sets (VLAN 1 first) and false when the
 // cover exceeded limit VLANs.
 func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, workers int, limit int64) (*packState, bool) {
+	roots, rootIdx := coverRoots(f)
+	// Root indices take two bytes where they fit (they always do on the
+	// Table 3 rows): the path-to-roots map is hundreds of megabytes.
+	if len(roots) <= math.MaxUint16+1 {
+		return coverWith[uint16](f, ps, base, roots, rootIdx, seed, trial, workers, limit)
+	}
+	return coverWith[int32](f, ps, base, roots, rootIdx, seed, trial, workers, limit)
+}
+
+// coverRoots lists the forwarding nodes with fabric links, the roots of the
+// candidate trees, and maps every node to its index among them (-1 for
+// none).
+func coverRoots(f *Fabric) (roots []topo.NodeID, rootIdx []int32) {
 	n := f.G.NumNodes()
-	rootIdx := make([]int32, n)
-	var roots []topo.NodeID
+	rootIdx = make([]int32, n)
 	for v := range n {
 		rootIdx[v] = -1
 		if f.G.Node(topo.NodeID(v)).Forwards() && f.Degree(topo.NodeID(v)) > 0 {
@@ -42,6 +55,14 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 			roots = append(roots, topo.NodeID(v))
 		}
 	}
+	return roots, rootIdx
+}
+
+// rootIndex is the type of the indices of roots in the path-to-roots map.
+type rootIndex interface{ ~uint16 | ~int32 }
+
+// coverWith is treeCover with root indices of type R.
+func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []topo.NodeID, rootIdx []int32, seed, trial uint64, workers int, limit int64) (*packState, bool) {
 	nr := len(roots)
 	inTree, lw := bfsTrees(f, roots, seed, trial, workers)
 
@@ -60,7 +81,7 @@ func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, w
 	// roots are pr.roots[pr.off[j]:pr.off[j+1]]). Paths already inside
 	// VLAN 1 get none and are covered.
 	covered := make([]bool, np)
-	pr := pathRoots(f, ps, src, inTree, lw, rootIdx, st, covered, workers)
+	pr := pathRoots[R](f, ps, src, inTree, lw, rootIdx, st, covered, workers)
 	inTree = nil
 	var loose []uint32 // paths in no candidate tree
 	for j := range np {
@@ -255,9 +276,9 @@ func bfsTrees(f *Fabric, roots []topo.NodeID, seed, trial uint64, workers int) (
 }
 
 // rootsOfPaths is a CSR map from each path to the roots whose trees hold it.
-type rootsOfPaths struct {
+type rootsOfPaths[R rootIndex] struct {
 	off   []uint32 // per path, len np+1
-	roots []int32
+	roots []R
 }
 
 // pathRoots finds, per path not already in VLAN 1 (those it marks
@@ -265,7 +286,7 @@ type rootsOfPaths struct {
 // links. Each worker lists the roots of its own contiguous range of
 // paths, so the lists come out in path order whatever the number of
 // workers.
-func pathRoots(f *Fabric, ps *PathSet, src []topo.NodeID, inTree []uint64, lw int, rootIdx []int32, st *packState, covered []bool, workers int) rootsOfPaths {
+func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, inTree []uint64, lw int, rootIdx []int32, st *packState, covered []bool, workers int) rootsOfPaths[R] {
 	np := ps.NumPaths()
 	cnt := make([]uint8, np)
 	nw := max(1, min(workers, np))
@@ -273,10 +294,10 @@ func pathRoots(f *Fabric, ps *PathSet, src []topo.NodeID, inTree []uint64, lw in
 	// into place at the end (growing one slice of hundreds of megabytes
 	// by appends copied it over and over).
 	const block = 1 << 20
-	wRoots := make([][][]int32, nw)
+	wRoots := make([][][]R, nw)
 	parts(nw, np, func(w, lo, hi int) {
 		var nodes []topo.NodeID
-		out := make([]int32, 0, block)
+		out := make([]R, 0, block)
 		for j := lo; j < hi; j++ {
 			p := ps.Path(j)
 			if st.covered(p) {
@@ -308,23 +329,23 @@ func pathRoots(f *Fabric, ps *PathSet, src []topo.NodeID, inTree []uint64, lw in
 				if ok {
 					if len(out) == block {
 						wRoots[w] = append(wRoots[w], out)
-						out = make([]int32, 0, block)
+						out = make([]R, 0, block)
 					}
-					out = append(out, ri)
+					out = append(out, R(ri))
 					cnt[j]++
 				}
 			}
 		}
 		wRoots[w] = append(wRoots[w], out)
 	})
-	pr := rootsOfPaths{off: make([]uint32, np+1)}
+	pr := rootsOfPaths[R]{off: make([]uint32, np+1)}
 	total := 0
 	for _, bs := range wRoots {
 		for _, b := range bs {
 			total += len(b)
 		}
 	}
-	pr.roots = make([]int32, 0, total)
+	pr.roots = make([]R, 0, total)
 	for _, bs := range wRoots {
 		for _, b := range bs {
 			pr.roots = append(pr.roots, b...)
@@ -340,7 +361,7 @@ func pathRoots(f *Fabric, ps *PathSet, src []topo.NodeID, inTree []uint64, lw in
 // in path order (root ri's are list[off[ri]:off[ri+1]]). Each worker
 // counts, then fills, the entries of its own contiguous range of paths at
 // offsets past those of the ranges before it.
-func rootLists(pr rootsOfPaths, nr, np, workers int) (off, list []uint32) {
+func rootLists[R rootIndex](pr rootsOfPaths[R], nr, np, workers int) (off, list []uint32) {
 	nw := max(1, min(workers, np))
 	wCount := make([]uint32, nw*nr) // worker w's entries per root
 	parts(nw, np, func(w, lo, hi int) {
