@@ -119,7 +119,7 @@ See docs/spain-plan.md.`,
 				}
 			}
 			if asJSON {
-				return writeJSON(c.OutOrStdout(), out)
+				return p.WriteJSON(c.OutOrStdout(), out.NCP)
 			}
 			writePlanSummary(c.OutOrStdout(), p, out.NCP, printVLANs)
 			if outDir != "" {

@@ -217,11 +217,22 @@ func (p *Plan) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
+	pf, err := os.Create(filepath.Join(dir, "plan.json"))
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	err = p.WriteJSON(pf, nil)
+	if cerr := pf.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("plan: %w", cerr)
+	}
+	if err != nil {
+		return err
+	}
 	d := p.Deployment()
 	files := []struct {
 		name string
 		v    any
-	}{{"plan.json", p}, {"switches.json", d}, {"vreach.json", p.Reach()}}
+	}{{"switches.json", d}, {"vreach.json", p.Reach()}}
 	for _, f := range files {
 		buf, err := json.MarshalIndent(f.v, "", "  ")
 		if err != nil {

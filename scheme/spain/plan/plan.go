@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgefabric/edgefabric/paths"
@@ -209,10 +211,22 @@ func (p *Plan) Verify() error {
 			p.linkVLANs[int(l)*p.words+i/64] |= 1 << (i % 64)
 		}
 	}
-	for j := range p.PS.NumPaths() {
-		if p.vlanOf(p.PS.Path(j)) < 0 {
-			return fmt.Errorf("plan: %w: path %d lies in no single VLAN", ErrVerify, j)
+	// The path checks only read: all cores (tens of millions of paths on
+	// the largest rows). The first path in no VLAN is reported.
+	var bad atomic.Int64
+	np := p.PS.NumPaths()
+	bad.Store(int64(np))
+	paths.ParallelFor(runtime.GOMAXPROCS(0), np, func(lo, hi int) {
+		for j := lo; j < hi && int64(j) < bad.Load(); j++ {
+			if p.vlanOf(p.PS.Path(j)) < 0 {
+				for b := bad.Load(); int64(j) < b && !bad.CompareAndSwap(b, int64(j)); b = bad.Load() {
+				}
+				return
+			}
 		}
+	})
+	if j := bad.Load(); j < int64(np) {
+		return fmt.Errorf("plan: %w: path %d lies in no single VLAN", ErrVerify, j)
 	}
 	return nil
 }

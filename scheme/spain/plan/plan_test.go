@@ -2,8 +2,10 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/paths"
@@ -52,8 +54,21 @@ func TestVerifyCatchesBrokenPlans(t *testing.T) {
 	}
 	// A path no VLAN holds: drop VLAN 2.
 	p.Pack.VLANs = append(p.Pack.VLANs[:1], p.Pack.VLANs[2:]...)
-	if err := p.Verify(); !errors.Is(err, ErrVerify) {
-		t.Errorf("uncovered path not caught: %v", err)
+	err := p.Verify()
+	if !errors.Is(err, ErrVerify) {
+		t.Fatalf("uncovered path not caught: %v", err)
+	}
+	// The paths are checked on all cores; the first one no VLAN holds is
+	// the one reported.
+	first := -1
+	for j := range p.PS.NumPaths() {
+		if p.vlanOf(p.PS.Path(j)) < 0 {
+			first = j
+			break
+		}
+	}
+	if want := fmt.Sprintf("path %d lies in no single VLAN", first); first < 0 || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
 	}
 }
 
