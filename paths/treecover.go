@@ -290,14 +290,15 @@ func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, inTree []
 	np := ps.NumPaths()
 	cnt := make([]uint8, np)
 	nw := max(1, min(workers, np))
-	// Each worker's roots go into blocks of a fixed size, copied once
-	// into place at the end (growing one slice of hundreds of megabytes
-	// by appends copied it over and over).
+	// Each worker's roots go into blocks, each twice the size of the last
+	// up to a million entries, copied once into place at the end (growing
+	// one slice of hundreds of megabytes by appends copied it over and
+	// over).
 	const block = 1 << 20
 	wRoots := make([][][]R, nw)
 	parts(nw, np, func(w, lo, hi int) {
 		var nodes []topo.NodeID
-		out := make([]R, 0, block)
+		out := make([]R, 0, min(block, 2*(hi-lo)+64))
 		for j := lo; j < hi; j++ {
 			p := ps.Path(j)
 			if st.covered(p) {
@@ -327,9 +328,9 @@ func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, inTree []
 					ok = row[l/64]&(1<<(l%64)) != 0
 				}
 				if ok {
-					if len(out) == block {
+					if len(out) == cap(out) {
 						wRoots[w] = append(wRoots[w], out)
-						out = make([]R, 0, block)
+						out = make([]R, 0, min(block, 2*cap(out)))
 					}
 					out = append(out, R(ri))
 					cnt[j]++

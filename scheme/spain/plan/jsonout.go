@@ -11,10 +11,9 @@ import (
 
 // WriteJSON writes the plan as JSON: the fields json.Marshal gives, plus
 // ncp when it is not nil, indented two spaces, except that each VLAN takes
-// one line. The largest plans hold tens of millions of VLAN links (BCube(8,4):
-// 17 M): encoding them through encoding/json, indented, took seconds and
-// gigabytes (the whole document is built in memory, every link on three
-// lines). Here the VLANs are written as they go, with each node name quoted
+// one line. The largest plans hold millions of VLAN links: encoding them
+// through encoding/json, indented, took seconds and gigabytes (the whole
+// document is built in memory, every link on four lines). Here the VLANs are written as they go, with each node name quoted
 // once.
 func (p *Plan) WriteJSON(w io.Writer, ncp *NCP) error {
 	h := *p
