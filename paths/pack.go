@@ -197,8 +197,8 @@ type packState struct {
 	f     *Fabric
 	words int
 	// bits[l*words:(l+1)*words] is the set of subgraphs holding link l;
-	// inAny[l] whether it is empty, the test that rejects most paths no
-	// subgraph covers with one small lookup.
+	// inAny[l] whether that set is not empty: the test that rejects, with
+	// one small lookup, most paths no subgraph covers.
 	bits  []uint64
 	inAny []bool
 	// blocked, laid out as bits: the subgraphs found to connect link l's

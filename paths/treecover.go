@@ -346,6 +346,12 @@ func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, inTree []
 			total += len(b)
 		}
 	}
+	if total > math.MaxUint32 {
+		// Beyond 32-bit offsets (billions of links, far past any Table 3
+		// row): no path gets a root, so all go to best fit, slow but
+		// still a packing.
+		return pr
+	}
 	pr.roots = make([]R, 0, total)
 	for _, bs := range wRoots {
 		for _, b := range bs {
