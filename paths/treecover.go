@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"sync"
 
 	"github.com/edgefabric/edgefabric/topo"
@@ -64,7 +65,7 @@ type rootIndex interface{ ~uint16 | ~int32 }
 // coverWith is treeCover with root indices of type R.
 func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []topo.NodeID, rootIdx []int32, seed, trial uint64, workers int, limit int64) (*packState, bool) {
 	nr := len(roots)
-	inTree, lw := bfsTrees(f, roots, seed, trial, workers)
+	inTree, lw := bfsTrees(f, roots, trial, workers)
 
 	st := newPackState(f, base)
 	np := ps.NumPaths()
@@ -222,8 +223,12 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 }
 
 // bfsTrees returns the links of the BFS tree rooted at each root, as one
-// bitset of lw words per root.
-func bfsTrees(f *Fabric, roots []topo.NodeID, seed, trial uint64, workers int) (inTree []uint64, lw int) {
+// bitset of lw words per root. Trial 0 scans every node's ports in order;
+// trial t scans them in reverse order when t is odd, starting ⌊t/2⌋ ports
+// further on (modulo the node's degree). Every node scans alike, so the
+// trees stay as regular as the port numbering: random scan orders per
+// node, tried first, gave far worse packings (docs/spain-plan.md).
+func bfsTrees(f *Fabric, roots []topo.NodeID, trial uint64, workers int) (inTree []uint64, lw int) {
 	n := f.G.NumNodes()
 	lw = (f.G.NumLinks() + 63) / 64
 	inTree = make([]uint64, len(roots)*lw)
@@ -232,9 +237,6 @@ func bfsTrees(f *Fabric, roots []topo.NodeID, seed, trial uint64, workers int) (
 		queue := make([]topo.NodeID, 0, n)
 		var order []int32
 		for ri := lo; ri < hi; ri++ {
-			// One stream per root, not per worker's range: the trees, and
-			// so the packing, must not depend on Workers.
-			r := rand.New(rand.NewPCG(seed^0x7472_6565, trial<<32|uint64(ri)))
 			row := inTree[ri*lw : (ri+1)*lw]
 			src := roots[ri]
 			for i := range dist {
@@ -265,7 +267,13 @@ func bfsTrees(f *Fabric, roots []topo.NodeID, seed, trial uint64, workers int) (
 				for i := a; i < b; i++ {
 					order = append(order, i)
 				}
-				r.Shuffle(len(order), func(x, y int) { order[x], order[y] = order[y], order[x] })
+				if trial%2 == 1 {
+					slices.Reverse(order)
+				}
+				if len(order) > 0 {
+					k := int(trial/2) % len(order)
+					order = append(order[k:], order[:k]...)
+				}
 				for _, i := range order {
 					visit(i)
 				}
