@@ -208,6 +208,15 @@ type packState struct {
 	blocked []uint64
 	uf      [][]int32 // per subgraph: union-find parents over nodes
 	vlinks  [][]topo.LinkID
+	// Once trackGiant is on, giant[x*words:(x+1)*words] is the set of
+	// subgraphs whose anchor component (the one holding an end of their
+	// first link, anchor) holds node x; members lists every component's
+	// nodes, circularly (members[vl][x] is the next node of x's), so that
+	// a component that joins the anchor's can be walked.
+	giant    []uint64
+	anchor   []int32
+	members  [][]int32
+	tracking bool
 	// scratch
 	nodes   []topo.NodeID
 	overlay []int32 // pairs (root, merged-into) tentatively joined
@@ -274,7 +283,11 @@ func (st *packState) newVLAN() int {
 			}
 			return nb
 		}
-		st.bits, st.blocked, st.words = grow(st.bits), grow(st.blocked), nw
+		st.bits, st.blocked = grow(st.bits), grow(st.blocked)
+		if st.tracking {
+			st.giant = grow(st.giant)
+		}
+		st.words = nw
 	}
 	parent := make([]int32, st.f.G.NumNodes())
 	for v := range parent {
@@ -282,6 +295,10 @@ func (st *packState) newVLAN() int {
 	}
 	st.uf = append(st.uf, parent)
 	st.vlinks = append(st.vlinks, nil)
+	if st.tracking {
+		st.anchor = append(st.anchor, -1)
+		st.members = append(st.members, slices.Clone(parent))
+	}
 	return i
 }
 
@@ -304,7 +321,69 @@ func (st *packState) add(vl int, l topo.LinkID, a, b topo.NodeID) {
 	p := st.uf[vl]
 	ra, rb := find(p, int32(a)), find(p, int32(b))
 	if ra != rb {
+		if st.tracking {
+			st.joinGiant(vl, ra, rb, int32(a))
+		}
 		p[ra] = rb
+	}
+}
+
+// trackGiant starts keeping giant (see packState) for every subgraph,
+// those there are and those to come.
+func (st *packState) trackGiant() {
+	n := st.f.G.NumNodes()
+	st.tracking = true
+	st.giant = make([]uint64, n*st.words)
+	st.anchor = make([]int32, len(st.vlinks))
+	st.members = make([][]int32, len(st.vlinks))
+	for vl, ls := range st.vlinks {
+		uf := st.uf[vl]
+		m := make([]int32, n)
+		for x := range m {
+			m[x] = int32(x)
+		}
+		for x := range m {
+			// Splice x into its root's circle.
+			if r := find(uf, int32(x)); r != int32(x) {
+				m[x], m[r] = m[r], m[x]
+			}
+		}
+		st.members[vl] = m
+		st.anchor[vl] = -1
+		if len(ls) > 0 {
+			a, _ := st.f.Ends(ls[0])
+			st.anchor[vl] = int32(a)
+			st.markGiant(vl, find(uf, int32(a)))
+		}
+	}
+}
+
+// joinGiant records, before roots ra and rb of subgraph vl are united,
+// the nodes that join its anchor component (a: an end of the new link).
+func (st *packState) joinGiant(vl int, ra, rb, a int32) {
+	uf, m := st.uf[vl], st.members[vl]
+	if st.anchor[vl] < 0 {
+		st.anchor[vl] = a
+		st.markGiant(vl, find(uf, a))
+	}
+	switch find(uf, st.anchor[vl]) {
+	case ra:
+		st.markGiant(vl, rb)
+	case rb:
+		st.markGiant(vl, ra)
+	}
+	m[ra], m[rb] = m[rb], m[ra]
+}
+
+// markGiant puts every node of the component with root r of subgraph vl
+// into giant.
+func (st *packState) markGiant(vl int, r int32) {
+	m, w := st.members[vl], st.words
+	for x := r; ; {
+		st.giant[int(x)*w+vl/64] |= 1 << (vl % 64)
+		if x = m[x]; x == r {
+			return
+		}
 	}
 }
 

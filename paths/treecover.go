@@ -205,6 +205,9 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 		}
 	}
 	// Leftovers: paths no BFS tree holds, in Algorithm 2's pair order.
+	if len(loose) > 0 {
+		st.trackGiant()
+	}
 	for _, j := range loose {
 		p := ps.Path(int(j))
 		if st.covered(p) {
@@ -500,6 +503,24 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 		i := int(l) * w
 		for k := range w {
 			excl[k] |= st.blocked[i+k] &^ st.bits[i+k]
+		}
+	}
+	if st.tracking {
+		// Also the subgraphs whose anchor component holds all the path's
+		// nodes, or two with one outside between them: a component is
+		// connected, so the path would close a loop (the path is in no
+		// subgraph yet, so each lacks one of its links there).
+		for k := range w {
+			var seen, gap, bad uint64
+			all := ^uint64(0)
+			for _, x := range st.nodes {
+				g := st.giant[int(x)*w+k]
+				bad |= gap & g
+				gap |= seen &^ g
+				seen |= g
+				all &= g
+			}
+			excl[k] |= bad | all
 		}
 	}
 	placed := -1

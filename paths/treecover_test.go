@@ -308,3 +308,46 @@ func TestTreeCoverTrialsHyperX8(t *testing.T) {
 		t.Fatalf("best of 10 tree-cover trials: %d VLANs, want 106", best)
 	}
 }
+
+// With the anchor components tracked, best fit skips more subgraphs
+// without a loop test; every skipped one must be one the path does not
+// fit, so each choice is the same as without tracking. The tracked sets
+// are then checked against the union-finds.
+func TestGiantTrackingChangesNoChoice(t *testing.T) {
+	f, ps, src, a := halfPacked(t, 6)
+	_, _, _, b := halfPacked(t, 6)
+	b.trackGiant()
+	ra, rb := rand.New(rand.NewPCG(2, 3)), rand.New(rand.NewPCG(2, 3))
+	placed := 0
+	for j := ps.NumPaths() / 2; j < ps.NumPaths(); j++ {
+		p := ps.Path(j)
+		if a.covered(p) {
+			continue
+		}
+		a.nodes = f.PathNodes(src[j], p, a.nodes[:0])
+		b.nodes = f.PathNodes(src[j], p, b.nodes[:0])
+		okA, okB := a.placeBestFit(p, ra), b.placeBestFit(p, rb)
+		if okA != okB || okA && holder(a, p) != holder(b, p) {
+			t.Fatalf("path %d: placed in %d untracked, %d tracked", j, holder(a, p), holder(b, p))
+		}
+		if !okA {
+			a.commit(a.newVLAN(), p)
+			b.commit(b.newVLAN(), p)
+		}
+		placed++
+	}
+	if placed == 0 {
+		t.Fatal("no path placed")
+	}
+	for vl := range b.vlinks {
+		uf := b.uf[vl]
+		for x := range f.G.NumNodes() {
+			want := b.anchor[vl] >= 0 && find(uf, int32(x)) == find(uf, b.anchor[vl])
+			got := b.giant[x*b.words+vl/64]&(1<<(vl%64)) != 0
+			if got != want {
+				t.Fatalf("subgraph %d node %d: tracked %v, union-find says %v", vl, x, got, want)
+			}
+		}
+	}
+	checkLoopFree(t, b)
+}
