@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -9,8 +11,8 @@ import (
 
 // FuzzCompute builds a small arbitrary topology from the input (switches,
 // hosts, links between any two nodes) and plans it: the planner must
-// either refuse it with an error or return a plan that passes Verify and
-// covers every path. It must never panic.
+// either refuse it with an error or return a plan that passes Verify,
+// covers every path and writes JSON that parses. It must never panic.
 func FuzzCompute(f *testing.F) {
 	f.Add([]byte{3, 2, 0, 1, 1, 2, 0, 3, 2, 4}, uint8(2))
 	f.Add([]byte{4, 4, 0, 1, 1, 2, 2, 3, 3, 0, 0, 4, 1, 5, 2, 6, 3, 7, 0, 2}, uint8(3))
@@ -46,13 +48,30 @@ func FuzzCompute(f *testing.F) {
 		if err := p.Verify(); err != nil {
 			t.Fatal(err)
 		}
-		if p.Coverage < 0 || p.Coverage > 1 || p.STPCoverage < 0 || p.STPCoverage > p.Coverage {
+		if !(p.Coverage >= 0 && p.Coverage <= 1 && p.STPCoverage >= 0 && p.STPCoverage <= p.Coverage) {
 			t.Fatalf("coverage %v, STP %v", p.Coverage, p.STPCoverage)
 		}
 		p.Deployment()
 		p.Reach()
-		if _, err := p.NCP(0.5, 2, 1); err != nil {
+		ncp, err := p.NCP(0.5, 2, 1)
+		if err != nil {
 			t.Fatal(err)
+		}
+		// The streamed JSON must parse and carry every VLAN.
+		var buf bytes.Buffer
+		if err := p.WriteJSON(&buf, &ncp); err != nil {
+			t.Fatal(err)
+		}
+		var back struct {
+			NumVLANs int    `json:"num_vlans"`
+			VLANs    []VLAN `json:"vlans"`
+			NCP      *NCP   `json:"ncp"`
+		}
+		if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+			t.Fatalf("plan JSON does not parse: %v\n%s", err, buf.String())
+		}
+		if back.NumVLANs != len(p.VLANs) || len(back.VLANs) != len(p.VLANs) || back.NCP == nil {
+			t.Fatalf("plan JSON: %d of %d VLANs, num_vlans %d, ncp %v", len(back.VLANs), len(p.VLANs), back.NumVLANs, back.NCP)
 		}
 	})
 }

@@ -174,6 +174,11 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 		mark(l)
 	}
 	p.Coverage = float64(n) / float64(f.NumFabricLinks)
+	if f.NumFabricLinks == 0 {
+		// A single switch: no fabric link, none left uncovered (and 0/0
+		// would be NaN, which JSON cannot carry).
+		p.Coverage, p.STPCoverage = 1, 1
+	}
 	return p, nil
 }
 

@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -280,5 +282,34 @@ func TestNCPMatchesDirectCount(t *testing.T) {
 		if wantSTP == 0 || wantSPAIN >= wantSTP {
 			t.Errorf("%s: direct count STP %v SPAIN %v: want 0 < SPAIN < STP at f=%v", spec, wantSTP, wantSPAIN, fp)
 		}
+	}
+}
+
+// A single switch has no fabric link: coverage is 1 (nothing left
+// uncovered), not 0/0, and the plan's JSON carries it (NaN cannot be
+// written as JSON; the fuzzer found this).
+func TestSingleSwitchPlan(t *testing.T) {
+	b := topo.NewBuilder("one")
+	s := b.AddNode("s1", topo.Switch)
+	for _, h := range []string{"h1", "h2"} {
+		b.Connect(s, b.AddNode(h, topo.Host))
+	}
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compute(g, Options{Trials: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Coverage != 1 || p.STPCoverage != 1 || p.NumVLANs != 1 {
+		t.Fatalf("coverage %v, STP %v, %d VLANs; want 1, 1, 1", p.Coverage, p.STPCoverage, p.NumVLANs)
+	}
+	var buf bytes.Buffer
+	if err := p.WriteJSON(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(buf.Bytes()) {
+		t.Fatalf("invalid JSON:\n%s", buf.String())
 	}
 }
