@@ -472,6 +472,7 @@ func ParallelFor(workers, n int, fn func(lo, hi int)) {
 // lists only the subgraphs of the count levels it tests, and draws random
 // numbers only for the subgraphs it tests (place lists, shuffles and
 // sorts every sharing subgraph, a thousand or more per path on BCube).
+// The path (nodes st.nodes) must lie in no subgraph yet (covered).
 func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 	w := st.words
 	nb := bits.Len(uint(len(p)))
