@@ -122,13 +122,7 @@ func TestFirstFitUntestedMatchesFirstFit(t *testing.T) {
 	ra, rb := rand.New(rand.NewPCG(9, 9)), rand.New(rand.NewPCG(9, 9))
 	mark := rand.New(rand.NewPCG(1, 2))
 	skipped := 0
-	for j := ps.NumPaths() / 2; j < ps.NumPaths(); j++ {
-		p := ps.Path(j)
-		if a.covered(p) {
-			continue
-		}
-		a.nodes = f.PathNodes(src[j], p, a.nodes[:0])
-		b.nodes = f.PathNodes(src[j], p, b.nodes[:0])
+	twinLaterPaths(f, ps, src, a, b, func(j int, p []topo.LinkID) {
 		// Mark about half the subgraphs the path does not fit in.
 		cnt := make([]int32, len(b.vlinks))
 		for vl := 1; vl < len(b.vlinks); vl++ {
@@ -148,7 +142,7 @@ func TestFirstFitUntestedMatchesFirstFit(t *testing.T) {
 			a.commit(a.newVLAN(), p)
 			b.commit(b.newVLAN(), p)
 		}
-	}
+	})
 	if skipped == 0 {
 		t.Fatal("no subgraph was skipped")
 	}
@@ -319,13 +313,7 @@ func TestGiantTrackingChangesNoChoice(t *testing.T) {
 	b.trackGiant()
 	ra, rb := rand.New(rand.NewPCG(2, 3)), rand.New(rand.NewPCG(2, 3))
 	placed := 0
-	for j := ps.NumPaths() / 2; j < ps.NumPaths(); j++ {
-		p := ps.Path(j)
-		if a.covered(p) {
-			continue
-		}
-		a.nodes = f.PathNodes(src[j], p, a.nodes[:0])
-		b.nodes = f.PathNodes(src[j], p, b.nodes[:0])
+	twinLaterPaths(f, ps, src, a, b, func(j int, p []topo.LinkID) {
 		okA, okB := a.placeBestFit(p, ra), b.placeBestFit(p, rb)
 		if okA != okB || okA && holder(a, p) != holder(b, p) {
 			t.Fatalf("path %d: placed in %d untracked, %d tracked", j, holder(a, p), holder(b, p))
@@ -335,7 +323,7 @@ func TestGiantTrackingChangesNoChoice(t *testing.T) {
 			b.commit(b.newVLAN(), p)
 		}
 		placed++
-	}
+	})
 	if placed == 0 {
 		t.Fatal("no path placed")
 	}
@@ -350,4 +338,18 @@ func TestGiantTrackingChangesNoChoice(t *testing.T) {
 		}
 	}
 	checkLoopFree(t, b)
+}
+
+// twinLaterPaths calls fn for each path of the second half of ps that a
+// does not cover yet, with the path's nodes set in both twin states.
+func twinLaterPaths(f *Fabric, ps *PathSet, src []topo.NodeID, a, b *packState, fn func(j int, p []topo.LinkID)) {
+	for j := ps.NumPaths() / 2; j < ps.NumPaths(); j++ {
+		p := ps.Path(j)
+		if a.covered(p) {
+			continue
+		}
+		a.nodes = f.PathNodes(src[j], p, a.nodes[:0])
+		b.nodes = f.PathNodes(src[j], p, b.nodes[:0])
+		fn(j, p)
+	}
 }
