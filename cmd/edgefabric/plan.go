@@ -107,16 +107,13 @@ See docs/spain-plan.md.`,
 				}
 				return err
 			}
-			out := struct {
-				*plan.Plan
-				NCP *plan.NCP `json:"ncp,omitempty"`
-			}{Plan: p}
+			var ncp *plan.NCP
 			if c.Flags().Changed("fail-prob") {
-				ncp, err := p.NCP(failProb, ncpTrials, seed)
+				n, err := p.NCP(failProb, ncpTrials, seed)
 				if err != nil {
 					return badInput(err)
 				}
-				out.NCP = &ncp
+				ncp = &n
 			}
 			if outDir != "" {
 				if err := p.WriteDir(outDir); err != nil {
@@ -124,9 +121,9 @@ See docs/spain-plan.md.`,
 				}
 			}
 			if asJSON {
-				return p.WriteJSON(c.OutOrStdout(), out.NCP)
+				return p.WriteJSON(c.OutOrStdout(), ncp)
 			}
-			writePlanSummary(c.OutOrStdout(), p, out.NCP, printVLANs)
+			writePlanSummary(c.OutOrStdout(), p, ncp, printVLANs)
 			if outDir != "" {
 				fmt.Fprintf(c.OutOrStdout(), "wrote %s/{plan.json,switches.json,switches.txt,vreach.json}\n", outDir)
 			}
