@@ -17,6 +17,11 @@ import (
 // packer also runs the serial first-fit and best-fit trials.
 const ParallelFirstFitLimit = 2_000_000
 
+// PruneLimit is the largest path set whose best packing Pack prunes
+// (PackOptions.Prune): every attempt to empty a subgraph re-places its
+// paths one by one, which on tens of millions of paths takes minutes.
+const PruneLimit = 2_000_000
+
 // MaxVLANs is the number of usable 802.1Q VLAN IDs: 1..4094 (0 and 4095
 // are reserved).
 const MaxVLANs = 4094
@@ -69,6 +74,10 @@ type PackOptions struct {
 	// only).
 	Parallel bool
 	Workers  int
+	// Prune, after the trials, deletes whole subgraphs of the best
+	// packing whose paths all fit into the others (see prune.go), on path
+	// sets of up to PruneLimit paths.
+	Prune bool
 }
 
 // Packing is the result: loop-free subgraphs, VLAN 1 first.
@@ -84,6 +93,9 @@ type Packing struct {
 	// TrialVLANs is the VLAN count each trial reached, or -1 for a trial
 	// abandoned once it could no longer beat the best.
 	TrialVLANs []int
+	// Pruned is the number of VLANs pruning deleted from the best trial's
+	// packing (len(VLANs) = TrialVLANs[BestTrial] - Pruned).
+	Pruned int
 }
 
 // Pack maps the path set onto loop-free subgraphs (VLANs) with Algorithm
@@ -184,6 +196,9 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 	}
 	res.BestTrial = bestIdx
 	res.BestStrategy = jobs[bestIdx].strat
+	if opt.Prune && ps.NumPaths() <= PruneLimit {
+		res.Pruned = bestSG.prune(ps)
+	}
 	for _, ls := range bestSG.vlinks {
 		ls = slices.Clone(ls)
 		slices.Sort(ls)

@@ -37,6 +37,7 @@ func newPlanSpainCmd() *cobra.Command {
 		topoF      topoFlags
 		printVLANs bool
 		tiesArg    string
+		noPrune    bool
 	)
 	c := &cobra.Command{
 		Use:   "spain TOPO",
@@ -53,6 +54,11 @@ regular order, so more trials can only lower the count. On the largest
 fabrics a trial takes seconds (FatTree(48): 4 s, 48 s for the default ten;
 BCube(8,4): over a minute): --trials 1 gives a first plan sooner.
 
+The parallel packer then prunes its best trial: newest first, it tries to
+move every path only one VLAN holds into another VLAN that stays loop-free
+with it, and deletes the VLAN when all of them move (up to 2,000,000 paths;
+--no-prune keeps the trial as it came out; --serial never prunes).
+
 --out DIR writes plan.json, switches.json and switches.txt (per switch, per
 port: native and tagged VLANs) and vreach.json (V_reach per edge switch).
 --ties picks how Algorithm 1 chooses among equal-cost paths: random (the
@@ -68,7 +74,7 @@ See docs/spain-plan.md.`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			seed := topoF.seed
-			opt := plan.Options{Trials: trials, Seed: seed, Serial: serial}
+			opt := plan.Options{Trials: trials, Seed: seed, Serial: serial, NoPrune: noPrune}
 			ties, err := parseTiesFlag(tiesArg)
 			if err != nil {
 				return err
@@ -139,6 +145,7 @@ See docs/spain-plan.md.`,
 	c.Flags().Float64Var(&failProb, "fail-prob", 0.04, "link-failure probability for NCP (computed when the flag is given)")
 	c.Flags().IntVar(&ncpTrials, "ncp-trials", 10, "random failure sets NCP averages over")
 	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the summary")
+	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
 	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random" or "ordered" (lowest port first)`)
 	// One seed drives the random topologies and the planner alike.
 	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
@@ -151,7 +158,11 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
 	fmt.Fprintf(w, "  paths             %d (ties %s)\n", p.NumPaths, p.Ties)
 	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s)\n", p.NumVLANs, p.Root)
-	fmt.Fprintf(w, "  packing           %s, %d trials, best: trial %d (%s)\n", p.Packing.Algorithm, p.Packing.Trials, p.Packing.BestTrial, p.Packing.Strategy)
+	fmt.Fprintf(w, "  packing           %s, %d trials, best: trial %d (%s)", p.Packing.Algorithm, p.Packing.Trials, p.Packing.BestTrial, p.Packing.Strategy)
+	if p.Packing.Pruned > 0 {
+		fmt.Fprintf(w, ", pruned %d -> %d VLANs", p.NumVLANs+p.Packing.Pruned, p.NumVLANs)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  coverage          SPAIN %.2f %%, STP %.2f %%\n", 100*p.Coverage, 100*p.STPCoverage)
 	if ncp != nil {
 		fmt.Fprintf(w, "  NCP (f=%.3g, %d)  SPAIN %.2f %%, STP %.2f %%\n", ncp.FailProb, ncp.Trials, 100*ncp.SPAIN, 100*ncp.STP)

@@ -33,6 +33,41 @@ func TestPlanSpainFatTree8(t *testing.T) {
 	}
 }
 
+// --no-prune keeps the best trial as tree cover left it (the optimum 16
+// on BCube(8,2)); by default one VLAN is pruned, and both the summary and
+// the JSON say so.
+func TestPlanSpainPrune(t *testing.T) {
+	for _, c := range []struct {
+		args          []string
+		vlans, pruned int
+	}{
+		{nil, 15, 1},
+		{[]string{"--no-prune"}, 16, 0},
+		{[]string{"--serial", "--trials", "2"}, -1, 0},
+	} {
+		code, out, errOut := topoCLI(append([]string{"plan", "spain", "bcube:8,2", "--json"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		}
+		var p struct {
+			NumVLANs int `json:"num_vlans"`
+			Packing  struct {
+				Pruned *int `json:"pruned"`
+			} `json:"packing"`
+		}
+		if err := json.Unmarshal([]byte(out), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Packing.Pruned == nil || *p.Packing.Pruned != c.pruned || c.vlans > 0 && p.NumVLANs != c.vlans {
+			t.Errorf("%v: num_vlans %d, pruned %v; want %d, %d", c.args, p.NumVLANs, p.Packing.Pruned, c.vlans, c.pruned)
+		}
+	}
+	code, out, _ := topoCLI("plan", "spain", "bcube:8,2")
+	if code != 0 || !strings.Contains(out, "pruned 16 -> 15 VLANs") {
+		t.Fatalf("summary:\n%s", out)
+	}
+}
+
 func TestPlanSpainOut(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errOut := topoCLI("plan", "spain", "spain-testbed", "--out", dir, "--fail-prob", "0.04")

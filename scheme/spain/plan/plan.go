@@ -40,6 +40,11 @@ type Options struct {
 	// Ties is Algorithm 1's tie-breaking rule (random by default).
 	Ties    paths.Ties
 	Workers int
+	// NoPrune keeps the parallel packer's best trial as it came out;
+	// otherwise whole VLANs whose paths fit into the others are deleted
+	// (paths.PackOptions.Prune). The serial packer never prunes: it is
+	// Algorithm 2 as published.
+	NoPrune bool
 }
 
 // VLAN is one VLAN of the plan: its ID and its links as node-name pairs.
@@ -93,6 +98,8 @@ type Packing struct {
 	BestTrial  int    `json:"best_trial"`
 	Strategy   string `json:"best_strategy"`
 	TrialVLANs []int  `json:"trial_vlans"`
+	// Pruned is the number of VLANs pruning deleted from the best trial.
+	Pruned int `json:"pruned"`
 }
 
 // Compute plans SPAIN on g: path sets (Algorithm 1), VLAN packing
@@ -130,6 +137,7 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	p.Seconds.Paths = t1.Sub(t0).Seconds()
 	p.Pack, err = paths.Pack(f, p.PS, p.Tree.Links, paths.PackOptions{
 		Trials: opt.Trials, Seed: opt.Seed, Parallel: !opt.Serial, Workers: opt.Workers,
+		Prune: !opt.Serial && !opt.NoPrune,
 	})
 	if errors.Is(err, paths.ErrTooManyVLANs) {
 		return nil, fmt.Errorf("plan: %s: %w: every packing trial needed more than %d VLANs for %d paths of %d edge-node pairs; lower --k or split the fabric into several SPAIN domains",
@@ -142,7 +150,7 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	t2 := time.Now()
 	p.Seconds.Pack = t2.Sub(t1).Seconds()
 	p.Packing = Packing{Algorithm: "parallel", Trials: p.Pack.Trials, BestTrial: p.Pack.BestTrial,
-		Strategy: p.Pack.BestStrategy.String(), TrialVLANs: p.Pack.TrialVLANs}
+		Strategy: p.Pack.BestStrategy.String(), TrialVLANs: p.Pack.TrialVLANs, Pruned: p.Pack.Pruned}
 	if opt.Serial {
 		p.Packing.Algorithm = "serial"
 	}

@@ -1,0 +1,137 @@
+package paths
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// A case with one answer: on a 4-ring whose 802.1D tree lacks link L =
+// a–b, subgraph 1 = {L} holds path [L] and subgraph 2 = {T, L} holds path
+// c→a→b (T = c–a, a tree link). That path fits into subgraph 1 (a line of
+// two links), so pruning moves it there and deletes subgraph 2.
+func TestPruneMovesPathsAndDeletes(t *testing.T) {
+	f := mustFabric(t, mustTopo(t, "ring:4"))
+	tree := STP(f).Links
+	L := topo.NoLink
+	for l := range topo.LinkID(f.G.NumLinks()) {
+		if f.IsFabric(l) && !slices.Contains(tree, l) {
+			L = l
+		}
+	}
+	a, b := f.Ends(L)
+	T := topo.NoLink
+	for _, l := range tree {
+		if x, y := f.Ends(l); x == a || y == a {
+			T = l
+		}
+	}
+	c := f.Other(T, a)
+	ps := &PathSet{K: 1,
+		Pairs:   []Pair{{a, b}, {c, b}},
+		PairOff: []uint32{0, 1, 2},
+		PathOff: []uint32{0, 1, 3},
+		Links:   []topo.LinkID{L, T, L},
+	}
+	st := newPackState(f, tree)
+	st.nodes = []topo.NodeID{a, b}
+	st.commit(st.newVLAN(), ps.Path(0))
+	st.nodes = []topo.NodeID{c, a, b}
+	st.commit(st.newVLAN(), ps.Path(1))
+
+	if n := st.prune(ps); n != 1 {
+		t.Fatalf("pruned %d subgraphs, want 1", n)
+	}
+	if len(st.vlinks) != 2 {
+		t.Fatalf("%d subgraphs left, want 2 (the tree and one)", len(st.vlinks))
+	}
+	got := slices.Sorted(slices.Values(st.vlinks[1]))
+	want := slices.Sorted(slices.Values([]topo.LinkID{L, T}))
+	if !slices.Equal(got, want) {
+		t.Fatalf("subgraph 1 = %v, want %v", got, want)
+	}
+	checkPruned(t, st, ps)
+}
+
+// Pruning a real packing keeps every path inside a loop-free subgraph,
+// never adds one, is deterministic, and leaves the bitsets and union-finds
+// matching the link lists (checkPruned). On FatTree(8)'s optimum (one star
+// per core) it finds nothing to delete.
+func TestPruneKeepsEveryPath(t *testing.T) {
+	for _, c := range []struct {
+		spec  string
+		trial uint64
+		want  int // subgraphs before and after
+		after int
+	}{
+		{"fattree:8", 0, 16, 16},
+		{"ciscodc:3,2", 0, 23, 20},
+		{"hyperx:4", 0, 27, 24},
+		{"bcube:3,4", 0, 108, 101},
+		{"bcube:4,3", 1, 44, 43},
+	} {
+		f := mustFabric(t, mustTopo(t, c.spec))
+		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sizes []int
+		var digests []string
+		for range 2 {
+			st, ok := treeCover(f, ps, STP(f).Links, 1, c.trial, 2, MaxVLANs)
+			if !ok {
+				t.Fatal("limit hit")
+			}
+			before := len(st.vlinks)
+			n := st.prune(ps)
+			if before != c.want || len(st.vlinks) != c.after || before-n != c.after {
+				t.Fatalf("%s: %d subgraphs, pruned %d to %d; want %d to %d", c.spec, before, n, len(st.vlinks), c.want, c.after)
+			}
+			checkPruned(t, st, ps)
+			sizes = append(sizes, len(st.vlinks))
+			digests = append(digests, fmt.Sprint(st.vlinks))
+		}
+		if sizes[0] != sizes[1] || digests[0] != digests[1] {
+			t.Fatalf("%s: two prunings of the same packing differ", c.spec)
+		}
+	}
+}
+
+// checkPruned checks a state after prune: every subgraph loop-free, every
+// path held by one, the bitsets exactly the link lists, and each
+// subgraph's union-find joining exactly what its links join.
+func checkPruned(t *testing.T, st *packState, ps *PathSet) {
+	t.Helper()
+	checkLoopFree(t, st)
+	for j := range ps.NumPaths() {
+		if holder(st, ps.Path(j)) < 0 {
+			t.Fatalf("path %d is in no subgraph after pruning", j)
+		}
+	}
+	n := st.f.G.NumNodes()
+	for vl, ls := range st.vlinks {
+		for l := range topo.LinkID(st.f.G.NumLinks()) {
+			if st.has(vl, l) != slices.Contains(ls, l) {
+				t.Fatalf("subgraph %d: bitset and link list disagree on link %d", vl, l)
+			}
+		}
+		parent := make([]int32, n)
+		for v := range parent {
+			parent[v] = int32(v)
+		}
+		for _, l := range ls {
+			a, b := st.f.Ends(l)
+			parent[find(parent, int32(a))] = find(parent, int32(b))
+		}
+		uf := st.uf[vl]
+		for v := range int32(n) {
+			for _, w := range []int32{0, v / 2, int32(n) - 1} {
+				if (find(uf, v) == find(uf, w)) != (find(parent, v) == find(parent, w)) {
+					t.Fatalf("subgraph %d: union-find and links disagree on nodes %d, %d", vl, v, w)
+				}
+			}
+		}
+	}
+}
