@@ -142,34 +142,47 @@ func (st *packState) holderExcept(p []topo.LinkID, skip int) int {
 // -1.
 func (st *packState) rehome(p []topo.LinkID, skip int, removed []bool, j *journal) int {
 	m := len(st.vlinks)
-	if cap(st.count) < m {
-		st.count = make([]int32, m+64)
+	if len(st.count) < m {
+		st.count = make([]int32, m+64) // zero between calls
 	}
-	cnt := st.count[:m]
-	clear(cnt)
+	cnt := st.count
+	// The subgraphs sharing a link, by index, then most shared first
+	// (stable): only those are sorted; the rest follow by index.
 	st.cands = st.cands[:0]
-	for vl := 1; vl < m; vl++ {
-		if vl != skip && !removed[vl] {
-			st.cands = append(st.cands, int32(vl))
-		}
-	}
 	w := st.words
 	for _, l := range p {
 		for k, x := range st.bits[int(l)*w : (int(l)+1)*w] {
 			for ; x != 0; x &= x - 1 {
-				cnt[k*64+bits.TrailingZeros64(x)]++
+				vl := k*64 + bits.TrailingZeros64(x)
+				if cnt[vl] == 0 {
+					st.cands = append(st.cands, int32(vl))
+				}
+				cnt[vl]++
 			}
 		}
 	}
+	slices.Sort(st.cands)
 	st.sortByCount(cnt, len(p))
+	placed := -1
 	for _, vl := range st.cands {
-		if st.fits(int(vl), p) {
-			j.save(st, int(vl))
-			st.commit(int(vl), p)
-			return int(vl)
+		if vl != 0 && int(vl) != skip && st.fits(int(vl), p) {
+			placed = int(vl)
+			break
 		}
 	}
-	return -1
+	for vl := 1; placed < 0 && vl < m; vl++ {
+		if cnt[vl] == 0 && vl != skip && !removed[vl] && st.fits(vl, p) {
+			placed = vl
+		}
+	}
+	for _, vl := range st.cands {
+		cnt[vl] = 0
+	}
+	if placed >= 0 {
+		j.save(st, placed)
+		st.commit(placed, p)
+	}
+	return placed
 }
 
 // journal records what an attempt of prune changed, to undo it.
