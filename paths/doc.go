@@ -15,7 +15,8 @@
 //	f, err := paths.NewFabric(g)             // fabric links, edge nodes
 //	tree := paths.STP(f)                     // VLAN 1, the 802.1D tree
 //	ps, err := paths.ComputePathSets(f, paths.PathOptions{K: 4, Seed: 1})
-//	pk, err := paths.Pack(f, ps, tree.Links, paths.PackOptions{Trials: 10, Parallel: true, Prune: true})
+//	pk, err := paths.Pack(f, ps, tree.Links, paths.PackOptions{Trials: 10, Parallel: true})
+//	paths.Prune(f, ps, pk)                   // delete VLANs whose paths fit elsewhere
 //
 // Paths are stored compactly: one []topo.LinkID for all paths, with uint32
 // offsets, because FatTree(48) has 663,000 edge-switch pairs.

@@ -17,9 +17,9 @@ import (
 // packer also runs the serial first-fit and best-fit trials.
 const ParallelFirstFitLimit = 2_000_000
 
-// PruneLimit is the largest path set whose best packing Pack prunes
-// (PackOptions.Prune): every attempt to empty a subgraph re-places its
-// paths one by one, which on tens of millions of paths takes minutes.
+// PruneLimit is the largest path set the planner prunes (Prune): every
+// attempt to empty a subgraph re-places its paths one by one, which on
+// tens of millions of paths takes minutes.
 const PruneLimit = 2_000_000
 
 // MaxVLANs is the number of usable 802.1Q VLAN IDs: 1..4094 (0 and 4095
@@ -74,10 +74,6 @@ type PackOptions struct {
 	// only).
 	Parallel bool
 	Workers  int
-	// Prune, after the trials, deletes whole subgraphs of the best
-	// packing whose paths all fit into the others (see prune.go), on path
-	// sets of up to PruneLimit paths.
-	Prune bool
 }
 
 // Packing is the result: loop-free subgraphs, VLAN 1 first.
@@ -93,7 +89,7 @@ type Packing struct {
 	// TrialVLANs is the VLAN count each trial reached, or -1 for a trial
 	// abandoned once it could no longer beat the best.
 	TrialVLANs []int
-	// Pruned is the number of VLANs pruning deleted from the best trial's
+	// Pruned is the number of VLANs Prune deleted from the best trial's
 	// packing (len(VLANs) = TrialVLANs[BestTrial] - Pruned).
 	Pruned int
 }
@@ -196,9 +192,6 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 	}
 	res.BestTrial = bestIdx
 	res.BestStrategy = jobs[bestIdx].strat
-	if opt.Prune && ps.NumPaths() <= PruneLimit {
-		res.Pruned = bestSG.prune(ps)
-	}
 	for _, ls := range bestSG.vlinks {
 		ls = slices.Clone(ls)
 		slices.Sort(ls)

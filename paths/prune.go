@@ -7,6 +7,33 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 )
 
+// Prune deletes whole VLANs of a packing of ps (pk.VLANs[0] being VLAN 1,
+// the spanning tree) whose paths all fit into the other VLANs, as prune
+// describes, and updates pk: its VLANs (each sorted) and Pruned. It
+// returns the number deleted.
+func Prune(f *Fabric, ps *PathSet, pk *Packing) int {
+	if len(pk.VLANs) == 0 {
+		return 0
+	}
+	st := newPackState(f, pk.VLANs[0])
+	for _, ls := range pk.VLANs[1:] {
+		vl := st.newVLAN()
+		for _, l := range ls {
+			a, b := f.Ends(l)
+			st.add(vl, l, a, b)
+		}
+	}
+	n := st.prune(ps)
+	pk.VLANs = pk.VLANs[:0]
+	for _, ls := range st.vlinks {
+		ls = slices.Clone(ls)
+		slices.Sort(ls)
+		pk.VLANs = append(pk.VLANs, ls)
+	}
+	pk.Pruned += n
+	return n
+}
+
 // prune tries to delete whole subgraphs of a finished packing. Newest
 // first (the last subgraphs were opened for the paths nothing else would
 // take, and hold the fewest), it moves every path that only subgraph vl

@@ -135,3 +135,42 @@ func checkPruned(t *testing.T, st *packState, ps *PathSet) {
 		}
 	}
 }
+
+// Prune on a finished packing: the same deletions as on the state the
+// packing came from (ciscodc:3,2 trial 0: 23 → 20), sorted VLANs, the
+// spanning tree first and unchanged, every path still inside a loop-free
+// VLAN.
+func TestPruneOnPacking(t *testing.T) {
+	f := mustFabric(t, mustTopo(t, "ciscodc:3,2"))
+	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := STP(f).Links
+	st, _ := treeCover(f, ps, tree, 1, 0, 2, MaxVLANs)
+	pk := &Packing{}
+	for _, ls := range st.vlinks {
+		pk.VLANs = append(pk.VLANs, slices.Sorted(slices.Values(ls)))
+	}
+	if n := Prune(f, ps, pk); n != 3 || pk.Pruned != 3 || len(pk.VLANs) != 20 {
+		t.Fatalf("pruned %d (Pruned %d) to %d VLANs, want 3 to 20", n, pk.Pruned, len(pk.VLANs))
+	}
+	if !slices.Equal(pk.VLANs[0], slices.Sorted(slices.Values(tree))) {
+		t.Fatal("VLAN 1 changed")
+	}
+	back := newPackState(f, pk.VLANs[0])
+	for _, ls := range pk.VLANs[1:] {
+		if !slices.IsSorted(ls) {
+			t.Fatal("VLAN links not sorted")
+		}
+		vl := back.newVLAN()
+		for _, l := range ls {
+			a, b := f.Ends(l)
+			back.add(vl, l, a, b)
+		}
+	}
+	checkPruned(t, back, ps)
+	if Prune(f, ps, &Packing{}) != 0 {
+		t.Fatal("empty packing")
+	}
+}

@@ -37,6 +37,7 @@ type benchRun struct {
 	VLANs    int     `json:"num_vlans,omitempty"`
 	PathsSec float64 `json:"paths_seconds,omitempty"`
 	PackSec  float64 `json:"pack_seconds,omitempty"`
+	PruneSec float64 `json:"prune_seconds,omitempty"`
 	// Ratio is Wall over the baseline's mean wall time in this run.
 	Ratio float64 `json:"x_baseline,omitempty"`
 }
@@ -67,7 +68,7 @@ func newBenchCmd() *cobra.Command {
 		Long: `bench spain-plan runs "edgefabric plan spain SPEC --trials N --json" for every
 topology of SPAIN's Table 3, each in its own process, and reports its wall
 time, CPU time (user + system over all threads), peak resident memory, the
-path-set and packing phases, and its wall time as a multiple of a baseline
+path-set, packing and pruning phases, and its wall time as a multiple of a baseline
 measured in the same run: the FatTree(16) plan, run before the first row and
 after the last. Machines are shared and noisy; the ratio is the figure to
 compare across runs and machines. The issue's goal is every row within 10 s
@@ -224,9 +225,9 @@ func readPlanSummary(rd io.Reader, r *benchRun) error {
 			err = dec.Decode(&r.VLANs)
 			seen++
 		case "seconds":
-			var sec struct{ Paths, Pack float64 }
+			var sec struct{ Paths, Pack, Prune float64 }
 			err = dec.Decode(&sec)
-			r.PathsSec, r.PackSec = sec.Paths, sec.Pack
+			r.PathsSec, r.PackSec, r.PruneSec = sec.Paths, sec.Pack, sec.Prune
 			seen++
 		default:
 			err = skipValue(dec)
@@ -276,11 +277,11 @@ func writeBench(w io.Writer, rep *benchReport) {
 	fmt.Fprintf(w, "SPAIN planner benchmark: %s, one process per row\n", rep.Command)
 	b := rep.Baseline
 	fmt.Fprintf(w, "baseline: %s plan, before and after the rows: %.2f s and %.2f s wall\n\n", benchBaseline, b[0].Wall, b[1].Wall)
-	table := [][]string{{"topology", "paths", "VLANs", "wall s", "CPU s", "peak RSS MB", "paths s", "pack s", "× baseline", "≤ 10 s"}}
+	table := [][]string{{"topology", "paths", "VLANs", "wall s", "CPU s", "peak RSS MB", "paths s", "pack s", "prune s", "× baseline", "≤ 10 s"}}
 	for _, r := range rep.Rows {
 		rss := fmt.Sprintf("%.0f", float64(r.PeakRSS)/1e6)
 		if r.Status != "ok" {
-			table = append(table, []string{r.Name, "", "", fmt.Sprintf("%.1f", r.Wall), fmt.Sprintf("%.1f", r.CPU), rss, "", "", "", r.Status})
+			table = append(table, []string{r.Name, "", "", fmt.Sprintf("%.1f", r.Wall), fmt.Sprintf("%.1f", r.CPU), rss, "", "", "", "", r.Status})
 			continue
 		}
 		met := "yes"
@@ -289,7 +290,7 @@ func writeBench(w io.Writer, rep *benchReport) {
 		}
 		table = append(table, []string{r.Name, strconv.Itoa(r.Paths), strconv.Itoa(r.VLANs),
 			fmt.Sprintf("%.2f", r.Wall), fmt.Sprintf("%.2f", r.CPU), rss,
-			fmt.Sprintf("%.2f", r.PathsSec), fmt.Sprintf("%.2f", r.PackSec), fmt.Sprintf("%.1f", r.Ratio), met})
+			fmt.Sprintf("%.2f", r.PathsSec), fmt.Sprintf("%.2f", r.PackSec), fmt.Sprintf("%.2f", r.PruneSec), fmt.Sprintf("%.1f", r.Ratio), met})
 	}
 	width := make([]int, len(table[0]))
 	for _, row := range table {

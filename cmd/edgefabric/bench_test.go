@@ -82,8 +82,8 @@ func TestBenchTimeout(t *testing.T) {
 
 func TestReadPlanSummary(t *testing.T) {
 	var r benchRun
-	ok := `{"topology":"x","vlans":[{"id":1,"links":[["a","b"]]}],"num_paths":7,"packing":{"trial_vlans":[3,-1]},"num_vlans":3,"seconds":{"paths":0.5,"pack":0.25,"verify":0}}`
-	if err := readPlanSummary(strings.NewReader(ok), &r); err != nil || r.Paths != 7 || r.VLANs != 3 || r.PathsSec != 0.5 || r.PackSec != 0.25 {
+	ok := `{"topology":"x","vlans":[{"id":1,"links":[["a","b"]]}],"num_paths":7,"packing":{"trial_vlans":[3,-1]},"num_vlans":3,"seconds":{"paths":0.5,"pack":0.25,"prune":0.125,"verify":0}}`
+	if err := readPlanSummary(strings.NewReader(ok), &r); err != nil || r.Paths != 7 || r.VLANs != 3 || r.PathsSec != 0.5 || r.PackSec != 0.25 || r.PruneSec != 0.125 {
 		t.Errorf("got %+v, %v", r, err)
 	}
 	for _, bad := range []string{``, `[]`, `{"num_paths":7}`, `{"num_paths":"x","num_vlans":1,"seconds":{}}`, `{"vlans":[{"id":1`, `{"num_paths":1,"num_vlans":1,"seconds":{}`} {

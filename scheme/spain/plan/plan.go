@@ -42,8 +42,8 @@ type Options struct {
 	Workers int
 	// NoPrune keeps the parallel packer's best trial as it came out;
 	// otherwise whole VLANs whose paths fit into the others are deleted
-	// (paths.PackOptions.Prune). The serial packer never prunes: it is
-	// Algorithm 2 as published.
+	// (paths.Prune), on path sets of up to paths.PruneLimit paths. The
+	// serial packer never prunes: it is Algorithm 2 as published.
 	NoPrune bool
 }
 
@@ -86,8 +86,10 @@ type Plan struct {
 
 // Timing is the wall time of the planner's phases, in seconds.
 type Timing struct {
-	Paths  float64 `json:"paths"`
-	Pack   float64 `json:"pack"`
+	Paths float64 `json:"paths"`
+	Pack  float64 `json:"pack"`
+	// Prune is the time pruning took (0 when it did not run).
+	Prune  float64 `json:"prune"`
 	Verify float64 `json:"verify"`
 }
 
@@ -137,7 +139,6 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	p.Seconds.Paths = t1.Sub(t0).Seconds()
 	p.Pack, err = paths.Pack(f, p.PS, p.Tree.Links, paths.PackOptions{
 		Trials: opt.Trials, Seed: opt.Seed, Parallel: !opt.Serial, Workers: opt.Workers,
-		Prune: !opt.Serial && !opt.NoPrune,
 	})
 	if errors.Is(err, paths.ErrTooManyVLANs) {
 		return nil, fmt.Errorf("plan: %s: %w: every packing trial needed more than %d VLANs for %d paths of %d edge-node pairs; lower --k or split the fabric into several SPAIN domains",
@@ -146,9 +147,15 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	p.NumVLANs = len(p.Pack.VLANs)
 	t2 := time.Now()
 	p.Seconds.Pack = t2.Sub(t1).Seconds()
+	if !opt.Serial && !opt.NoPrune && p.NumPaths <= paths.PruneLimit {
+		paths.Prune(f, p.PS, p.Pack)
+		t3 := time.Now()
+		p.Seconds.Prune = t3.Sub(t2).Seconds()
+		t2 = t3
+	}
+	p.NumVLANs = len(p.Pack.VLANs)
 	p.Packing = Packing{Algorithm: "parallel", Trials: p.Pack.Trials, BestTrial: p.Pack.BestTrial,
 		Strategy: p.Pack.BestStrategy.String(), TrialVLANs: p.Pack.TrialVLANs, Pruned: p.Pack.Pruned}
 	if opt.Serial {
