@@ -87,11 +87,14 @@ const (
 )
 
 // tiesWords names a tie-breaking rule in the tables' notes. The per-row
-// explanations are written for the default, random ties; an ordered run
-// leaves them out and points to the discussion instead.
+// explanations are written for the default, random ties; other runs leave
+// them out and point to the discussion instead.
 func tiesWords(t paths.Ties) string {
-	if t == paths.TiesOrdered {
+	switch t {
+	case paths.TiesOrdered:
 		return "in port order, the same way for every pair (--ties ordered; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
+	case paths.TiesNode:
+		return "by a fixed port preference per node drawn from the seed, the same way for every pair (--ties node; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
 	}
 	return "at random"
 }

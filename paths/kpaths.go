@@ -55,18 +55,28 @@ const (
 	// same choices the same way, as in the paper's results (FatTree PS=1
 	// throughput gain 1.00: all first paths through one core).
 	TiesOrdered
+	// TiesNode gives every node a fixed preference among its ports, drawn
+	// once from the seed: its port scan starts at a random port (then
+	// goes on in port order, wrapping), and equal A* queue entries are
+	// ordered by a random rank per node. Every pair then resolves a tie at
+	// a node the same way, as under TiesOrdered, but different nodes
+	// prefer different ports: what a plain search over adjacency lists in
+	// an arbitrary order does.
+	TiesNode
 )
 
 // ErrBadTies: an unknown tie-breaking name.
-var ErrBadTies = errors.New(`unknown tie-breaking rule (want "random" or "ordered")`)
+var ErrBadTies = errors.New(`unknown tie-breaking rule (want "random", "ordered" or "node")`)
 
-// ParseTies parses "random" or "ordered".
+// ParseTies parses "random", "ordered" or "node".
 func ParseTies(s string) (Ties, error) {
 	switch s {
 	case "random", "":
 		return TiesRandom, nil
 	case "ordered":
 		return TiesOrdered, nil
+	case "node":
+		return TiesNode, nil
 	}
 	return 0, fmt.Errorf("paths: ties %q: %w", s, ErrBadTies)
 }
@@ -77,6 +87,8 @@ func (t Ties) String() string {
 		return "random"
 	case TiesOrdered:
 		return "ordered"
+	case TiesNode:
+		return "node"
 	}
 	return fmt.Sprintf("ties(%d)", uint8(t))
 }
@@ -89,7 +101,8 @@ type PathOptions struct {
 	// own stream derived from the seed and the pair, so results do not
 	// depend on Workers.
 	Seed uint64
-	// Ties selects the tie-breaking rule; TiesOrdered ignores Seed.
+	// Ties selects the tie-breaking rule; TiesOrdered ignores Seed,
+	// TiesNode draws each node's preference from it.
 	Ties Ties
 	// Workers bounds the goroutines; 0 means GOMAXPROCS.
 	Workers int
@@ -114,7 +127,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 	if opt.K < 1 {
 		return nil, fmt.Errorf("paths: k=%d: %w", opt.K, ErrBadK)
 	}
-	if opt.Ties > TiesOrdered {
+	if opt.Ties > TiesNode {
 		return nil, fmt.Errorf("paths: %v: %w", opt.Ties, ErrBadTies)
 	}
 	workers := opt.Workers
@@ -128,6 +141,10 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 	// Links array are alive together while the set is assembled, so this
 	// cuts that peak from about twice the links to 1.25 times.
 	narrow := f.maxDegree() <= narrowMaxDegree
+	var pref *nodePrefs
+	if opt.Ties == TiesNode {
+		pref = newNodePrefs(f, opt.Seed)
+	}
 	// Work unit: destination index j, with pairs (i, j) for i < j. Units
 	// are taken largest first so the tail is short.
 	type chunk struct {
@@ -148,6 +165,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 			defer wg.Done()
 			s := newSearcher(f)
 			s.ordered = opt.Ties == TiesOrdered
+			s.pref = pref
 			// Per-worker growth buffers, reused across units; each unit
 			// keeps an exact-size copy, so no append slack stays alive.
 			var pathLen []uint16
@@ -325,10 +343,12 @@ type searcher struct {
 	rng *rand.PCG
 	// ordered: TiesOrdered (scan ports from the first, queue ties by node).
 	ordered bool
-	dist    []int32 // hop distance to the current target
-	target  topo.NodeID
-	use     []int32 // per link: how many chosen paths of this pair use it
-	used    []topo.LinkID
+	// pref: TiesNode's per-node preferences (nil under the other rules).
+	pref   *nodePrefs
+	dist   []int32 // hop distance to the current target
+	target topo.NodeID
+	use    []int32 // per link: how many chosen paths of this pair use it
+	used   []topo.LinkID
 	// adjDist[i] is dist of the neighbor at adjacency position i, or -1
 	// while a chosen path of the current pair uses that link: the walk's
 	// first test, read in scan order, rejects both steps that leave the
@@ -473,11 +493,15 @@ func (s *searcher) disjointShortest(src topo.NodeID) bool {
 	return false
 }
 
-// firstPort is where the depth-first walk starts scanning a node's deg
-// ports (it wraps around): a random one, or the first under TiesOrdered.
-func (s *searcher) firstPort(deg int32) int32 {
+// firstPort is where the depth-first walk starts scanning node v's deg
+// ports (it wraps around): a random one, the first under TiesOrdered, the
+// node's own under TiesNode.
+func (s *searcher) firstPort(v topo.NodeID, deg int32) int32 {
 	if s.ordered {
 		return 0
+	}
+	if s.pref != nil {
+		return s.pref.first[v]
 	}
 	return int32(s.intN(uint64(max(deg, 1))))
 }
@@ -505,7 +529,31 @@ func (s *searcher) tie(v topo.NodeID) uint32 {
 	if s.ordered {
 		return uint32(v)
 	}
+	if s.pref != nil {
+		return s.pref.rank[v]
+	}
 	return uint32(s.rng.Uint64() >> 32) // rand.Rand.Uint32
+}
+
+// nodePrefs are TiesNode's choices, one per node, drawn once from the
+// seed: the port its scan starts at and its rank among equal A* queue
+// entries. Workers share them read-only.
+type nodePrefs struct {
+	first []int32
+	rank  []uint32
+}
+
+func newNodePrefs(f *Fabric, seed uint64) *nodePrefs {
+	n := f.G.NumNodes()
+	r := rand.New(rand.NewPCG(seed, 0x6e6f_6465)) // "node"
+	p := &nodePrefs{first: make([]int32, n), rank: make([]uint32, n)}
+	for v := range n {
+		if deg := f.Degree(topo.NodeID(v)); deg > 0 {
+			p.first[v] = int32(r.IntN(deg))
+		}
+		p.rank[v] = r.Uint32()
+	}
+	return p
 }
 
 // dfsFrame is a node on the depth-first walk's path: idx is the next
@@ -527,7 +575,7 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	frames := s.frames[:0]
 	base := adjOff[src]
 	deg := adjOff[src+1] - base
-	frames = append(frames, dfsFrame{src, base + s.firstPort(deg), deg})
+	frames = append(frames, dfsFrame{src, base + s.firstPort(src, deg), deg})
 	for len(frames) > 0 {
 		fr := &frames[len(frames)-1]
 		v := fr.v
@@ -565,7 +613,7 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 			}
 			wb := adjOff[w]
 			wd := adjOff[w+1] - wb
-			frames = append(frames, dfsFrame{w, wb + s.firstPort(wd), wd})
+			frames = append(frames, dfsFrame{w, wb + s.firstPort(w, wd), wd})
 			advanced = true
 			break
 		}

@@ -83,14 +83,26 @@ var pins = map[string]uint64{
 	"spain-testbed 2 ordered": 0x96b5cc2bb924f452,
 	"spain-testbed 5 random":  0x56270f2f77c564f6,
 	"spain-testbed 5 ordered": 0xba5436ba8515dfb6,
+	// Made by the code that introduced TiesNode (the testbed has no tie
+	// its rule resolves otherwise than random ties do).
+	"fattree:8 4 node":     0x89cce665bd1c9e2d,
+	"fattree:8 7 node":     0xb7b60aced8d9f3d0,
+	"hyperx:4 3 node":      0x77f8bb03c3935386,
+	"hyperx:4 9 node":      0x390059e09490860c,
+	"ciscodc:2,2 2 node":   0xa6a17638c0efe25d,
+	"ciscodc:2,2 6 node":   0xac7de357e69708ce,
+	"bcube:4,3 3 node":     0x6148c054b3cf26c6,
+	"bcube:4,3 6 node":     0x6426b17d21282409,
+	"spain-testbed 2 node": 0x17c2855a74a31172,
+	"spain-testbed 5 node": 0x56270f2f77c564f6,
 }
 
 // TestPathSetsPinned: ComputePathSets returns exactly the path sets it
-// returned before, for both tie rules and any number of workers.
+// returned before, for every tie rule and any number of workers.
 func TestPathSetsPinned(t *testing.T) {
 	for _, c := range pinCases {
 		f := fabricOf(t, c.spec)
-		for _, ties := range []Ties{TiesRandom, TiesOrdered} {
+		for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode} {
 			key := fmt.Sprintf("%s %d %v", c.spec, c.k, ties)
 			var first *PathSet
 			for _, w := range []int{1, 2, 5} {
@@ -124,7 +136,7 @@ func TestPathSetsWideChunks(t *testing.T) {
 	defer func(v int) { narrowMaxDegree = v }(narrowMaxDegree)
 	for _, c := range pinCases[:6] {
 		f := fabricOf(t, c.spec)
-		for _, ties := range []Ties{TiesRandom, TiesOrdered} {
+		for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode} {
 			key := fmt.Sprintf("%s %d %v", c.spec, c.k, ties)
 			narrowMaxDegree = 0
 			ps, err := ComputePathSets(f, PathOptions{K: c.k, Seed: 7, Ties: ties, Workers: 2})

@@ -9,7 +9,7 @@ import (
 )
 
 func TestParseTies(t *testing.T) {
-	for s, want := range map[string]Ties{"random": TiesRandom, "": TiesRandom, "ordered": TiesOrdered} {
+	for s, want := range map[string]Ties{"random": TiesRandom, "": TiesRandom, "ordered": TiesOrdered, "node": TiesNode} {
 		got, err := ParseTies(s)
 		if err != nil || got != want {
 			t.Errorf("ParseTies(%q) = %v, %v; want %v", s, got, err, want)
@@ -18,7 +18,7 @@ func TestParseTies(t *testing.T) {
 			t.Errorf("%v.String() = %q, want %q", got, got.String(), s)
 		}
 	}
-	for _, s := range []string{"lowest", "Random", "ordered "} {
+	for _, s := range []string{"lowest", "Random", "ordered ", "nodes"} {
 		if _, err := ParseTies(s); !errors.Is(err, ErrBadTies) {
 			t.Errorf("ParseTies(%q): err %v, want ErrBadTies", s, err)
 		}
@@ -91,5 +91,46 @@ func TestOrderedTiesFatTreeOneCore(t *testing.T) {
 	}
 	if got := cores(TiesRandom); len(got) != 16 {
 		t.Errorf("random ties: first paths cross %d cores, want all 16", len(got))
+	}
+}
+
+// Under node ties a node resolves a tie the same way for every pair: in
+// FatTree(8) (k = 1) each edge switch sends all its first paths to other
+// pods up the same uplink, and each aggregation switch relays them up the
+// same core link. The preferences still differ between nodes (edge
+// switches leave by more than one uplink port) and between seeds.
+func TestNodeTiesPerNodePreference(t *testing.T) {
+	f := fabricOf(t, "fattree:8")
+	get := func(seed uint64) *PathSet {
+		ps, err := ComputePathSets(f, PathOptions{K: 1, Seed: seed, Ties: TiesNode, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	ps := get(1)
+	up := map[topo.NodeID]topo.LinkID{} // first hop per node on the way up
+	firsts := map[topo.LinkID]bool{}
+	var nodes []topo.NodeID
+	for i, pr := range ps.Pairs {
+		lo, _ := ps.PairPaths(i)
+		p := ps.Path(lo)
+		if len(p) != 4 { // not through a core
+			continue
+		}
+		nodes = f.PathNodes(pr.A, p, nodes[:0])
+		for h, v := range nodes[:2] { // the edge switch, then its aggregation switch
+			if l, ok := up[v]; ok && l != p[h] {
+				t.Fatalf("node %d goes up by link %d for one pair and %d for another", v, l, p[h])
+			}
+			up[v] = p[h]
+		}
+		firsts[p[0]] = true
+	}
+	if len(firsts) < 2 {
+		t.Errorf("every edge switch prefers the same port: %d distinct first links", len(firsts))
+	}
+	if slices.Equal(ps.Links, get(99).Links) {
+		t.Error("node path sets are equal for seeds 1 and 99")
 	}
 }

@@ -62,10 +62,12 @@ with it, and deletes the VLAN when all of them move (up to 2,000,000 paths;
 --out DIR writes plan.json, switches.json and switches.txt (per switch, per
 port: native and tagged VLANs) and vreach.json (V_reach per edge switch).
 --ties picks how Algorithm 1 chooses among equal-cost paths: random (the
-default; first paths spread over every equal-cost route) or ordered (lowest
+default; first paths spread over every equal-cost route), ordered (lowest
 port first, as a plain shortest-path search scanning ports in order; every
 pair resolves ties alike, which is what the paper's figures reflect, and
-packs into fewer VLANs at the cost of load spread).
+packs into fewer VLANs at the cost of load spread) or node (every node
+prefers its ports in its own fixed order, drawn from the seed: pairs
+resolve a tie at a node alike, nodes differ).
 --fail-prob F adds Table 3's NCP: the share of edge-switch pairs left without
 a working path when each fabric link fails with probability F.
 
@@ -146,7 +148,7 @@ See docs/spain-plan.md.`,
 	c.Flags().IntVar(&ncpTrials, "ncp-trials", 10, "random failure sets NCP averages over")
 	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the summary")
 	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
-	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random" or "ordered" (lowest port first)`)
+	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random", "ordered" (lowest port first) or "node" (a random fixed port preference per node)`)
 	// One seed drives the random topologies and the planner alike.
 	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
 	return c
@@ -183,7 +185,7 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 func parseTiesFlag(s string) (paths.Ties, error) {
 	t, err := paths.ParseTies(s)
 	if err != nil {
-		return 0, badInput(fmt.Errorf("--ties %q: want \"random\" or \"ordered\"", s))
+		return 0, badInput(fmt.Errorf("--ties %q: want \"random\", \"ordered\" or \"node\"", s))
 	}
 	return t, nil
 }

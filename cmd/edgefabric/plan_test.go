@@ -103,7 +103,7 @@ func TestPlanSpainBadInput(t *testing.T) {
 		{[]string{"plan", "spain", "fattree:4", "--trials", "0"}, "trials"},
 		{[]string{"plan", "spain", "fattree:4", "--fail-prob", "2"}, "fail-prob"},
 		{[]string{"plan", "spain", "fattree:4", "--bogus"}, "unknown flag"},
-		{[]string{"plan", "spain", "fattree:4", "--ties", "lowest"}, `want "random" or "ordered"`},
+		{[]string{"plan", "spain", "fattree:4", "--ties", "lowest"}, `want "random", "ordered" or "node"`},
 		{[]string{"plan", "spain"}, "argument"},
 		{[]string{"plan", "spain", "nosuch:3"}, "not a spec"},
 		{[]string{"plan", "spain", hostless}, "no hosts"},

@@ -76,6 +76,6 @@ Reproductions:
 	c.Flags().StringVar(&outDir, "out", "", "write NAME.json, NAME.md and NAME.svg into this directory")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for tie-breaking, packing, failures and flows")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no per-row progress on stderr")
-	c.Flags().StringVar(&ties, "ties", "random", `SPAIN tables: Algorithm 1's tie-breaking, "random" or "ordered" (lowest port first, as the paper's figures suggest)`)
+	c.Flags().StringVar(&ties, "ties", "random", `SPAIN tables: Algorithm 1's tie-breaking, "random", "ordered" (lowest port first, as the paper's figures suggest) or "node" (a random fixed port preference per node)`)
 	return c
 }

@@ -58,7 +58,7 @@ type Plan struct {
 	Topology    string  `json:"topology"`
 	K           int     `json:"k"`
 	KMode       string  `json:"k_mode"` // "alpha" or "fixed"
-	Ties        string  `json:"ties"`   // "random" or "ordered"
+	Ties        string  `json:"ties"`   // "random", "ordered" or "node"
 	Alpha       int     `json:"alpha"`
 	AlphaExact  bool    `json:"alpha_exact"`
 	EdgeNodes   int     `json:"edge_nodes"`
