@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/topo"
 )
 
@@ -41,12 +42,23 @@ func FuzzCompute(f *testing.F) {
 		if err != nil {
 			return
 		}
-		p, err := Compute(g, Options{K: int(k % 5), Trials: 2, Seed: 1, Workers: 2})
+		// k also picks the tie rule: k%5 is K, k/5%3 the rule.
+		opt := Options{K: int(k % 5), Trials: 2, Seed: 1, Workers: 2, Ties: paths.Ties(k / 5 % 3)}
+		p, err := Compute(g, opt)
 		if err != nil {
 			return
 		}
 		if err := p.Verify(); err != nil {
 			t.Fatal(err)
+		}
+		// Pruning only deletes VLANs, and says how many.
+		opt.NoPrune = true
+		raw, err := Compute(g, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw.Packing.Pruned != 0 || p.NumVLANs+p.Packing.Pruned != raw.NumVLANs {
+			t.Fatalf("pruned plan %d VLANs (pruned %d), unpruned %d", p.NumVLANs, p.Packing.Pruned, raw.NumVLANs)
 		}
 		if !(p.Coverage >= 0 && p.Coverage <= 1 && p.STPCoverage >= 0 && p.STPCoverage <= p.Coverage) {
 			t.Fatalf("coverage %v, STP %v", p.Coverage, p.STPCoverage)
