@@ -35,14 +35,14 @@ func Prune(f *Fabric, ps *PathSet, pk *Packing) int {
 }
 
 // prune tries to delete whole subgraphs of a finished packing. Newest
-// first (the last subgraphs were opened for the paths nothing else would
-// take, and hold the fewest), it moves every path that only subgraph vl
+// first (the last subgraphs were opened for paths nothing else would
+// take), it moves every path that only subgraph vl
 // holds into another subgraph: the one holding most of the path's links
 // that it still fits in loop-free, lowest index on ties (the same fits
 // test as placement). When all of them move, vl is deleted; otherwise the
 // attempt is undone. Every path therefore stays inside a loop-free
 // subgraph, and the count can only fall. One pass: a second deleted
-// nothing more on any Table 3 fabric we tried. Subgraph 0 (VLAN 1, the
+// nothing more on any fabric we tried. Subgraph 0 (VLAN 1, the
 // spanning tree, where any link it lacks closes a loop) is never deleted
 // nor tried as a new home. prune returns the number deleted; the survivors
 // keep their order. It is deterministic and serial.
