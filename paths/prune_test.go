@@ -3,6 +3,7 @@ package paths
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/topo"
@@ -172,5 +173,51 @@ func TestPruneOnPacking(t *testing.T) {
 	checkPruned(t, back, ps)
 	if Prune(f, ps, &Packing{}) != 0 {
 		t.Fatal("empty packing")
+	}
+}
+
+// PackOptions.PruneEach prunes every trial and keeps the one with the
+// fewest VLANs after pruning: the count is the minimum over the trials
+// pruned one by one, TrialVLANs keep the counts before pruning, and the
+// result does not depend on the number of workers (no trial is
+// abandoned).
+func TestPackPruneEach(t *testing.T) {
+	f := mustFabric(t, mustTopo(t, "ciscodc:3,2"))
+	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := STP(f).Links
+	const trials, seed = 3, 5
+	want := MaxVLANs + 1
+	for tr := range uint64(trials) {
+		st, _ := treeCover(f, ps, base, seed, tr, 1, MaxVLANs)
+		st.prune(ps)
+		want = min(want, len(st.vlinks))
+		for _, strat := range []Strategy{FirstFit, BestFit} {
+			var none atomic.Int64
+			none.Store(MaxVLANs + 1)
+			st := newPackState(f, base)
+			st.run(ps, strat, seed, tr, &none)
+			st.prune(ps)
+			want = min(want, len(st.vlinks))
+		}
+	}
+	var first *Packing
+	for _, w := range []int{1, 2} {
+		pk, err := Pack(f, ps, base, PackOptions{Trials: trials, Seed: seed, Parallel: true, Workers: w, PruneEach: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		verifyPacking(t, f, ps, pk)
+		if len(pk.VLANs) != want || pk.TrialVLANs[pk.BestTrial]-pk.Pruned != want || slices.Contains(pk.TrialVLANs, -1) {
+			t.Fatalf("%d workers: %d VLANs (trials %v, best %d, pruned %d), want %d and no trial abandoned",
+				w, len(pk.VLANs), pk.TrialVLANs, pk.BestTrial, pk.Pruned, want)
+		}
+		if first == nil {
+			first = pk
+		} else if fmt.Sprint(pk.VLANs) != fmt.Sprint(first.VLANs) || pk.BestTrial != first.BestTrial {
+			t.Fatal("PruneEach: 2 workers give another packing than 1")
+		}
 	}
 }

@@ -54,10 +54,11 @@ regular order, so more trials can only lower the count. On the largest
 fabrics a trial takes seconds (FatTree(48): 4 s, 48 s for the default ten;
 BCube(8,4): over a minute): --trials 1 gives a first plan sooner.
 
-The parallel packer then prunes its best trial: newest first, it tries to
-move every path only one VLAN holds into another VLAN that stays loop-free
-with it, and deletes the VLAN when all of them move (up to 2,000,000 paths;
---no-prune keeps the trial as it came out; --serial never prunes).
+The parallel packer then prunes: newest first, it tries to move every path
+only one VLAN holds into another VLAN that stays loop-free with it, and
+deletes the VLAN when all of them move. Up to 50,000 paths it prunes every
+trial and keeps the best pruned one; up to 2,000,000 the best trial only.
+--no-prune keeps the trials as they came out; --serial never prunes.
 
 --out DIR writes plan.json, switches.json and switches.txt (per switch, per
 port: native and tagged VLANs) and vreach.json (V_reach per edge switch).
