@@ -181,7 +181,7 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 			rest = append(rest, j)
 			continue
 		}
-		st, ok := treeCover(f, ps, base, opt.Seed, trialNo(j), workers, best.Load())
+		st, ok := treeCover(f, ps, base, opt.Seed, trialNo(j), workers, min(best.Load(), MaxVLANs))
 		n := -1
 		if ok {
 			n = len(st.vlinks)
