@@ -158,6 +158,15 @@ func NewFabric(g *topo.Graph) (*Fabric, error) {
 				g.Name, ErrDisconnected, g.Node(f.Edges[0]).Name, g.Node(e).Name)
 		}
 	}
+	// A forwarding node the edge nodes cannot reach carries no traffic, yet
+	// would count in coverage and get a configuration no VLAN reaches: an
+	// island is a mistake in the topology, not something to plan around.
+	for v := range n {
+		if g.Node(topo.NodeID(v)).Forwards() && dist[v] < 0 {
+			return nil, fmt.Errorf("paths: %q: %w: %q is not connected to the edge nodes (e.g. %q); connect it or remove it",
+				g.Name, ErrDisconnected, g.Node(topo.NodeID(v)).Name, g.Node(f.Edges[0]).Name)
+		}
+	}
 	return f, nil
 }
 

@@ -108,6 +108,11 @@ type PathOptions struct {
 	Workers int
 }
 
+// MaxPaths bounds the path set ComputePathSets accepts, as edge-node pairs
+// times k: the largest Table 3 row, BCube(8,4), has 33.5 million paths and
+// plans in 3.2 GB; 50 million keeps a plan within about 5 GB.
+const MaxPaths = 50_000_000
+
 // ComputePathSets runs Algorithm 1 (spain-cots-multipath.txt §5.2) for every
 // pair of edge nodes: the shortest path first, then, after adding |E| to the
 // weight of every edge of each chosen path, the next weighted-shortest path,
@@ -130,11 +135,17 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 	if opt.Ties > TiesNode {
 		return nil, fmt.Errorf("paths: %v: %w", opt.Ties, ErrBadTies)
 	}
+	ne := len(f.Edges)
+	// Refuse before searching what could not be held: every pair may get
+	// k paths (the fabric's simple paths are rarely fewer).
+	if est := float64(ne) * float64(ne-1) / 2 * float64(opt.K); est > MaxPaths {
+		return nil, fmt.Errorf("paths: %w: %d edge nodes and k=%d give up to %.3g paths, more than the %d this planner holds (about 100 bytes each)",
+			ErrTooLarge, ne, opt.K, est, MaxPaths)
+	}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	ne := len(f.Edges)
 	// Chunks hold each path as the port it leaves each node by, a byte
 	// per hop instead of a 4-byte link ID, when every node has at most 256
 	// fabric ports (all Table 3 topologies): the chunks and the final

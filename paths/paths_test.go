@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/topo"
@@ -273,9 +274,27 @@ func TestBadInput(t *testing.T) {
 	if _, err := NewFabric(g); !errors.Is(err, ErrDisconnected) {
 		t.Errorf("uncabled host: %v", err)
 	}
+	// A switch island with no host: nothing to plan for it, and coverage
+	// would count its links; refused, naming it.
+	b = topo.NewBuilder("island")
+	s1, s2 = b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
+	b.Connect(s1, s2)
+	b.Connect(s1, b.AddNode("h1", topo.Host))
+	b.Connect(s2, b.AddNode("h2", topo.Host))
+	s3, s4 := b.AddNode("s3", topo.Switch), b.AddNode("s4", topo.Switch)
+	b.Connect(s3, s4)
+	g, _ = b.Graph()
+	if _, err := NewFabric(g); !errors.Is(err, ErrDisconnected) || !strings.Contains(err.Error(), `"s3"`) {
+		t.Errorf("island: %v", err)
+	}
 	f := mustFabric(t, mustTopo(t, "fattree:4"))
 	if _, err := ComputePathSets(f, PathOptions{K: 0}); !errors.Is(err, ErrBadK) {
 		t.Errorf("k=0: %v", err)
+	}
+	// 8 edge switches, 28 pairs: k beyond MaxPaths/28 is refused before
+	// any search.
+	if _, err := ComputePathSets(f, PathOptions{K: MaxPaths/28 + 1}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("huge k: %v", err)
 	}
 }
 
