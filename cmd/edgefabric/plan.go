@@ -69,8 +69,18 @@ pair resolves ties alike, which is what the paper's figures reflect, and
 packs into fewer VLANs at the cost of load spread) or node (every node
 prefers its ports in its own fixed order, drawn from the seed: pairs
 resolve a tie at a node alike, nodes differ).
+--trials N runs N trials of each packer: by default tree cover, first fit
+(Algorithm 2) and best fit, so 3N in all (first and best fit only up to
+2,000,000 paths); --serial runs N of Algorithm 2 alone. At most 10,000.
 --fail-prob F adds Table 3's NCP: the share of edge-switch pairs left without
-a working path when each fabric link fails with probability F.
+a working path when each fabric link fails with probability F, averaged over
+--ncp-trials random failure sets (giving either flag computes NCP; F
+defaults to 0.04).
+
+Limits: k times the number of edge-node pairs may not exceed 50,000,000
+paths (about 100 bytes each); a fabric needing more than 4094 VLANs is
+refused with advice. Bad options and topologies exit with code 2, and a bad
+--out is refused before any planning.
 
 Edge switches are switches with hosts; in BCube the servers themselves.
 See docs/spain-plan.md.`,
@@ -83,26 +93,25 @@ See docs/spain-plan.md.`,
 				return err
 			}
 			opt.Ties = ties
-			switch strings.ToLower(kArg) {
-			case "alpha", "α", "":
-			default:
-				k, err := strconv.Atoi(kArg)
-				if err != nil {
-					return badInput(fmt.Errorf("--k %q: want a number of paths or \"alpha\"", kArg))
+			k, err := parseKFlag(kArg)
+			if err != nil {
+				return err
+			}
+			opt.K = k
+			if trials < 1 || trials > plan.MaxTrials {
+				return badInput(fmt.Errorf("--trials %d: must be 1 to %d", trials, plan.MaxTrials))
+			}
+			if !(failProb >= 0 && failProb <= 1) { // NaN too
+				return badInput(fmt.Errorf("--fail-prob %v: must be a probability in [0,1]", failProb))
+			}
+			if ncpTrials < 1 || ncpTrials > plan.MaxNCPTrials {
+				return badInput(fmt.Errorf("--ncp-trials %d: must be 1 to %d", ncpTrials, plan.MaxNCPTrials))
+			}
+			if outDir != "" {
+				// Refused now, not after minutes of planning.
+				if err := prepareOutDir("--out", outDir); err != nil {
+					return err
 				}
-				if k < 1 {
-					return badInput(fmt.Errorf("--k %d: %w", k, paths.ErrBadK))
-				}
-				opt.K = k
-			}
-			if trials < 1 {
-				return badInput(fmt.Errorf("--trials %d: must be at least 1", trials))
-			}
-			if failProb < 0 || failProb > 1 {
-				return badInput(fmt.Errorf("--fail-prob %v: must be in [0,1]", failProb))
-			}
-			if ncpTrials < 1 {
-				return badInput(fmt.Errorf("--ncp-trials %d: must be at least 1", ncpTrials))
 			}
 			g, err := topoF.resolve(args[0])
 			if err != nil {
@@ -111,13 +120,14 @@ See docs/spain-plan.md.`,
 			p, err := plan.Compute(g, opt)
 			if err != nil {
 				if errors.Is(err, paths.ErrNoHosts) || errors.Is(err, paths.ErrDisconnected) ||
-					errors.Is(err, plan.ErrTooManyVLANs) || errors.Is(err, paths.ErrBadK) {
+					errors.Is(err, plan.ErrTooManyVLANs) || errors.Is(err, paths.ErrBadK) ||
+					errors.Is(err, paths.ErrTooLarge) {
 					return badInput(err)
 				}
 				return err
 			}
 			var ncp *plan.NCP
-			if c.Flags().Changed("fail-prob") {
+			if c.Flags().Changed("fail-prob") || c.Flags().Changed("ncp-trials") {
 				n, err := p.NCP(failProb, ncpTrials, seed)
 				if err != nil {
 					return badInput(err)
@@ -125,7 +135,7 @@ See docs/spain-plan.md.`,
 				ncp = &n
 			}
 			if outDir != "" {
-				if err := p.WriteDir(outDir); err != nil {
+				if err := p.WriteDir(outDir, ncp); err != nil {
 					return err
 				}
 			}
@@ -141,11 +151,11 @@ See docs/spain-plan.md.`,
 	}
 	topoF.register(c)
 	c.Flags().StringVar(&kArg, "k", "alpha", `paths per pair of edge switches: a number, or "alpha" for the maximum number of edge-disjoint paths`)
-	c.Flags().IntVar(&trials, "trials", 10, "randomized packing trials (Algorithm 2's N); the best is kept")
+	c.Flags().IntVar(&trials, "trials", 10, "randomized trials per packer (Algorithm 2's N; 3N in all by default); the best is kept")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plan as JSON")
 	c.Flags().StringVar(&outDir, "out", "", "write the deployment files into this directory")
 	c.Flags().BoolVar(&serial, "serial", false, "pack with the paper's serial Algorithm 2 only")
-	c.Flags().Float64Var(&failProb, "fail-prob", 0.04, "link-failure probability for NCP (computed when the flag is given)")
+	c.Flags().Float64Var(&failProb, "fail-prob", 0.04, "link-failure probability for NCP (computed when this or --ncp-trials is given)")
 	c.Flags().IntVar(&ncpTrials, "ncp-trials", 10, "random failure sets NCP averages over")
 	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the summary")
 	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
@@ -181,11 +191,33 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	}
 }
 
+// parseKFlag reads --k: "alpha" (any case, or α) is 0, Compute's α;
+// otherwise a number of paths, at least 1.
+func parseKFlag(s string) (int, error) {
+	switch strings.ToLower(s) {
+	case "alpha", "α":
+		return 0, nil
+	case "":
+		return 0, badInput(fmt.Errorf(`--k "": want a number of paths or "alpha"`))
+	}
+	k, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, badInput(fmt.Errorf("--k %s: far more paths than any plan can hold (at most %d in all)", s, paths.MaxPaths))
+	}
+	if err != nil {
+		return 0, badInput(fmt.Errorf("--k %q: want a number of paths or \"alpha\"", s))
+	}
+	if k < 1 {
+		return 0, badInput(fmt.Errorf("--k %d: %w", k, paths.ErrBadK))
+	}
+	return k, nil
+}
+
 // parseTiesFlag reads --ties (plan, repro and bench share it); a bad value
 // is bad input.
 func parseTiesFlag(s string) (paths.Ties, error) {
-	t, err := paths.ParseTies(s)
-	if err != nil {
+	t, err := paths.ParseTies(strings.ToLower(s))
+	if err != nil || s == "" {
 		return 0, badInput(fmt.Errorf("--ties %q: want \"random\", \"ordered\" or \"node\"", s))
 	}
 	return t, nil

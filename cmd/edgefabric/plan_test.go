@@ -69,8 +69,8 @@ func TestPlanSpainPrune(t *testing.T) {
 }
 
 func TestPlanSpainOut(t *testing.T) {
-	dir := t.TempDir()
-	code, out, errOut := topoCLI("plan", "spain", "spain-testbed", "--out", dir, "--fail-prob", "0.04")
+	dir := filepath.Join(t.TempDir(), "new")
+	code, out, errOut := topoCLI("plan", "spain", "spain-testbed", "--out", dir, "--ncp-trials", "5")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -82,9 +82,32 @@ func TestPlanSpainOut(t *testing.T) {
 			t.Fatalf("%s: %v", f, err)
 		}
 	}
+	// plan.json carries what --json prints, NCP included; every file parses.
+	var pj struct {
+		NCP *struct {
+			Trials int `json:"trials"`
+		} `json:"ncp"`
+	}
+	js, _ := os.ReadFile(filepath.Join(dir, "plan.json"))
+	if err := json.Unmarshal(js, &pj); err != nil || pj.NCP == nil || pj.NCP.Trials != 5 {
+		t.Fatalf("plan.json: %v, ncp %+v", err, pj.NCP)
+	}
+	for _, f := range []string{"switches.json", "vreach.json"} {
+		var v map[string]any
+		if js, _ := os.ReadFile(filepath.Join(dir, f)); json.Unmarshal(js, &v) != nil || len(v) != 2 {
+			t.Fatalf("%s does not parse: %s", f, js)
+		}
+	}
 	txt, _ := os.ReadFile(filepath.Join(dir, "switches.txt"))
 	if !strings.Contains(string(txt), "port 1   host   -> h1:1           untagged 1    tagged 2-4") {
 		t.Fatalf("switches.txt:\n%s", txt)
+	}
+}
+
+func TestPlanSpainFlagCase(t *testing.T) {
+	code, out, errOut := topoCLI("plan", "spain", "fattree:4", "--k", "ALPHA", "--ties", "Ordered")
+	if code != 0 || !strings.Contains(out, "(alpha; alpha = 2)") || !strings.Contains(out, "ties ordered") {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
 	}
 }
 
@@ -93,6 +116,10 @@ func TestPlanSpainBadInput(t *testing.T) {
 	hostless := filepath.Join(dir, "hostless.yaml")
 	split := filepath.Join(dir, "split.yaml")
 	os.WriteFile(hostless, []byte("nodes:\n  - {name: s1, kind: switch}\n  - {name: s2, kind: switch}\nlinks:\n  - [s1, s2]\n"), 0o644)
+	island := filepath.Join(dir, "island.yaml")
+	os.WriteFile(island, []byte("nodes:\n  - {name: s1}\n  - {name: s2}\n  - {name: s3}\n  - {name: h1, kind: host}\nlinks:\n  - [s1, h1]\n  - [s2, s3]\n"), 0o644)
+	notDir := filepath.Join(dir, "file")
+	os.WriteFile(notDir, nil, 0o644)
 	os.WriteFile(split, []byte("nodes:\n  - {name: s1, kind: switch}\n  - {name: s2, kind: switch}\n  - {name: h1, kind: host}\n  - {name: h2, kind: host}\nlinks:\n  - [s1, h1]\n  - [s2, h2]\n"), 0o644)
 	for _, c := range []struct {
 		args []string
@@ -108,6 +135,16 @@ func TestPlanSpainBadInput(t *testing.T) {
 		{[]string{"plan", "spain", "nosuch:3"}, "not a spec"},
 		{[]string{"plan", "spain", hostless}, "no hosts"},
 		{[]string{"plan", "spain", split}, "disconnected"},
+		{[]string{"plan", "spain", island}, `"s2" is not connected`},
+		{[]string{"plan", "spain", "fattree:4", "--fail-prob", "nan"}, "fail-prob"},
+		{[]string{"plan", "spain", "fattree:4", "--ncp-trials", "0"}, "ncp-trials"},
+		{[]string{"plan", "spain", "fattree:4", "--k", ""}, "alpha"},
+		{[]string{"plan", "spain", "fattree:4", "--k", "99999999999999999999"}, "far more paths"},
+		{[]string{"plan", "spain", "fattree:4", "--ties", ""}, `want "random"`},
+		{[]string{"plan", "spain", "fattree:4", "--trials", "100000000"}, "1 to 10000"},
+		{[]string{"plan", "spain", "fattree:100"}, "path set too large"},
+		{[]string{"plan", "spain", "fattree:4", "--out", notDir}, "--out"},
+		{[]string{"plan", "spain", "fattree:4", "--out", filepath.Join(notDir, "sub")}, "--out"},
 	} {
 		code, _, errOut := topoCLI(c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) {

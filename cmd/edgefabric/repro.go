@@ -44,6 +44,11 @@ Reproductions:
 			if err != nil {
 				return err
 			}
+			if outDir != "" {
+				if err := prepareOutDir("--out", outDir); err != nil {
+					return err
+				}
+			}
 			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed, Ties: tr}
 			if !quiet && !asJSON {
 				opt.Progress = func(s string) { fmt.Fprintln(c.ErrOrStderr(), s) }

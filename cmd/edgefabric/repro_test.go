@@ -22,6 +22,7 @@ func TestReproBadInput(t *testing.T) {
 		{"repro", "spain-table3", "--rows", "nosuchrow"},
 		{"repro", "spain-table2", "--frobnicate"},
 		{"repro", "spain-table2", "--ties", "sorted"},
+		{"repro", "spain-table2", "--out", "/dev/null"},
 	} {
 		if code, _, errOut := topoCLI(args...); code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)

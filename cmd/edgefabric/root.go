@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -113,4 +114,20 @@ func exactArgs(n int) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// prepareOutDir makes sure the directory an output flag names exists
+// (creating it) and takes files: a bad one is a wrong argument, refused
+// before a long computation rather than after it.
+func prepareOutDir(flag, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return badInput(fmt.Errorf("%s: %w", flag, err))
+	}
+	f, err := os.CreateTemp(dir, ".edgefabric-write-test-*")
+	if err != nil {
+		return badInput(fmt.Errorf("%s: %s is not writable: %w", flag, dir, err))
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }

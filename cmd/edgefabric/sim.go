@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -71,8 +70,8 @@ The scenario format is described in docs/sim.md; examples/ has working files:
 			if pcapDir != "" {
 				// Checked before the run, not after minutes of it: a
 				// directory that cannot be made is a wrong argument.
-				if err := os.MkdirAll(pcapDir, 0o755); err != nil {
-					return badInput(fmt.Errorf("--pcap: %w", err))
+				if err := prepareOutDir("--pcap", pcapDir); err != nil {
+					return err
 				}
 			}
 			res, err := sc.Run(scenario.RunOptions{PcapDir: pcapDir, Trace: tm, Log: lg})

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -210,40 +212,113 @@ func ranges(ids []int) string {
 }
 
 // WriteDir writes what deployment needs into dir: plan.json (the plan with
-// its VLANs), switches.json and switches.txt (per switch, per port), and
-// vreach.json (V_reach per edge node, for the repository hosts download
-// from). The plan has been verified by Compute before anything is written.
-func (p *Plan) WriteDir(dir string) error {
+// its VLANs, and ncp when not nil), switches.json and switches.txt (per
+// switch, per port), and vreach.json (V_reach per edge node, for the
+// repository hosts download from). The plan has been verified by Compute
+// before anything is written.
+func (p *Plan) WriteDir(dir string, ncp *NCP) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
-	pf, err := os.Create(filepath.Join(dir, "plan.json"))
-	if err != nil {
-		return fmt.Errorf("plan: %w", err)
-	}
-	err = p.WriteJSON(pf, nil)
-	if cerr := pf.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("plan: %w", cerr)
-	}
-	if err != nil {
-		return err
-	}
 	d := p.Deployment()
 	files := []struct {
-		name string
-		v    any
-	}{{"switches.json", d}, {"vreach.json", p.Reach()}}
+		name  string
+		write func(io.Writer) error
+	}{
+		{"plan.json", func(w io.Writer) error { return p.WriteJSON(w, ncp) }},
+		{"switches.json", d.WriteJSON},
+		{"switches.txt", func(w io.Writer) error { _, err := io.WriteString(w, d.Summary()); return err }},
+		{"vreach.json", p.Reach().WriteJSON},
+	}
 	for _, f := range files {
-		buf, err := json.MarshalIndent(f.v, "", "  ")
+		out, err := os.Create(filepath.Join(dir, f.name))
+		if err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		bw := bufio.NewWriterSize(out, 1<<20)
+		err = f.write(bw)
+		if err == nil {
+			err = bw.Flush()
+		}
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
 		if err != nil {
 			return fmt.Errorf("plan: %s: %w", f.name, err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, f.name), append(buf, '\n'), 0o644); err != nil {
-			return fmt.Errorf("plan: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes the deployment as JSON with one port per line (indented
+// JSON puts every VLAN ID on its own line: 316 MB for FatTree(48)).
+func (d *Deployment) WriteJSON(w io.Writer) error {
+	return writeListJSON(w, "topology", d.Topology, "switches", len(d.Switches), func(i int) []any {
+		s := d.Switches[i]
+		out := []any{raw("{\"name\": "), s.Name, raw(", \"vlans\": "), s.VLANs, raw(",\n     \"ports\": [")}
+		for j, pc := range s.Ports {
+			out = append(out, raw("\n      "), pc)
+			if j < len(s.Ports)-1 {
+				out = append(out, raw(","))
+			}
+		}
+		return append(out, raw("]}"))
+	})
+}
+
+// WriteJSON writes the reachability map with one edge node per line.
+func (rm *ReachMap) WriteJSON(w io.Writer) error {
+	return writeListJSON(w, "topology", rm.Topology, "edges", len(rm.Edges), func(i int) []any {
+		return []any{rm.Edges[i]}
+	})
+}
+
+// raw is literal JSON text for writeJSON; every other value is encoded.
+type raw string
+
+// writeListJSON writes {"k": v, "list": [item, ...]}, one item per line;
+// item(i) gives the pieces of item i for writeJSON.
+func writeListJSON(w io.Writer, k, v, list string, n int, item func(i int) []any) error {
+	if err := writeJSON(w, raw("{\n  "), k, raw(": "), v, raw(",\n  "), list, raw(": [")); err != nil {
+		return err
+	}
+	for i := range n {
+		if err := writeJSON(w, raw("\n    ")); err != nil {
+			return err
+		}
+		if err := writeJSON(w, item(i)...); err != nil {
+			return err
+		}
+		if i < n-1 {
+			if err := writeJSON(w, raw(",")); err != nil {
+				return err
+			}
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "switches.txt"), []byte(d.Summary()), 0o644); err != nil {
-		return fmt.Errorf("plan: %w", err)
+	end := raw("]\n}\n")
+	if n > 0 {
+		end = "\n  ]\n}\n"
+	}
+	return writeJSON(w, end)
+}
+
+// writeJSON writes each piece in order: raw text as it is, any other
+// value JSON-encoded on one line.
+func writeJSON(w io.Writer, pieces ...any) error {
+	for _, x := range pieces {
+		b, ok := x.(raw)
+		var buf []byte
+		if ok {
+			buf = []byte(b)
+		} else {
+			var err error
+			if buf, err = json.Marshal(x); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
 	}
 	return nil
 }

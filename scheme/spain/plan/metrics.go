@@ -34,11 +34,11 @@ type NCP struct {
 // not only those its own k paths were packed into (VLAN 1 included). Host
 // links do not fail: they would cut both schemes alike.
 func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
-	if failProb < 0 || failProb > 1 {
+	if !(failProb >= 0 && failProb <= 1) { // NaN too
 		return NCP{}, fmt.Errorf("plan: fail probability %v: %w: must be in [0,1]", failProb, ErrBadOption)
 	}
-	if trials < 1 {
-		return NCP{}, fmt.Errorf("plan: %d NCP trials: %w: must be at least 1", trials, ErrBadOption)
+	if trials < 1 || trials > MaxNCPTrials {
+		return NCP{}, fmt.Errorf("plan: %d NCP trials: %w: must be 1 to %d", trials, ErrBadOption, MaxNCPTrials)
 	}
 	f := p.F
 	g := f.G

@@ -24,6 +24,14 @@ var (
 	ErrBadOption = errors.New("bad option")
 )
 
+// MaxTrials bounds Options.Trials, MaxNCPTrials NCP's trials: more is
+// never useful (a FatTree(4) trial takes milliseconds, a BCube(8,4) one
+// over a minute) and would only exhaust time or memory.
+const (
+	MaxTrials    = 10_000
+	MaxNCPTrials = 100_000
+)
+
 // Options configures Compute.
 type Options struct {
 	// K is the path-set size per pair of edge nodes; 0 means α, the
@@ -113,8 +121,8 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	if opt.K < 0 {
 		return nil, fmt.Errorf("plan: k=%d: %w", opt.K, paths.ErrBadK)
 	}
-	if opt.Trials < 0 {
-		return nil, fmt.Errorf("plan: trials=%d: %w: must be at least 1", opt.Trials, ErrBadOption)
+	if opt.Trials < 0 || opt.Trials > MaxTrials {
+		return nil, fmt.Errorf("plan: trials=%d: %w: must be 1 to %d", opt.Trials, ErrBadOption, MaxTrials)
 	}
 	if opt.Trials == 0 {
 		opt.Trials = 10
