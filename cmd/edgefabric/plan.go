@@ -171,7 +171,11 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
 	fmt.Fprintf(w, "  paths             %d (ties %s)\n", p.NumPaths, p.Ties)
 	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s)\n", p.NumVLANs, p.Root)
-	fmt.Fprintf(w, "  packing           %s, %d trials, best: trial %d (%s)", p.Packing.Algorithm, p.Packing.Trials, p.Packing.BestTrial, p.Packing.Strategy)
+	trials := "1 trial"
+	if p.Packing.Trials != 1 {
+		trials = fmt.Sprintf("%d trials", p.Packing.Trials)
+	}
+	fmt.Fprintf(w, "  packing           %s, %s, best: trial %d (%s)", p.Packing.Algorithm, trials, p.Packing.BestTrial, p.Packing.Strategy)
 	if p.Packing.Pruned > 0 {
 		fmt.Fprintf(w, ", pruned %d -> %d VLANs", p.NumVLANs+p.Packing.Pruned, p.NumVLANs)
 	}
