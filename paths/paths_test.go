@@ -97,8 +97,10 @@ func TestAlpha(t *testing.T) {
 }
 
 // checkPathSet verifies every path is a simple walk from A to B over fabric
-// links, and that the first min(k, λ) paths of each pair are edge-disjoint
-// (Algorithm 1 only shares an edge when it must).
+// links, and that the first min(k, λ) paths of each pair are edge-disjoint.
+// The latter holds on the symmetric fabrics it is called on, not for
+// Algorithm 1 in general: shortest-first can take a path that blocks every
+// other disjoint route (TestAlgorithm1Trap).
 func checkPathSet(t *testing.T, f *Fabric, ps *PathSet, k int) {
 	t.Helper()
 	for pi, pr := range ps.Pairs {
@@ -367,5 +369,46 @@ func TestSortByCountMatchesStableSort(t *testing.T) {
 		if !slices.Equal(st.cands, want) {
 			t.Fatalf("got %v, want %v", st.cands, want)
 		}
+	}
+}
+
+// Algorithm 1 is greedy: on the classic trap, the shortest path s-a-b-t
+// takes one edge of each of the two disjoint routes s-a-p-q-t and
+// s-c-r-b-t, so although λ = 2 the second path must share an edge. The
+// planner reports what Algorithm 1 gives, not a max-flow decomposition.
+func TestAlgorithm1Trap(t *testing.T) {
+	b := topo.NewBuilder("trap")
+	id := map[string]topo.NodeID{}
+	for _, n := range []string{"s", "a", "p", "q", "t", "c", "r", "b"} {
+		id[n] = b.AddNode(n, topo.Switch)
+	}
+	for _, l := range [][2]string{{"s", "a"}, {"a", "p"}, {"p", "q"}, {"q", "t"}, {"s", "c"}, {"c", "r"}, {"r", "b"}, {"b", "t"}, {"a", "b"}} {
+		b.Connect(id[l[0]], id[l[1]])
+	}
+	b.Connect(id["s"], b.AddNode("h1", topo.Host))
+	b.Connect(id["t"], b.AddNode("h2", topo.Host))
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := mustFabric(t, g)
+	if l := EdgeDisjoint(f, id["s"], id["t"]); l != 2 {
+		t.Fatalf("λ = %d, want 2", l)
+	}
+	ps, err := ComputePathSets(f, PathOptions{K: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.NumPaths() != 2 || len(ps.Path(0)) != 3 {
+		t.Fatalf("%d paths, first of %d hops; want 2, 3", ps.NumPaths(), len(ps.Path(0)))
+	}
+	shared := 0
+	for _, l := range ps.Path(1) {
+		if slices.Contains(ps.Path(0), l) {
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Fatalf("second path %v shares no edge with %v: the trap did not spring", ps.Path(1), ps.Path(0))
 	}
 }

@@ -59,6 +59,17 @@ func (p *Plan) WriteJSON(w io.Writer, ncp *NCP) error {
 			line = append(line, q(l[1])...)
 			line = append(line, ']')
 		}
+		line = append(line, "], \"ports\": ["...)
+		for pi, pp := range v.Ports {
+			if pi > 0 {
+				line = append(line, ", "...)
+			}
+			line = append(line, '[')
+			line = strconv.AppendInt(line, int64(pp[0]), 10)
+			line = append(line, ", "...)
+			line = strconv.AppendInt(line, int64(pp[1]), 10)
+			line = append(line, ']')
+		}
 		line = append(line, "]}"...)
 		if vi < len(p.VLANs)-1 {
 			line = append(line, ',')

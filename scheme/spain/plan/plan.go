@@ -57,10 +57,13 @@ type Options struct {
 	NoPrune bool
 }
 
-// VLAN is one VLAN of the plan: its ID and its links as node-name pairs.
+// VLAN is one VLAN of the plan: its ID and its links as node-name pairs;
+// Ports[i] are the port numbers of Links[i] at its two ends, which tell
+// parallel links between the same two nodes apart.
 type VLAN struct {
 	ID    int         `json:"id"`
 	Links [][2]string `json:"links"`
+	Ports [][2]int    `json:"ports"`
 }
 
 // Plan is SPAIN's offline configuration of one fabric.
@@ -176,10 +179,11 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 		p.Packing.Algorithm = "serial"
 	}
 	for i, ls := range p.Pack.VLANs {
-		v := VLAN{ID: i + 1, Links: make([][2]string, 0, len(ls))}
+		v := VLAN{ID: i + 1, Links: make([][2]string, 0, len(ls)), Ports: make([][2]int, 0, len(ls))}
 		for _, l := range ls {
 			lk := g.Link(l)
 			v.Links = append(v.Links, [2]string{g.Node(lk.A.Node).Name, g.Node(lk.B.Node).Name})
+			v.Ports = append(v.Ports, [2]int{int(lk.A.Port), int(lk.B.Port)})
 		}
 		p.VLANs = append(p.VLANs, v)
 	}
