@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgefabric/edgefabric/experiment"
+	"github.com/edgefabric/edgefabric/scheme/spain/plan"
 )
 
 // benchBaseline is the row every other is divided by: small enough to run
@@ -81,8 +82,8 @@ docs/performance.md for the checked-in figures.`,
 			if args[0] != "spain-plan" {
 				return badInput(fmt.Errorf("bench %q: unknown benchmark (known: spain-plan)", args[0]))
 			}
-			if trials < 1 {
-				return badInput(fmt.Errorf("--trials %d: must be at least 1", trials))
+			if trials < 1 || trials > plan.MaxTrials {
+				return badInput(fmt.Errorf("--trials %d: must be 1 to %d", trials, plan.MaxTrials))
 			}
 			if _, err := parseTiesFlag(ties); err != nil {
 				return err

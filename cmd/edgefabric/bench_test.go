@@ -60,6 +60,7 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "nope"}, "unknown benchmark"},
 		{[]string{"bench"}, "argument"},
 		{[]string{"bench", "spain-plan", "--trials", "0"}, "trials"},
+		{[]string{"bench", "spain-plan", "--trials", "10001"}, "1 to 10000"},
 		{[]string{"bench", "spain-plan", "--ties", "x"}, "ties"},
 		{[]string{"bench", "spain-plan", "--timeout", "0s"}, "timeout"},
 		{[]string{"bench", "spain-plan", "--rows", "nosuchrow"}, "no Table 3 row"},
