@@ -84,6 +84,10 @@ refused with advice. Bad options and topologies exit with code 2, and a bad
 
 Edge switches are switches with hosts; in BCube the servers themselves.
 See docs/spain-plan.md.`,
+		Example: `  edgefabric plan spain fattree:8 --json              # 16 VLANs, coverage 1, STP coverage 0.15625
+  edgefabric plan spain spain-testbed --out /tmp/spain # per-switch VLAN config and V_reach maps
+  edgefabric plan spain my-fabric.yaml --k 2 --vlans   # two paths per pair, every VLAN listed
+  edgefabric plan spain hyperx:4 --fail-prob 0.04      # add NCP against STP`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			seed := topoF.seed
