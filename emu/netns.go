@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -40,10 +41,53 @@ func inNS(ns netns.NsHandle, f func() error) error {
 	return ferr
 }
 
+// netnsDirOnce prepares netnsDir once per process.
+var (
+	netnsDirOnce sync.Once
+	netnsDirErr  error
+)
+
+// prepareNetnsDir makes netnsDir a shared mount point, as "ip netns add" does
+// on first use. If it is not one while lab namespaces are bound onto files in
+// it, the first "ip netns add" of any tool bind-mounts the directory over
+// itself, recursively: each lab namespace is then mounted twice, once hidden
+// under the new mount, and the hidden copy can be neither unmounted nor
+// removed ("device or resource busy") until reboot. On a fresh machine that
+// is what happened when a lab and "ip netns add" ran at the same time.
+func prepareNetnsDir() error {
+	netnsDirOnce.Do(func() {
+		if err := os.MkdirAll(netnsDir, 0o755); err != nil {
+			netnsDirErr = err
+			return
+		}
+		made := false
+		for {
+			err := unix.Mount("", netnsDir, "none", unix.MS_SHARED|unix.MS_REC, "")
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, unix.EINVAL) || made {
+				netnsDirErr = fmt.Errorf("emu: make %s a shared mount: %w", netnsDir, err)
+				return
+			}
+			// EINVAL: not a mount point yet; make it one.
+			if err := unix.Mount(netnsDir, netnsDir, "none", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				netnsDirErr = fmt.Errorf("emu: bind-mount %s onto itself: %w", netnsDir, err)
+				return
+			}
+			made = true
+		}
+	})
+	return netnsDirErr
+}
+
 // createNS makes a named namespace and returns a handle to it, leaving the
 // caller's thread where it was. It brings lo up and applies the sysctls every
 // lab namespace gets.
 func createNS(name string, ipv6 bool) (netns.NsHandle, error) {
+	if err := prepareNetnsDir(); err != nil {
+		return -1, err
+	}
 	var h netns.NsHandle = -1
 	err := func() error {
 		runtime.LockOSThread()
@@ -108,9 +152,15 @@ func deleteNS(name string) error {
 	}
 	if err != nil && errors.Is(err, unix.EINVAL) {
 		// Not a mount point (a half-created namespace): remove the file.
-		if rerr := os.Remove(filepath.Join(netnsDir, name)); rerr == nil || os.IsNotExist(rerr) {
+		rerr := os.Remove(filepath.Join(netnsDir, name))
+		if rerr == nil || os.IsNotExist(rerr) {
 			return nil
 		}
+		err = rerr
+	}
+	if err != nil && errors.Is(err, unix.EBUSY) {
+		return fmt.Errorf("%w (the namespace is also mounted under a later bind mount of %s, made by another tool while the lab was up; 'umount -l %s' and remove it again, or reboot)",
+			err, netnsDir, netnsDir)
 	}
 	return err
 }

@@ -1,0 +1,79 @@
+package emu
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// netnsRaceEnv asks the test binary, re-run inside a private mount
+// namespace, to play the fresh-machine race; its value says whether
+// createNS prepares /run/netns first ("prepare") or not ("skip").
+const netnsRaceEnv = "EDGEFABRIC_NETNS_RACE"
+
+// TestNetnsDirRace reproduces what happened on fresh machines: a lab's
+// namespaces are bound onto files in /run/netns while it is not yet a mount
+// point, then "ip netns add" (another test, another tool) bind-mounts the
+// directory over itself, and the lab's namespaces can no longer be removed.
+// It runs in a private mount namespace with a fresh /run, so the real
+// /run/netns is never touched. Without the preparation the same script must
+// fail, so the test shows the race rather than assuming it.
+func TestNetnsDirRace(t *testing.T) {
+	if mode := os.Getenv(netnsRaceEnv); mode != "" {
+		netnsRaceChild(t, mode == "prepare")
+		return
+	}
+	needRoot(t)
+	for _, tool := range []string{"unshare", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("skipping: %s is not installed", tool)
+		}
+	}
+	run := func(mode string) (string, error) {
+		cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
+			`mount -t tmpfs edgefabric-test /run && exec "$0" -test.run '^TestNetnsDirRace$' -test.v`, os.Args[0])
+		cmd.Env = append(os.Environ(), netnsRaceEnv+"="+mode)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run("prepare"); err != nil {
+		t.Fatalf("with /run/netns prepared: %v\n%s", err, out)
+	}
+	out, err := run("skip")
+	if err == nil || !strings.Contains(out, "busy") {
+		t.Fatalf("without preparing /run/netns the race should leave a namespace that cannot be removed; got %v\n%s", err, out)
+	}
+}
+
+// netnsRaceChild is the script, run in the private mount namespace.
+func netnsRaceChild(t *testing.T, prepare bool) {
+	if _, err := os.Stat(netnsDir); err == nil {
+		t.Fatalf("%s exists in the fresh /run", netnsDir)
+	}
+	if !prepare {
+		netnsDirOnce.Do(func() {}) // createNS then skips the preparation
+		if err := os.MkdirAll(netnsDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := Prefix(labName()) + "race"
+	h, err := createNS(name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	other := name + "ip"
+	if out, err := exec.Command("ip", "netns", "add", other).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v\n%s", err, out)
+	}
+	if out, err := exec.Command("ip", "netns", "del", other).CombinedOutput(); err != nil {
+		t.Errorf("ip netns del: %v\n%s", err, out)
+	}
+	if err := deleteNS(name); err != nil {
+		t.Fatalf("deleteNS: %v", err)
+	}
+	if left, _ := listNS(name); len(left) > 0 {
+		t.Fatalf("namespaces left: %v", left)
+	}
+}
