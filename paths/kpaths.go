@@ -266,19 +266,29 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 				p := at[j]
 				pathOff := uint32(p.link)
 				pi := 0
+				var lanes [4]decodeLane
+				nl := 0
 				for i := range j {
 					src := f.Edges[i]
 					ps.Pairs[p.pair+i] = Pair{src, f.Edges[j]}
 					for range c.pathCount[i] {
-						n := int(c.pathLen[pi])
+						n := uint32(c.pathLen[pi])
 						if narrow {
-							portsToLinks(ps.Links[pathOff:pathOff+uint32(n)], hopTab, f.adjOff[src], c.hops[int(pathOff)-p.link:])
+							h := pathOff - uint32(p.link)
+							lanes[nl] = decodeLane{ps.Links[pathOff : pathOff+n], c.hops[h : h+n], f.adjOff[src]}
+							if nl++; nl == len(lanes) {
+								decode4(&lanes, hopTab)
+								nl = 0
+							}
 						}
-						pathOff += uint32(n)
+						pathOff += n
 						pi++
 						ps.PathOff[p.path+pi] = pathOff
 					}
 					ps.PairOff[p.pair+i+1] = uint32(p.path + pi)
+				}
+				for _, ln := range lanes[:nl] {
+					portsToLinks(ln.dst, hopTab, ln.off, ln.ports)
 				}
 				if !narrow {
 					copy(ps.Links[p.link:], c.links)
@@ -335,6 +345,38 @@ func (f *Fabric) hopTable() []uint64 {
 	return t
 }
 
+// decodeLane is one path to decode: its links, its ports, and the adjacency
+// offset of its source.
+type decodeLane struct {
+	dst   []topo.LinkID
+	ports []uint8
+	off   int32
+}
+
+// decode4 decodes four paths at once (portsToLinks on each): every hop's
+// table lookup waits for the previous one, so a single walk is bound by
+// the cache's latency; four independent walks keep four lookups in flight.
+func decode4(l *[4]decodeLane, hops []uint64) {
+	m := min(len(l[0].dst), len(l[1].dst), len(l[2].dst), len(l[3].dst))
+	d0, d1, d2, d3 := l[0].dst[:m], l[1].dst[:m], l[2].dst[:m], l[3].dst[:m]
+	p0, p1, p2, p3 := l[0].ports[:m], l[1].ports[:m], l[2].ports[:m], l[3].ports[:m]
+	o0, o1, o2, o3 := l[0].off, l[1].off, l[2].off, l[3].off
+	for h := range d0 {
+		e0 := hops[o0+int32(p0[h])]
+		e1 := hops[o1+int32(p1[h])]
+		e2 := hops[o2+int32(p2[h])]
+		e3 := hops[o3+int32(p3[h])]
+		d0[h], o0 = topo.LinkID(int32(e0>>32)), int32(uint32(e0))
+		d1[h], o1 = topo.LinkID(int32(e1>>32)), int32(uint32(e1))
+		d2[h], o2 = topo.LinkID(int32(e2>>32)), int32(uint32(e2))
+		d3[h], o3 = topo.LinkID(int32(e3>>32)), int32(uint32(e3))
+	}
+	portsToLinks(l[0].dst[m:], hops, o0, l[0].ports[m:])
+	portsToLinks(l[1].dst[m:], hops, o1, l[1].ports[m:])
+	portsToLinks(l[2].dst[m:], hops, o2, l[2].ports[m:])
+	portsToLinks(l[3].dst[m:], hops, o3, l[3].ports[m:])
+}
+
 // portsToLinks decodes len(dst) port indices, a walk starting at adjacency
 // offset off (the source's), into links.
 func portsToLinks(dst []topo.LinkID, hops []uint64, off int32, ports []uint8) {
@@ -358,13 +400,19 @@ type searcher struct {
 	pref   *nodePrefs
 	dist   []int32 // hop distance to the current target
 	target topo.NodeID
-	use    []int32 // per link: how many chosen paths of this pair use it
-	used   []topo.LinkID
+	use    []int32 // per link: how many chosen paths of this pair use it (only during A*)
 	// adjDist[i] is dist of the neighbor at adjacency position i, or -1
 	// while a chosen path of the current pair uses that link: the walk's
 	// first test, read in scan order, rejects both steps that leave the
 	// hop budget and used links without touching adjNbr, adjLink or use.
 	adjDist []int32
+	// closer lists, per node v, the adjacency positions of v's neighbours
+	// one hop closer to the target (v's are closer[closeOff[v]:closeOff[v+1]],
+	// in port order): where a walk with no hop to spare must step, so that
+	// it scans those instead of every port (a FatTree(48) core has 48
+	// ports and one of them leads closer).
+	closeOff []int32
+	closer   []int32
 	// DFS state, stamped to avoid clearing: failed[v] is stamp<<32 | the
 	// largest remaining budget with which v failed in the search of that
 	// stamp. Stamps only grow (until a wrap clears everything), so one
@@ -399,10 +447,27 @@ func newSearcher(f *Fabric) *searcher {
 
 func (s *searcher) setTarget(d topo.NodeID) {
 	s.target = d
-	s.dist = s.f.BFS(d, s.dist)
-	for i, w := range s.f.adjNbr {
+	f := s.f
+	s.dist = f.BFS(d, s.dist)
+	for i, w := range f.adjNbr {
 		s.adjDist[i] = s.dist[w]
 	}
+	n := len(f.adjOff) - 1
+	if len(s.closeOff) != n+1 {
+		s.closeOff = make([]int32, n+1)
+	}
+	s.closer = s.closer[:0]
+	for v := range n {
+		s.closeOff[v] = int32(len(s.closer))
+		if dv := s.dist[v]; dv > 0 {
+			for i := f.adjOff[v]; i < f.adjOff[v+1]; i++ {
+				if s.adjDist[i] == dv-1 {
+					s.closer = append(s.closer, i)
+				}
+			}
+		}
+	}
+	s.closeOff[n] = int32(len(s.closer))
 }
 
 func (s *searcher) nextStamp() uint32 {
@@ -423,12 +488,25 @@ func (s *searcher) pairPaths(src topo.NodeID, k int) int {
 	E := int64(s.f.NumFabricLinks)
 	s.buf = s.buf[:0]
 	offs := s.offs[:0]
+	// The links of s.buf[:marked] have their adjacency entries set to -1,
+	// so that the depth-first walk never steps on a link a chosen path
+	// uses. The last path is never marked: no search follows it.
+	marked := 0
 	for len(offs) < k {
 		start := len(s.buf)
 		ok := s.disjointShortest(src)
 		if !ok {
 			s.buf = s.buf[:start]
-			if !s.astar(src, E) {
+			// A* weighs a link by how many chosen paths use it: count
+			// them only here, the rare case.
+			for _, l := range s.buf[:start] {
+				s.use[l]++
+			}
+			found := s.astar(src, E)
+			for _, l := range s.buf[:start] {
+				s.use[l]--
+			}
+			if !found {
 				break // unreachable: NewFabric rules this out
 			}
 			// A path sharing edges may repeat one already chosen: then
@@ -451,20 +529,22 @@ func (s *searcher) pairPaths(src topo.NodeID, k int) int {
 			}
 		}
 		offs = append(offs, start)
-		for _, l := range s.buf[start:] {
-			if s.use[l] == 0 {
-				s.used = append(s.used, l)
-				s.adjDist[s.f.posA[l]], s.adjDist[s.f.posB[l]] = -1, -1
-			}
-			s.use[l]++
+		if len(offs) == k {
+			break
 		}
+		adj, posA, posB := s.adjDist, s.f.posA, s.f.posB
+		for _, l := range s.buf[start:] {
+			adj[posA[l]], adj[posB[l]] = -1, -1
+		}
+		marked = len(s.buf)
 	}
-	for _, l := range s.used {
-		s.use[l] = 0
-		s.adjDist[s.f.posA[l]] = s.dist[s.f.linkB[l]]
-		s.adjDist[s.f.posB[l]] = s.dist[s.f.linkA[l]]
+	// Restore the marked entries (a link marked twice is restored twice,
+	// to the same value).
+	adj, posA, posB, linkA, linkB, dist := s.adjDist, s.f.posA, s.f.posB, s.f.linkA, s.f.linkB, s.dist
+	for _, l := range s.buf[:marked] {
+		adj[posA[l]] = dist[linkB[l]]
+		adj[posB[l]] = dist[linkA[l]]
 	}
-	s.used = s.used[:0]
 	s.offs = offs
 	return len(offs)
 }
@@ -573,6 +653,9 @@ func newNodePrefs(f *Fabric, seed uint64) *nodePrefs {
 type dfsFrame struct {
 	v         topo.NodeID
 	idx, left int32
+	// tight: no hop to spare below this node, so only its closer
+	// neighbours qualify; idx then scans closer[], not the adjacency.
+	tight bool
 }
 
 func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
@@ -580,17 +663,20 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	f := s.f
 	d := s.target
 	adjOff, adjNbr, adjLink := f.adjOff, f.adjNbr, f.adjLink
-	adjDist, failed := s.adjDist, s.failed
+	adjDist, failed, closeOff, closer := s.adjDist, s.failed, s.closeOff, s.closer
 	mark := uint64(st) << 32
 	s.stack = s.stack[:0]
 	frames := s.frames[:0]
-	base := adjOff[src]
-	deg := adjOff[src+1] - base
-	frames = append(frames, dfsFrame{src, base + s.firstPort(src, deg), deg})
+	frames = append(frames, s.frame(src, L-1))
 	for len(frames) > 0 {
 		fr := &frames[len(frames)-1]
 		v := fr.v
-		base, end := adjOff[v], adjOff[v+1]
+		// The positions scanned, cyclically: v's adjacency, or its
+		// closer list when no hop is to spare.
+		lo, hi := adjOff[v], adjOff[v+1]
+		if fr.tight {
+			lo, hi = closeOff[v], closeOff[v+1]
+		}
 		// Hops left from the next node. It is never negative here: a
 		// node is entered only with dist ≤ budget, and dist is 0 only at d.
 		budget := L - int32(len(frames))
@@ -602,8 +688,11 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 			idx := next
 			left--
 			next++
-			if next == end {
-				next = base
+			if next == hi {
+				next = lo
+			}
+			if fr.tight {
+				idx = closer[idx]
 			}
 			// uint32: also rejects -1 (w cannot reach d, or the link is
 			// used by a chosen path).
@@ -622,9 +711,7 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 				s.frames = frames[:0]
 				return true
 			}
-			wb := adjOff[w]
-			wd := adjOff[w+1] - wb
-			frames = append(frames, dfsFrame{w, wb + s.firstPort(w, wd), wd})
+			frames = append(frames, s.frame(w, budget-1))
 			advanced = true
 			break
 		}
@@ -641,6 +728,28 @@ func (s *searcher) boundedDFS(src topo.NodeID, L int32) bool {
 	}
 	s.frames = frames[:0]
 	return false
+}
+
+// frame starts the scan of node v, entered with budget hops left below it:
+// from its first port (firstPort's draw), every port in cyclic order or,
+// when the budget leaves no hop to spare, only the closer neighbours, in
+// the same cyclic order (the others would be rejected anyway).
+func (s *searcher) frame(v topo.NodeID, budget int32) dfsFrame {
+	base := s.f.adjOff[v]
+	deg := s.f.adjOff[v+1] - base
+	start := base + s.firstPort(v, deg)
+	if budget != s.dist[v]-1 {
+		return dfsFrame{v, start, deg, false}
+	}
+	lo, hi := s.closeOff[v], s.closeOff[v+1]
+	i := lo
+	for i < hi && s.closer[i] < start {
+		i++
+	}
+	if i == hi {
+		i = lo
+	}
+	return dfsFrame{v, i, hi - lo, true}
 }
 
 type astarItem struct {
