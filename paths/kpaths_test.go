@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"testing"
+
+	"github.com/edgefabric/edgefabric/topo"
 )
 
 // hashPathSet is an FNV-64a digest of every array of ps, so that a test can
@@ -199,5 +201,57 @@ func BenchmarkPathSetsLarge(b *testing.B) {
 				b.ReportMetric(float64(ps.NumPaths()), "paths")
 			}
 		})
+	}
+}
+
+// Scanning only the closer neighbours of a node with no hop to spare finds
+// exactly the paths the full scan of every port finds, on irregular
+// fabrics too (random regular graphs, parallel links, uneven degrees,
+// relaying servers), for every tie rule and k within and above the
+// edge-disjoint count (the A* fallback in between).
+func TestCloserScanSamePaths(t *testing.T) {
+	defer func(v bool) { closerScan = v }(closerScan)
+	specs := []string{"jellyfish:12,6,3", "jellyfish:20,8,4", "jellyfish:16,5,3", "bcube:3,3", "ciscodc:3,2", "hyperx:3", "leafspine:2,4,3"}
+	for _, spec := range specs {
+		g := mustTopo(t, spec)
+		// Parallel links: double every third fabric link.
+		b := topo.NewBuilder(spec + "+parallel")
+		for v := range g.NumNodes() {
+			nd := g.Node(topo.NodeID(v))
+			b.Node(b.AddNode(nd.Name, nd.Kind)).Relay = nd.Relay
+		}
+		for l := range g.NumLinks() {
+			lk := g.Link(topo.LinkID(l))
+			b.Connect(lk.A.Node, lk.B.Node)
+			if l%3 == 0 && g.IsFabricLink(topo.LinkID(l)) {
+				b.Connect(lk.A.Node, lk.B.Node)
+			}
+		}
+		g2, err := b.Graph()
+		if err != nil {
+			t.Fatalf("%s: %v", spec, err)
+		}
+		for _, gg := range []*topo.Graph{g, g2} {
+			f := mustFabric(t, gg)
+			alpha := Alpha(f).Alpha
+			for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode} {
+				for _, k := range []int{1, alpha, alpha + 3} {
+					opt := PathOptions{K: k, Seed: 11, Ties: ties, Workers: 2}
+					closerScan = false
+					full, err := ComputePathSets(f, opt)
+					closerScan = true
+					if err != nil {
+						t.Fatalf("%s: %v", gg.Name, err)
+					}
+					fast, err := ComputePathSets(f, opt)
+					if err != nil {
+						t.Fatalf("%s: %v", gg.Name, err)
+					}
+					if hashPathSet(full) != hashPathSet(fast) {
+						t.Errorf("%s k=%d %v: the closer scan finds other paths than the full scan", gg.Name, k, ties)
+					}
+				}
+			}
+		}
 	}
 }
