@@ -256,6 +256,12 @@ type packState struct {
 	hist    []int32
 	ctr     []uint64 // bit-sliced shared-link counters (placeBestFit)
 	excl    []uint64 // subgraphs the path is blocked in (placeBestFit)
+	// The majority round's: a stamp, and per link (linkStamp) and per
+	// node (ovStamp, ovParent: a union-find overlay) what it marks.
+	stamp     uint32
+	linkStamp []uint32
+	ovStamp   []uint32
+	ovParent  []int32
 }
 
 // sortByCount orders st.cands by cnt, most first, keeping the order of

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/edgefabric/edgefabric/topo"
 )
@@ -82,7 +83,7 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 	// roots are pr.roots[pr.off[j]:pr.off[j+1]]). Paths already inside
 	// VLAN 1 get none and are covered.
 	covered := make([]bool, np)
-	pr := pathRoots[R](f, ps, src, inTree, lw, rootIdx, st, covered, workers)
+	pr := pathRoots[R](f, ps, src, nil, inTree, lw, rootIdx, st, covered, workers)
 	inTree = nil
 	var loose []uint32 // paths in no candidate tree
 	for j := range np {
@@ -204,25 +205,108 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 			}
 		}
 	}
-	// Leftovers: paths no BFS tree holds, in Algorithm 2's pair order.
-	if len(loose) > 0 {
-		st.trackGiant()
+	if len(loose) == 0 {
+		return st, true
 	}
+	return placeLoose[R](st, ps, src, loose, roots, rootIdx, r, seed, trial, workers, limit)
+}
+
+// placeLoose places the loose paths (in no candidate tree) in two ways,
+// each from its own copy of the state after the cover, and keeps the one
+// that needs fewer VLANs, best fit alone on a tie:
+//
+//   - the majority round (majority.go), then best fit for what it leaves;
+//   - best fit alone, in Algorithm 2's pair order.
+//
+// Neither wins everywhere (docs/spain-plan.md: the round on BCube(p,4) and
+// HyperX with random ties, best fit alone on BCube with ordered ties).
+// With more than one worker both run at once; a way stops as soon as it has
+// more VLANs than the other finished with, since it could only end with
+// more, so the choice does not depend on which finishes first.
+func placeLoose[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, loose []uint32, roots []topo.NodeID, rootIdx []int32, r *rand.Rand, seed, trial uint64, workers int, limit int64) (*packState, bool) {
+	var first atomic.Int64 // the VLAN count of the way that finished first
+	first.Store(math.MaxInt64)
+	bound := func() int64 { return min(limit, first.Load()) }
+	finish := func(n int) {
+		for {
+			old := first.Load()
+			if int64(n) >= old || first.CompareAndSwap(old, int64(n)) {
+				return
+			}
+		}
+	}
+	alt := st.clone()
+	nRound, nBest := -1, -1 // -1: stopped
+	round := func() {
+		alt.trackGiant()
+		rest, ok := majorityRound[R](alt, ps, src, loose, roots, rootIdx, workers, bound)
+		if ok {
+			ok = alt.bestFitLoose(ps, src, rest, rand.New(rand.NewPCG(seed^0x6d61_6a6f_7269_7479, trial)), bound)
+		}
+		if ok {
+			nRound = len(alt.vlinks)
+			finish(nRound)
+		}
+	}
+	best := func() {
+		st.trackGiant()
+		if st.bestFitLoose(ps, src, loose, r, bound) {
+			nBest = len(st.vlinks)
+			finish(nBest)
+		}
+	}
+	switch {
+	case looseWays == looseBestFitOnly:
+		best()
+	case looseWays == looseRoundOnly:
+		round()
+	case workers > 1:
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); round() }()
+		best()
+		wg.Wait()
+	default:
+		round()
+		best()
+	}
+	switch {
+	case nBest >= 0 && (nRound < 0 || nBest <= nRound):
+		return st, true
+	case nRound >= 0:
+		return alt, true
+	}
+	return st, false
+}
+
+// looseWays selects the ways placeLoose tries: both, except in tests that
+// look at one alone.
+var looseWays = looseBoth
+
+const (
+	looseBoth = iota
+	looseBestFitOnly
+	looseRoundOnly
+)
+
+// bestFitLoose places the given paths, in order, by best fit (placeBestFit,
+// else a new subgraph), and returns false as soon as the subgraphs number
+// more than bound(). Giant tracking must be on.
+func (st *packState) bestFitLoose(ps *PathSet, src []topo.NodeID, loose []uint32, r *rand.Rand, bound func() int64) bool {
 	for _, j := range loose {
 		p := ps.Path(int(j))
 		if st.covered(p) {
 			continue
 		}
-		st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
+		st.nodes = st.f.PathNodes(src[j], p, st.nodes[:0])
 		if !st.placeBestFit(p, r) {
-			vl := st.newVLAN()
-			st.commit(vl, p)
-			if int64(len(st.vlinks)) > limit {
-				return st, false
+			st.commit(st.newVLAN(), p)
+			if int64(len(st.vlinks)) > bound() {
+				return false
 			}
 		}
 	}
-	return st, true
+	return true
 }
 
 // bfsTrees returns the links of the BFS tree rooted at each root, as one
@@ -292,13 +376,18 @@ type rootsOfPaths[R rootIndex] struct {
 	roots []R
 }
 
-// pathRoots finds, per path not already in VLAN 1 (those it marks
-// covered), the roots among its first 32 nodes whose BFS trees hold all its
-// links. Each worker lists the roots of its own contiguous range of
-// paths, so the lists come out in path order whatever the number of
-// workers.
-func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, inTree []uint64, lw int, rootIdx []int32, st *packState, covered []bool, workers int) rootsOfPaths[R] {
+// pathRoots finds, per path not already in a subgraph of st (those it
+// marks covered), the roots among its first 32 nodes whose trees (inTree,
+// lw words per root) hold all its links. The paths are sel's, or every
+// path of ps when sel is nil; the map and covered are indexed by position
+// in sel (the item). Each worker lists the roots of its own contiguous
+// range of items, so the lists come out in item order whatever the number
+// of workers.
+func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, sel []uint32, inTree []uint64, lw int, rootIdx []int32, st *packState, covered []bool, workers int) rootsOfPaths[R] {
 	np := ps.NumPaths()
+	if sel != nil {
+		np = len(sel)
+	}
 	cnt := make([]uint8, np)
 	nw := max(1, min(workers, np))
 	// Each worker's roots go into blocks, each twice the size of the last
@@ -311,12 +400,16 @@ func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, inTree []
 		var nodes []topo.NodeID
 		out := make([]R, 0, min(block, 2*(hi-lo)+64))
 		for j := lo; j < hi; j++ {
-			p := ps.Path(j)
+			pj := j
+			if sel != nil {
+				pj = int(sel[j])
+			}
+			p := ps.Path(pj)
 			if st.covered(p) {
 				covered[j] = true
 				continue
 			}
-			nodes = f.PathNodes(src[j], p, nodes[:0])
+			nodes = f.PathNodes(src[pj], p, nodes[:0])
 			for i, v := range nodes[:min(len(nodes), 32)] {
 				ri := rootIdx[v]
 				if ri < 0 {
