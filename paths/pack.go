@@ -106,6 +106,11 @@ type Packing struct {
 	// packing (len(VLANs) = TrialVLANs[BestTrial] - Pruned; TrialVLANs
 	// are the counts before pruning).
 	Pruned int
+	// Loose is the number of paths the best trial, when it is a tree
+	// cover, found in no candidate tree, and LooseWay how it placed them:
+	// "majority round" or "best fit" (see placeLoose), "" when none.
+	Loose    int
+	LooseWay string
 }
 
 // Pack maps the path set onto loop-free subgraphs (VLANs) with Algorithm
@@ -213,6 +218,7 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 	res.BestTrial = bestIdx
 	res.BestStrategy = jobs[bestIdx].strat
 	res.Pruned = res.TrialVLANs[bestIdx] - len(bestSG.vlinks)
+	res.Loose, res.LooseWay = bestSG.loose, bestSG.looseWay
 	for _, ls := range bestSG.vlinks {
 		ls = slices.Clone(ls)
 		slices.Sort(ls)
@@ -256,6 +262,9 @@ type packState struct {
 	hist    []int32
 	ctr     []uint64 // bit-sliced shared-link counters (placeBestFit)
 	excl    []uint64 // subgraphs the path is blocked in (placeBestFit)
+	// Tree cover's loose paths and the way that placed them (Packing).
+	loose    int
+	looseWay string
 	// The majority round's: a stamp, and per link (linkStamp) and per
 	// node (ovStamp, ovParent: a union-find overlay) what it marks.
 	stamp     uint32

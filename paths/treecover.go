@@ -270,6 +270,8 @@ func placeLoose[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, loos
 		round()
 		best()
 	}
+	st.loose, alt.loose = len(loose), len(loose)
+	st.looseWay, alt.looseWay = "best fit", "majority round"
 	switch {
 	case nBest >= 0 && (nRound < 0 || nBest <= nRound):
 		return st, true

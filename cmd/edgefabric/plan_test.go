@@ -152,3 +152,35 @@ func TestPlanSpainBadInput(t *testing.T) {
 		}
 	}
 }
+
+// Tree cover's loose paths and the way that placed them are reported:
+// BCube(4,4), seed 1, one trial, unpruned: 23,774 paths in no BFS tree,
+// the majority round's 258 VLANs (best fit alone: 304). A FatTree has
+// none, and the JSON then has no loose_way.
+func TestPlanSpainLoosePaths(t *testing.T) {
+	code, out, errOut := topoCLI("plan", "spain", "bcube:4,4", "--trials", "1", "--no-prune", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var p struct {
+		NumVLANs int `json:"num_vlans"`
+		Packing  struct {
+			LoosePaths int     `json:"loose_paths"`
+			LooseWay   *string `json:"loose_way"`
+		} `json:"packing"`
+	}
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.NumVLANs != 258 || p.Packing.LoosePaths != 23774 || p.Packing.LooseWay == nil || *p.Packing.LooseWay != "majority round" {
+		t.Fatalf("num_vlans %d, loose_paths %d, loose_way %v; want 258, 23774, majority round", p.NumVLANs, p.Packing.LoosePaths, p.Packing.LooseWay)
+	}
+	code, out, _ = topoCLI("plan", "spain", "bcube:4,4", "--trials", "1", "--no-prune")
+	if code != 0 || !strings.Contains(out, "loose paths       23774 (in no BFS tree of tree cover), placed by majority round") {
+		t.Fatalf("summary:\n%s", out)
+	}
+	code, out, _ = topoCLI("plan", "spain", "fattree:8", "--json")
+	if code != 0 || !strings.Contains(out, `"loose_paths": 0`) || strings.Contains(out, "loose_way") {
+		t.Fatalf("fattree:8 has no loose path:\n%.600s", out)
+	}
+}

@@ -116,6 +116,11 @@ type Packing struct {
 	TrialVLANs []int  `json:"trial_vlans"`
 	// Pruned is the number of VLANs pruning deleted from the best trial.
 	Pruned int `json:"pruned"`
+	// LoosePaths is the number of paths the best trial, a tree cover,
+	// found in no candidate tree, and LooseWay how it placed them
+	// ("majority round" or "best fit"; absent when none).
+	LoosePaths int    `json:"loose_paths"`
+	LooseWay   string `json:"loose_way,omitempty"`
 }
 
 // Compute plans SPAIN on g: path sets (Algorithm 1), VLAN packing
@@ -174,7 +179,8 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	}
 	p.NumVLANs = len(p.Pack.VLANs)
 	p.Packing = Packing{Algorithm: "parallel", Trials: p.Pack.Trials, BestTrial: p.Pack.BestTrial,
-		Strategy: p.Pack.BestStrategy.String(), TrialVLANs: p.Pack.TrialVLANs, Pruned: p.Pack.Pruned}
+		Strategy: p.Pack.BestStrategy.String(), TrialVLANs: p.Pack.TrialVLANs, Pruned: p.Pack.Pruned,
+		LoosePaths: p.Pack.Loose, LooseWay: p.Pack.LooseWay}
 	if opt.Serial {
 		p.Packing.Algorithm = "serial"
 	}
