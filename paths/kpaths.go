@@ -110,7 +110,7 @@ type PathOptions struct {
 
 // MaxPaths bounds the path set ComputePathSets accepts, as edge-node pairs
 // times k: the largest Table 3 row, BCube(8,4), has 33.5 million paths and
-// plans in 3.2 GB; 50 million keeps a plan within about 5 GB.
+// plans in 4.0 GB; 50 million keeps a plan within about 6 GB.
 const MaxPaths = 50_000_000
 
 // ComputePathSets runs Algorithm 1 (spain-cots-multipath.txt §5.2) for every
