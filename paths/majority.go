@@ -28,10 +28,10 @@ import (
 // docs/spain-plan.md), and places those paths as one bundle: into the VLAN
 // that shares most of their links and stays loop-free with all of them,
 // else into a new VLAN. Best fit places what is left. On BCube(p,4) with
-// random ties the round takes p^(l−1)·l/4 trees, a quarter of the
-// switches' (BCube(4,4), trial 1: 64 after the cover's 192, the optimum's
-// 256 in all), and what is left are the paths whose order lost every vote
-// they took part in (BCube(8,4): 4 % of the paths).
+// random ties the round takes about p^(l−1)·l/4 trees (BCube(4,4), trial
+// 1: 64 after the cover's 192, as many VLANs as the optimum's 256), and
+// what is left are the paths whose order lost every vote they took part
+// in (BCube(8,4): 4 % of the paths).
 
 // majorityTrees returns, for every root, the links of a shortest-path tree
 // rooted there, as one bitset of lw words per root (bfsTrees' layout):

@@ -252,7 +252,7 @@ func TestPlaceLooseKeepsTheBetterWay(t *testing.T) {
 }
 
 // The majority round on BCube(4,4) with random ties (seed 1, trial 1):
-// the cover's 192 trees and the round's 64 are one per switch, as in the
+// the cover's 192 trees and the round's 64 make as many VLANs as the
 // optimum p^(l−1)·l = 256 of the paper's Table 2, and best fit places what
 // is left with one VLAN more: 257 (252–260 over seeds 1–3 and trials 0–3);
 // best fit alone needs 329.
