@@ -80,16 +80,7 @@ func majorityTrees(f *Fabric, ps *PathSet, src []topo.NodeID, sel []uint32, root
 			}
 		}
 	})
-	off := make([]uint32, nr+1)
-	for ri := range nr {
-		at := off[ri]
-		for w := range nw {
-			c := wCount[w*nr+ri]
-			wCount[w*nr+ri] = at
-			at += c
-		}
-		off[ri+1] = at
-	}
+	off := slotsByWorker(wCount, nw, nr)
 	through := make([]uint32, off[nr])
 	parts(nw, len(sel), func(w, lo, hi int) {
 		fill := wCount[w*nr : (w+1)*nr]

@@ -483,17 +483,7 @@ func rootLists[R rootIndex](pr rootsOfPaths[R], nr, np, workers int) (off, list 
 			c[r]++
 		}
 	})
-	off = make([]uint32, nr+1)
-	for ri := range nr {
-		at := off[ri]
-		for w := range nw {
-			// wCount becomes worker w's first slot in root ri's list.
-			c := wCount[w*nr+ri]
-			wCount[w*nr+ri] = at
-			at += c
-		}
-		off[ri+1] = at
-	}
+	off = slotsByWorker(wCount, nw, nr)
 	list = make([]uint32, off[nr])
 	parts(nw, np, func(w, lo, hi int) {
 		fill := wCount[w*nr : (w+1)*nr]
@@ -505,6 +495,24 @@ func rootLists[R rootIndex](pr rootsOfPaths[R], nr, np, workers int) (off, list 
 		}
 	})
 	return off, list
+}
+
+// slotsByWorker turns per-worker counts (wCount[w*nk+k]: the entries
+// worker w has for key k) into the offsets of a CSR keyed by k, in which
+// each key's entries come worker by worker, and rewrites wCount in place to
+// each worker's first slot in each key's list, for the fill pass.
+func slotsByWorker(wCount []uint32, nw, nk int) (off []uint32) {
+	off = make([]uint32, nk+1)
+	for k := range nk {
+		at := off[k]
+		for w := range nw {
+			c := wCount[w*nk+k]
+			wCount[w*nk+k] = at
+			at += c
+		}
+		off[k+1] = at
+	}
+	return off
 }
 
 // parts runs fn(w, lo, hi) for the nw contiguous ranges [lo, hi) of [0, n)
