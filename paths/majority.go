@@ -2,7 +2,6 @@ package paths
 
 import (
 	"container/heap"
-	"math/bits"
 	"slices"
 
 	"github.com/edgefabric/edgefabric/topo"
@@ -187,15 +186,12 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 	}
 	var bundle []uint32
 	var links []topo.LinkID
-	for h.Len() > 0 {
-		it := heap.Pop(h).(coverItem)
-		ri := int(it.root)
-		if it.count != count[ri] {
-			if count[ri] > 0 {
-				heap.Push(h, coverItem{count[ri], it.tie, it.root})
-			}
-			continue
+	for {
+		it, ok := h.popCurrent(count)
+		if !ok {
+			break
 		}
+		ri := int(it.root)
 		if 2*int64(it.count) < int64(top) {
 			break
 		}
@@ -256,12 +252,7 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 // tested with their union-find.
 func (st *packState) fitBundle(links []topo.LinkID) int {
 	w := st.words
-	nb := bits.Len(uint(len(links)))
-	if cap(st.ctr) < nb*w {
-		st.ctr = make([]uint64, nb*w)
-	}
-	sl := st.ctr[:nb*w]
-	clear(sl)
+	sl, nb := st.countShared(links)
 	if cap(st.excl) < w {
 		st.excl = make([]uint64, w)
 	}
@@ -273,13 +264,7 @@ func (st *packState) fitBundle(links []topo.LinkID) int {
 		a, b := st.f.Ends(l)
 		ga, gb := st.giant[int(a)*w:], st.giant[int(b)*w:]
 		for k := range w {
-			x := st.bits[i+k]
-			rej[k] |= (st.blocked[i+k] | ga[k]&gb[k]) &^ x
-			for s := 0; x != 0 && s < nb; s++ {
-				y := sl[s*w+k]
-				sl[s*w+k] = y ^ x
-				x &= y
-			}
+			rej[k] |= (st.blocked[i+k] | ga[k]&gb[k]) &^ st.bits[i+k]
 		}
 	}
 	// Candidates: every subgraph not rejected, most shared links first,

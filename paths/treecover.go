@@ -133,15 +133,12 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 	for w := range nw {
 		newLinks[w] = make([]uint64, (f.G.NumLinks()+63)/64)
 	}
-	for h.Len() > 0 {
-		it := heap.Pop(h).(coverItem)
-		ri := int(it.root)
-		if it.count != count[ri] {
-			if count[ri] > 0 {
-				heap.Push(h, coverItem{count[ri], it.tie, it.root})
-			}
-			continue
+	for {
+		it, ok := h.popCurrent(count)
+		if !ok {
+			break
 		}
+		ri := int(it.root)
 		paths := list[off[ri]:off[ri+1]]
 		for w := range settled {
 			settled[w] = settled[w][:0]
@@ -543,6 +540,25 @@ func (h coverHeap) Less(i, j int) bool {
 }
 func (h coverHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *coverHeap) Push(x any)   { *h = append(*h, x.(coverItem)) }
+
+// popCurrent pops the entry with the highest current count: an entry
+// whose root's count fell since it was pushed goes back with the new count
+// (or is dropped at zero), so that the heap is lazy, not kept in order at
+// every change. It returns false when the heap runs empty.
+func (h *coverHeap) popCurrent(count []int32) (coverItem, bool) {
+	for h.Len() > 0 {
+		it := heap.Pop(h).(coverItem)
+		if c := count[it.root]; c != it.count {
+			if c > 0 {
+				heap.Push(h, coverItem{c, it.tie, it.root})
+			}
+			continue
+		}
+		return it, true
+	}
+	return coverItem{}, false
+}
+
 func (h *coverHeap) Pop() any {
 	old := *h
 	it := old[len(old)-1]
@@ -578,23 +594,7 @@ func ParallelFor(workers, n int, fn func(lo, hi int)) {
 // The path (nodes st.nodes) must lie in no subgraph yet (covered).
 func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 	w := st.words
-	nb := bits.Len(uint(len(p)))
-	if cap(st.ctr) < nb*w {
-		st.ctr = make([]uint64, nb*w)
-	}
-	sl := st.ctr[:nb*w]
-	clear(sl)
-	// sl[b*w+k] is bit b of the count of the subgraphs of word k.
-	for _, l := range p {
-		row := st.bits[int(l)*w : (int(l)+1)*w]
-		for k, carry := range row {
-			for b := 0; carry != 0 && b < nb; b++ {
-				x := sl[b*w+k]
-				sl[b*w+k] = x ^ carry
-				carry &= x
-			}
-		}
-	}
+	sl, nb := st.countShared(p)
 	// excl: the subgraphs a link of the path is blocked in (isBlocked),
 	// which fits would reject; they keep their places in the random
 	// orders, so skipping them changes no choice.
@@ -674,6 +674,31 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 		return true
 	}
 	return false
+}
+
+// countShared counts, for every subgraph at once, how many of links it
+// holds, in nb bit-sliced counters: sl[b*st.words+k] is bit b of the
+// counts of the subgraphs of word k. sl is st.ctr, valid until the next
+// call.
+func (st *packState) countShared(links []topo.LinkID) (sl []uint64, nb int) {
+	w := st.words
+	nb = bits.Len(uint(len(links)))
+	if cap(st.ctr) < nb*w {
+		st.ctr = make([]uint64, nb*w)
+	}
+	sl = st.ctr[:nb*w]
+	clear(sl)
+	for _, l := range links {
+		row := st.bits[int(l)*w : (int(l)+1)*w]
+		for k, carry := range row {
+			for b := 0; carry != 0 && b < nb; b++ {
+				x := sl[b*w+k]
+				sl[b*w+k] = x ^ carry
+				carry &= x
+			}
+		}
+	}
+	return sl, nb
 }
 
 // firstFitUntested is Algorithm 2's first fit: the subgraphs in random
