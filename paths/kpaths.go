@@ -36,6 +36,18 @@ func (ps *PathSet) NumPaths() int { return len(ps.PathOff) - 1 }
 // Path returns the links of path j.
 func (ps *PathSet) Path(j int) []topo.LinkID { return ps.Links[ps.PathOff[j]:ps.PathOff[j+1]] }
 
+// Sources returns, for every path, the node it starts at: its pair's A.
+func (ps *PathSet) Sources() []topo.NodeID {
+	src := make([]topo.NodeID, ps.NumPaths())
+	for pi, pr := range ps.Pairs {
+		lo, hi := ps.PairPaths(pi)
+		for j := lo; j < hi; j++ {
+			src[j] = pr.A
+		}
+	}
+	return src
+}
+
 // PairPaths returns the index range of pair i's paths.
 func (ps *PathSet) PairPaths(i int) (lo, hi int) { return int(ps.PairOff[i]), int(ps.PairOff[i+1]) }
 

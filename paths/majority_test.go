@@ -8,18 +8,6 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 )
 
-// srcOf maps every path of ps to its pair's first node.
-func srcOf(ps *PathSet) []topo.NodeID {
-	src := make([]topo.NodeID, ps.NumPaths())
-	for pi := range ps.Pairs {
-		lo, hi := ps.PairPaths(pi)
-		for j := lo; j < hi; j++ {
-			src[j] = ps.Pairs[pi].A
-		}
-	}
-	return src
-}
-
 // Every tree majorityTrees builds is a shortest-path tree of its root whose
 // parents follow the votes: checked against a direct count, kept in maps,
 // of the selected paths that run along shortest paths to the root on both
@@ -32,7 +20,7 @@ func TestMajorityTreesFollowTheVotes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := srcOf(ps)
+		src := ps.Sources()
 		roots, rootIdx := coverRoots(f)
 		for _, every := range []int{1, 3} {
 			var sel []uint32

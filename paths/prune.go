@@ -61,13 +61,7 @@ func (st *packState) prune(ps *PathSet) int {
 	if m <= 2 {
 		return 0
 	}
-	src := make([]topo.NodeID, np)
-	for pi := range ps.Pairs {
-		lo, hi := ps.PairPaths(pi)
-		for j := lo; j < hi; j++ {
-			src[j] = ps.Pairs[pi].A
-		}
-	}
+	src := ps.Sources()
 	// Every path is listed under one live subgraph that holds it, so the
 	// paths only vl holds are among listed[vl].
 	listed := make([][]uint32, m)

@@ -70,14 +70,7 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 
 	st := newPackState(f, base)
 	np := ps.NumPaths()
-	// Which pair each path belongs to, for its source node.
-	src := make([]topo.NodeID, np)
-	for pi := range ps.Pairs {
-		lo, hi := ps.PairPaths(pi)
-		for j := lo; j < hi; j++ {
-			src[j] = ps.Pairs[pi].A
-		}
-	}
+	src := ps.Sources()
 	// Per path, which of the trees rooted at its own nodes (the first 32)
 	// hold it entirely, as a list of root indices (CSR over paths: path j's
 	// roots are pr.roots[pr.off[j]:pr.off[j+1]]). Paths already inside

@@ -20,13 +20,7 @@ func halfPacked(t testing.TB, seed uint64) (*Fabric, *PathSet, []topo.NodeID, *p
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := make([]topo.NodeID, ps.NumPaths())
-	for pi := range ps.Pairs {
-		lo, hi := ps.PairPaths(pi)
-		for j := lo; j < hi; j++ {
-			src[j] = ps.Pairs[pi].A
-		}
-	}
+	src := ps.Sources()
 	st := newPackState(f, STP(f).Links)
 	r := rand.New(rand.NewPCG(seed, 1))
 	for j := range ps.NumPaths() / 2 {
