@@ -253,11 +253,7 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 func (st *packState) fitBundle(links []topo.LinkID) int {
 	w := st.words
 	sl, nb := st.countShared(links)
-	if cap(st.excl) < w {
-		st.excl = make([]uint64, w)
-	}
-	rej := st.excl[:w]
-	clear(rej)
+	rej := st.exclMask()
 	rej[0] |= 1 // VLAN 1, the spanning tree, takes nothing
 	for _, l := range links {
 		i := int(l) * w

@@ -261,7 +261,7 @@ type packState struct {
 	sorted  []int32
 	hist    []int32
 	ctr     []uint64 // bit-sliced shared-link counters (placeBestFit)
-	excl    []uint64 // subgraphs the path is blocked in (placeBestFit)
+	excl    []uint64 // subgraphs a placement skips (exclMask: placeBestFit, fitBundle)
 	// Tree cover's loose paths and the way that placed them (Packing).
 	loose    int
 	looseWay string

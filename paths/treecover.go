@@ -591,11 +591,7 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 	// excl: the subgraphs a link of the path is blocked in (isBlocked),
 	// which fits would reject; they keep their places in the random
 	// orders, so skipping them changes no choice.
-	if cap(st.excl) < w {
-		st.excl = make([]uint64, w)
-	}
-	excl := st.excl[:w]
-	clear(excl)
+	excl := st.exclMask()
 	for _, l := range p {
 		i := int(l) * w
 		for k := range w {
@@ -724,4 +720,15 @@ func (st *packState) firstFitUntested(p []topo.LinkID, tested func(vl int32) boo
 		perm[undo[k].a], perm[undo[k].b] = perm[undo[k].b], perm[undo[k].a]
 	}
 	return placed
+}
+
+// exclMask returns st.excl as a cleared bitset of one bit per subgraph,
+// the scratch mask of the subgraphs a placement skips.
+func (st *packState) exclMask() []uint64 {
+	if cap(st.excl) < st.words {
+		st.excl = make([]uint64, st.words)
+	}
+	m := st.excl[:st.words]
+	clear(m)
+	return m
 }
