@@ -28,6 +28,9 @@ type Options struct {
 	Seed uint64
 	// Ties is Algorithm 1's tie-breaking rule for the SPAIN tables.
 	Ties paths.Ties
+	// SlowTrials is the packing trials N of the SPAIN rows that run one
+	// trial by default (FatTree(48), BCube(48,2), BCube(8,4)); 0 means 1.
+	SlowTrials int
 	// Progress, when set, receives one line per finished row.
 	Progress func(string)
 }

@@ -81,7 +81,7 @@ const (
 	cdBadRow  = "The paper's coverage figures for this row (34.15/92.68 %, 35.53/94.74 %) imply 41 and 76 links, not the 46 and 81 it lists; our counts follow the listed topology."
 	cd2Note   = "The paper's best took up to 1549 trials (CiscoDC(2,2)); we run 10."
 	bcNote    = "Servers relay, so they are both the path endpoints and bridges; VLAN 1 is rooted at the level-0 switch with the lowest bridge ID, which reproduces the paper's STP coverage of the two-level rows. Our gains are far above the paper's: under STP every flow between servers of different level-0 groups crosses the root switch's links, which our unit-capacity, max-load model makes the bottleneck; the paper's near-1 gains at saturation point to a host-side limit its text does not specify (see docs/spain-plan.md)."
-	bc84VLANs = "More VLANs than the paper's p^(l−1)·l = 2048 (one per switch). With random ties a path corrects the servers' address digits in a random order, and a loop-free VLAN around one switch holds one order per server: tree cover's BFS trees hold four fifths of the 33.5 M paths, the majority round places most of the rest along the trees their majority follows, and the 1.3 M paths whose order lost every vote need about 440 VLANs more (best fit alone for all the loose paths: 3422). Packings of exactly p^(l−1)·l do exist for random-tie path sets: a local search over the trees' parent choices finds them on BCube(4,4) and (5,4), but it does not finish from BCube(6,4) on, and stopped early it needs more VLANs, not fewer (docs/spain-plan.md). With --ties ordered the planner needs 1523 (docs/repro/ordered) and with --ties node 1902 (docs/repro/node), below 2048: p^(l−1)·l is the optimum of the paper's path set, not a lower bound for every Algorithm 1 path set."
+	bc84VLANs = "More VLANs than the paper's p^(l−1)·l = 2048 (one per switch). With random ties a path corrects the servers' address digits in a random order, and a loop-free VLAN around one switch holds one order per server: tree cover's BFS trees hold four fifths of the 33.5 M paths, the majority round places most of the rest along the trees their majority follows, and the 1.3 M paths whose order lost every vote need about 440 VLANs more (best fit alone for all the loose paths: 3422; seed 1, one trial; with --slow-trials 10, 2395). Packings of exactly p^(l−1)·l do exist for random-tie path sets: a local search over the trees' parent choices finds them on BCube(4,4) and (5,4), but it does not finish from BCube(6,4) on, and stopped early it needs more VLANs, not fewer (docs/spain-plan.md). With --ties ordered the planner needs 1523 (docs/repro/ordered) and with --ties node 1902 (docs/repro/node), below 2048: p^(l−1)·l is the optimum of the paper's path set, not a lower bound for every Algorithm 1 path set."
 	bc84Note  = bc84VLANs + " STP coverage below the paper's: 802.1D gives ties at equal root cost to the lowest bridge ID; ours number level-0 switches first, which leaves 1464 of the 2048 switches as leaves of the tree (links to them carry no host traffic); the paper's figure implies 930 leaves, another bridge-ID order it does not give."
 	bc23Note  = "Both our packers need fewer VLANs than the paper's 12 for our k = α = 3 path set: the paper's optimum is for its own path set, not a lower bound for every Algorithm 1 path set."
 	bcPruned  = "Where fewer VLANs than the paper's optimum p^(l−1)·l: tree cover reaches it (one VLAN per switch), then pruning moves every path of one VLAN into others that stay loop-free with it. The paper's optimum is for its own path set; ours (random ties) fits into fewer, verified like every plan."
@@ -128,13 +128,18 @@ const (
 	serialPathLimit = 500_000
 )
 
-// rowTrials is the packing trials N for a row: one on the oneTrial rows,
-// spainTrials on every other.
-func rowTrials(row spainRow) int {
+// rowTrials is the packing trials N for a row: opt.SlowTrials (at least
+// one) on the oneTrial rows, spainTrials on every other.
+func rowTrials(row spainRow, opt Options) int {
 	if row.oneTrial {
-		return 1
+		return max(1, opt.SlowTrials)
 	}
 	return spainTrials
+}
+
+// trialsWords says how many packing trials the rows run, for the notes.
+func trialsWords(opt Options) string {
+	return fmt.Sprintf("N = %d trials (%d on FatTree(48), BCube(48,2) and BCube(8,4): --slow-trials)", spainTrials, max(1, opt.SlowTrials))
 }
 
 // SpainTable2 reproduces Table 2: the VLANs the packing needs, with the
@@ -152,7 +157,7 @@ func SpainTable2(opt Options) (*Report, error) {
 		},
 		Chart: "parallel",
 		Notes: []string{
-			fmt.Sprintf("k = α (computed by max-flow) for every row; N = %d trials for both packers (1 on FatTree(48), BCube(48,2) and BCube(8,4)); ties in Algorithm 1 broken %s (seed %d).", spainTrials, tiesWords(opt.Ties), opt.Seed),
+			fmt.Sprintf("k = α (computed by max-flow) for every row; %s for both packers; ties in Algorithm 1 broken %s (seed %d).", trialsWords(opt), tiesWords(opt.Ties), opt.Seed),
 			"'optimal VLANs' is the paper's known optimum ((p/2)² for FatTree, p^(l−1)·l for BCube, 4 for the testbed), the optimum for the paper's path sets; we do not compute optima, and ours pack into fewer where pruning finds room ('parallel unpruned' is the best trial before pruning: the optimum on every FatTree and BCube(p,2) row).",
 			"The paper's Table 2 gives the heuristic's count only for HyperX(3), (4) and CiscoDC(2,2), (3,2), (4,3); for HyperX(8), (16) and CiscoDC(8,8) the paper figure shown is Table 3's #VLANs.",
 			fmt.Sprintf("The parallel packer prunes: it deletes each VLAN whose paths can all move into other VLANs, in every trial on path sets up to %d paths (keeping the best pruned trial), in the best trial only up to %d; 'parallel' is the count after pruning. The serial column is Algorithm 2 as published, unpruned.", paths.PruneEachLimit, paths.PruneLimit),
@@ -169,7 +174,7 @@ func SpainTable2(opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := plan.Compute(g, plan.Options{Trials: rowTrials(row), Seed: opt.Seed, Ties: opt.Ties})
+		p, err := plan.Compute(g, plan.Options{Trials: rowTrials(row, opt), Seed: opt.Seed, Ties: opt.Ties})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", row.name, err)
 		}
@@ -180,7 +185,7 @@ func SpainTable2(opt Options) (*Report, error) {
 			"serial":   {Paper: row.heuristic},
 			"trials":   {Paper: row.trialsForBest},
 		}
-		note := fmt.Sprintf("parallel best by %s, %s", p.Packing.Strategy, plural(rowTrials(row), "trial"))
+		note := fmt.Sprintf("parallel best by %s, %s", p.Packing.Strategy, plural(rowTrials(row, opt), "trial"))
 		if p.Packing.Pruned > 0 {
 			note += fmt.Sprintf(", pruned %d → %d", p.NumVLANs+p.Packing.Pruned, p.NumVLANs)
 		}
@@ -236,8 +241,8 @@ func SpainTable3(opt Options) (*Report, error) {
 		},
 		Chart: "vlans",
 		Notes: []string{
-			fmt.Sprintf("PS = k = α computed by max-flow per topology; ties in Algorithm 1 broken %s; N = %d packing trials (1 on FatTree(48), BCube(48,2) and BCube(8,4)); NCP at f = %.2f over %d trials; throughput: %d unit flows per host, unit link capacity, max-min fair, mean of %d trials; seed %d.",
-				tiesWords(opt.Ties), spainTrials, spainFailProb, spainNCPTrials, flowsPerHost, spainTputTrials, opt.Seed),
+			fmt.Sprintf("PS = k = α computed by max-flow per topology; ties in Algorithm 1 broken %s; packing %s; NCP at f = %.2f over %d trials; throughput: %d unit flows per host, unit link capacity, max-min fair, mean of %d trials; seed %d.",
+				tiesWords(opt.Ties), trialsWords(opt), spainFailProb, spainNCPTrials, flowsPerHost, spainTputTrials, opt.Seed),
 			"#links counts fabric links (both ends forward), as the paper's figures do.",
 			fmt.Sprintf("VLANs: the parallel packer's, pruned (each VLAN whose paths can all move into other VLANs is deleted): every trial on path sets up to %d paths, keeping the best pruned one; the best trial only up to %d.", paths.PruneEachLimit, paths.PruneLimit),
 		},
@@ -251,7 +256,7 @@ func SpainTable3(opt Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		p, err := plan.Compute(g, plan.Options{Trials: rowTrials(row), Seed: opt.Seed, Ties: opt.Ties})
+		p, err := plan.Compute(g, plan.Options{Trials: rowTrials(row, opt), Seed: opt.Seed, Ties: opt.Ties})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", row.name, err)
 		}
@@ -285,7 +290,7 @@ func SpainTable3(opt Options) (*Report, error) {
 			"gain1":      {f64(g1), paperVal(row.gain1)},
 			"gain_alpha": {f64(ga), paperVal(row.gainAlpha)},
 		}
-		note := fmt.Sprintf("α = %d, %d paths, %s", p.Alpha, p.NumPaths, plural(rowTrials(row), "packing trial"))
+		note := fmt.Sprintf("α = %d, %d paths, %s", p.Alpha, p.NumPaths, plural(rowTrials(row, opt), "packing trial"))
 		if p.Packing.Pruned > 0 {
 			note += fmt.Sprintf(", pruned %d → %d VLANs", p.NumVLANs+p.Packing.Pruned, p.NumVLANs)
 		}

@@ -69,6 +69,30 @@ func TestSpainTable2Small(t *testing.T) {
 	}
 }
 
+// The rows that run one packing trial by default (the slow ones) run
+// --slow-trials; the others always run spainTrials, and the notes say so.
+func TestSlowTrials(t *testing.T) {
+	slow, fast := spainRow{oneTrial: true}, spainRow{}
+	for _, c := range []struct{ slowTrials, wantSlow int }{{0, 1}, {1, 1}, {3, 3}} {
+		opt := Options{SlowTrials: c.slowTrials}
+		if got := rowTrials(slow, opt); got != c.wantSlow {
+			t.Errorf("SlowTrials %d: a slow row runs %d trials, want %d", c.slowTrials, got, c.wantSlow)
+		}
+		if got := rowTrials(fast, opt); got != spainTrials {
+			t.Errorf("SlowTrials %d: another row runs %d trials, want %d", c.slowTrials, got, spainTrials)
+		}
+	}
+	for _, run := range []func(Options) (*Report, error){SpainTable2, SpainTable3} {
+		rep, err := run(Options{Rows: []string{"testbed"}, Seed: 1, SlowTrials: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(rep.Notes[0], "N = 10 trials (3 on FatTree(48), BCube(48,2) and BCube(8,4)") {
+			t.Errorf("%s: first note %q does not give the trials", rep.Name, rep.Notes[0])
+		}
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	if _, err := Get("nope"); !errors.Is(err, ErrUnknownRepro) || !strings.Contains(err.Error(), "spain-table2") {
 		t.Fatalf("%v", err)

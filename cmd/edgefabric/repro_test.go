@@ -23,6 +23,9 @@ func TestReproBadInput(t *testing.T) {
 		{"repro", "spain-table2", "--frobnicate"},
 		{"repro", "spain-table2", "--ties", "sorted"},
 		{"repro", "spain-table2", "--out", "/dev/null"},
+		{"repro", "spain-table2", "--slow-trials", "0"},
+		{"repro", "spain-table2", "--slow-trials", "10001"},
+		{"repro", "spain-table2", "--slow-trials", "ten"},
 	} {
 		if code, _, errOut := topoCLI(args...); code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
