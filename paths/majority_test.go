@@ -204,11 +204,7 @@ func TestPlaceLooseKeepsTheBetterWay(t *testing.T) {
 	defer func() { looseWays = looseBoth }()
 	wins := map[string]int{}
 	for _, spec := range []string{"bcube:4,4", "bcube:4,3", "hyperx:4", "ciscodc:3,2", "bcube:3,4"} {
-		f := mustFabric(t, mustTopo(t, spec))
-		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, ps := mustAlphaPaths(t, spec)
 		base := STP(f).Links
 		for trial := range uint64(2) {
 			run := func(way, workers int) (int, string) {
@@ -246,11 +242,7 @@ func TestPlaceLooseKeepsTheBetterWay(t *testing.T) {
 // best fit alone needs 329.
 func TestMajorityRoundBCube44(t *testing.T) {
 	defer func() { looseWays = looseBoth }()
-	f := mustFabric(t, mustTopo(t, "bcube:4,4"))
-	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ps := mustAlphaPaths(t, "bcube:4,4")
 	got := map[int]int{}
 	for _, way := range []int{looseBoth, looseBestFitOnly} {
 		looseWays = way

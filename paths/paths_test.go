@@ -28,6 +28,18 @@ func mustFabric(t testing.TB, g *topo.Graph) *Fabric {
 	return f
 }
 
+// mustAlphaPaths builds the fabric of spec and its Algorithm 1 path set
+// with k = α and seed 1, the set most packing tests run on.
+func mustAlphaPaths(t testing.TB, spec string) (*Fabric, *PathSet) {
+	t.Helper()
+	f := mustFabric(t, mustTopo(t, spec))
+	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, ps
+}
+
 func TestSTPCoverageFatTree(t *testing.T) {
 	for _, c := range []struct {
 		spec        string
@@ -304,12 +316,8 @@ func TestBadInput(t *testing.T) {
 // parallel packer on the same path set, one trial each.
 func BenchmarkPack(b *testing.B) {
 	for _, spec := range []string{"fattree:16", "hyperx:8", "bcube:8,2"} {
-		f := mustFabric(b, mustTopo(b, spec))
+		f, ps := mustAlphaPaths(b, spec)
 		tr := STP(f)
-		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
 		for _, par := range []bool{false, true} {
 			name := spec + "/serial"
 			if par {

@@ -73,11 +73,7 @@ func TestPruneKeepsEveryPath(t *testing.T) {
 		{"bcube:3,4", 0, 108, 101},
 		{"bcube:4,3", 1, 44, 43},
 	} {
-		f := mustFabric(t, mustTopo(t, c.spec))
-		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, ps := mustAlphaPaths(t, c.spec)
 		var sizes []int
 		var digests []string
 		for range 2 {
@@ -142,11 +138,7 @@ func checkPruned(t *testing.T, st *packState, ps *PathSet) {
 // spanning tree first and unchanged, every path still inside a loop-free
 // VLAN.
 func TestPruneOnPacking(t *testing.T) {
-	f := mustFabric(t, mustTopo(t, "ciscodc:3,2"))
-	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ps := mustAlphaPaths(t, "ciscodc:3,2")
 	tree := STP(f).Links
 	st, _ := treeCover(f, ps, tree, 1, 0, 2, MaxVLANs)
 	pk := &Packing{}
@@ -182,11 +174,7 @@ func TestPruneOnPacking(t *testing.T) {
 // result does not depend on the number of workers (no trial is
 // abandoned).
 func TestPackPruneEach(t *testing.T) {
-	f := mustFabric(t, mustTopo(t, "ciscodc:3,2"))
-	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ps := mustAlphaPaths(t, "ciscodc:3,2")
 	base := STP(f).Links
 	const trials, seed = 3, 5
 	want := MaxVLANs + 1

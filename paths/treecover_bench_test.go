@@ -8,11 +8,7 @@ import "testing"
 // paths loose, placed by best fit).
 func BenchmarkTreeCover(b *testing.B) {
 	for _, spec := range []string{"fattree:32", "bcube:5,4"} {
-		f := mustFabric(b, mustTopo(b, spec))
-		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
+		f, ps := mustAlphaPaths(b, spec)
 		base := STP(f).Links
 		b.Run(spec, func(b *testing.B) {
 			b.ReportAllocs()

@@ -15,11 +15,7 @@ import (
 // paths: many subgraphs, most sharing links with a new path.
 func halfPacked(t testing.TB, seed uint64) (*Fabric, *PathSet, []topo.NodeID, *packState) {
 	t.Helper()
-	f := mustFabric(t, mustTopo(t, "bcube:3,4"))
-	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ps := mustAlphaPaths(t, "bcube:3,4")
 	src := ps.Sources()
 	st := newPackState(f, STP(f).Links)
 	r := rand.New(rand.NewPCG(seed, 1))
@@ -165,11 +161,7 @@ func checkLoopFree(t *testing.T, st *packState) {
 // still depend only on the seed and trial, not on the number of workers.
 func TestTreeCoverIndependentOfWorkers(t *testing.T) {
 	for _, spec := range []string{"bcube:3,3", "hyperx:4"} {
-		f := mustFabric(t, mustTopo(t, spec))
-		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, ps := mustAlphaPaths(t, spec)
 		base := STP(f).Links
 		for trial := range uint64(3) {
 			want, ok := treeCover(f, ps, base, 7, trial, 1, MaxVLANs)
@@ -212,11 +204,7 @@ func TestTreeCoverPinned(t *testing.T) {
 		"ciscodc:3,2": {[2]string{"4d7710d876fab793", "3ff53c66b7d0c8ce"}, [2]string{"76ade30fa99fe240", "3ff53c66b7d0c8ce"}},
 	}
 	for spec, pins := range want {
-		f := mustFabric(t, mustTopo(t, spec))
-		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, ps := mustAlphaPaths(t, spec)
 		base := STP(f).Links
 		roots, rootIdx := coverRoots(f)
 		for _, way := range []int{looseBoth, looseBestFitOnly} {
@@ -302,11 +290,7 @@ func TestBFSTreesRotatePortOrder(t *testing.T) {
 // paths (random scan orders per node gave 163-168 over seeds 1-4; the
 // paper's serial heuristic 290), and 104 with the majority round.
 func TestTreeCoverTrialsHyperX8(t *testing.T) {
-	f := mustFabric(t, mustTopo(t, "hyperx:8"))
-	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ps := mustAlphaPaths(t, "hyperx:8")
 	defer func() { looseWays = looseBoth }()
 	for way, want := range map[int]int{looseBestFitOnly: 106, looseBoth: 104} {
 		looseWays = way
