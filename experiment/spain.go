@@ -139,7 +139,7 @@ func rowTrials(row spainRow, opt Options) int {
 
 // trialsWords says how many packing trials the rows run, for the notes.
 func trialsWords(opt Options) string {
-	return fmt.Sprintf("N = %d trials (%d on FatTree(48), BCube(48,2) and BCube(8,4): --slow-trials)", spainTrials, max(1, opt.SlowTrials))
+	return fmt.Sprintf("N = %d trials (%d on FatTree(48), BCube(48,2) and BCube(8,4): --slow-trials)", spainTrials, rowTrials(spainRow{oneTrial: true}, opt))
 }
 
 // SpainTable2 reproduces Table 2: the VLANs the packing needs, with the
