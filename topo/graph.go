@@ -210,6 +210,10 @@ const MaxTotalPorts = 2*MaxLinks + 2*MaxNodes
 type Builder struct {
 	g     Graph
 	ports [][]LinkID // per node, while building
+	// slots is the sum of len(ports[n]): port tables grow up to the
+	// highest port a link names, so it is bounded as they grow (a link on
+	// port 65535 costs 256 KB; Graph's check would come too late).
+	slots int
 	err   error
 }
 
@@ -330,8 +334,16 @@ func (b *Builder) ConnectPorts(a, c End, rate int64, delay element.Time) LinkID 
 	id := LinkID(len(b.g.links))
 	for _, e := range []End{a, c} {
 		ps := b.ports[e.Node]
-		for len(ps) < int(e.Port) {
-			ps = append(ps, NoLink)
+		if grow := int(e.Port) - len(ps); grow > 0 {
+			if b.slots+grow > MaxTotalPorts {
+				b.fail(fmt.Errorf("topo: %s port %d: %w: more than %d ports in all", b.g.nodes[e.Node].Name, e.Port, ErrTooLarge, MaxTotalPorts))
+				return NoLink
+			}
+			b.slots += grow
+			ps = slices.Grow(ps, grow)
+			for range grow {
+				ps = append(ps, NoLink)
+			}
 		}
 		if ps[e.Port-1] != NoLink {
 			b.fail(fmt.Errorf("topo: %s port %d: %w", b.g.nodes[e.Node].Name, e.Port, ErrPortInUse))
