@@ -120,14 +120,25 @@ func LeafSpine(s, l, h int) (*Graph, error) {
 	return leafSpine(fmt.Sprintf("leafspine:%d,%d,%d", s, l, h), s, l, h, DefaultRate)
 }
 
+// larger names the field whose term is the larger of a sum that went over a
+// limit: the one to blame.
+func larger(a string, x int, b string, y int) string {
+	if y > x {
+		return b
+	}
+	return a
+}
+
 func leafSpine(name string, s, l, h int, rate int64) (*Graph, error) {
 	switch {
 	case s < 1:
 		return nil, badArg("S", "need at least 1 spine, got %d", s)
 	case l < 1:
 		return nil, badArg("L", "need at least 1 leaf, got %d", l)
-	case s+h > MaxPorts || l > MaxPorts:
-		return nil, badArg("H", "a switch would have more than %d ports", MaxPorts)
+	case l > MaxPorts:
+		return nil, badArg("L", "a spine would have more than %d ports (one per leaf)", MaxPorts)
+	case s+h > MaxPorts:
+		return nil, badArg(larger("S", s, "H", h), "a leaf would have more than %d ports (S spines + H hosts)", MaxPorts)
 	}
 	if err := checkSize(float64(s)+float64(l)*float64(1+h), float64(l)*float64(s+h)); err != nil {
 		return nil, err
@@ -162,7 +173,7 @@ func HyperX(k, t int) (*Graph, error) {
 		return nil, badArg("k", "need at least 1 switch per dimension, got %d", k)
 	}
 	if t+2*(k-1) > MaxPorts {
-		return nil, badArg("T", "a switch would have more than %d ports", MaxPorts)
+		return nil, badArg(larger("k", 2*(k-1), "T", t), "a switch would have more than %d ports (2(k-1) peers + T hosts)", MaxPorts)
 	}
 	if err := checkSize(float64(k)*float64(k)*float64(1+t), float64(k)*float64(k)*float64(k-1+t)); err != nil {
 		return nil, err
@@ -263,8 +274,12 @@ func CiscoDCHosts(m, a, h int) (*Graph, error) {
 		return nil, badArg("m", "need at least 1 aggregation module, got %d", m)
 	case a < 1:
 		return nil, badArg("a", "need at least 1 access pair per module, got %d", a)
-	case 2*m+1 > MaxPorts || 2*a+3 > MaxPorts || h+3 > MaxPorts:
-		return nil, badArg("m", "a switch would have more than %d ports", MaxPorts)
+	case 2*m+1 > MaxPorts:
+		return nil, badArg("m", "a core switch would have more than %d ports (2m+1)", MaxPorts)
+	case 2*a+3 > MaxPorts:
+		return nil, badArg("a", "an aggregation switch would have more than %d ports (2a+3)", MaxPorts)
+	case h+3 > MaxPorts:
+		return nil, badArg("H", "an access switch would have more than %d ports (H+3)", MaxPorts)
 	}
 	if err := checkSize(2+2*float64(m)+2*float64(m)*float64(a)*float64(1+h), 1+5*float64(m)+float64(m)*float64(a)*float64(5+2*h)); err != nil {
 		return nil, err

@@ -342,6 +342,12 @@ func TestJellyfish(t *testing.T) {
 func TestSpecErrors(t *testing.T) {
 	for spec, want := range map[string]string{
 		"fattree:3":                   `topo: spec "fattree:3": p: bad value: must be even and at least 2, got 3`,
+		"leafspine:70000,1,1":         `topo: spec "leafspine:70000,1,1": S: bad value: a leaf would have more than 65535 ports (S spines + H hosts)`,
+		"leafspine:1,70000,1":         `topo: spec "leafspine:1,70000,1": L: bad value: a spine would have more than 65535 ports (one per leaf)`,
+		"leafspine:1,1,70000":         `topo: spec "leafspine:1,1,70000": H: bad value: a leaf would have more than 65535 ports (S spines + H hosts)`,
+		"hyperx:2,70000":              `topo: spec "hyperx:2,70000": T: bad value: a switch would have more than 65535 ports (2(k-1) peers + T hosts)`,
+		"ciscodc:40000,1":             `topo: spec "ciscodc:40000,1": m: bad value: a core switch would have more than 65535 ports (2m+1)`,
+		"ciscodc:1,40000":             `topo: spec "ciscodc:1,40000": a: bad value: an aggregation switch would have more than 65535 ports (2a+3)`,
 		"fattree:x":                   `topo: spec "fattree:x": p: bad topology spec: "x" is not an integer`,
 		"fattree":                     `topo: spec "fattree": bad topology spec: fattree needs arguments p`,
 		"fattree:4,4":                 `topo: spec "fattree:4,4": bad topology spec: fattree takes 1 value (p), got 2`,
@@ -468,5 +474,43 @@ func TestTotalPortsLimit(t *testing.T) {
 	}
 	if _, err := b.Graph(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHighPortLinksLimit: links that name the highest port grow the port
+// tables to it, so they are refused as soon as the tables would pass
+// MaxTotalPorts, at the link that does it, not after the file is read
+// (each such link costs 2 × 256 KB). A file of 1,000 of them once took
+// 450 MB before Graph refused it.
+func TestHighPortLinksLimit(t *testing.T) {
+	b := NewBuilder("ports")
+	n := MaxTotalPorts/MaxPorts + 2
+	ids := make([]NodeID, n)
+	for i := range n {
+		ids[i] = b.AddNode("s"+itoa(i), Switch)
+	}
+	links := 0
+	for i := 0; i+1 < n; i += 2 {
+		if b.ConnectPorts(End{ids[i], MaxPorts}, End{ids[i+1], MaxPorts}, DefaultRate, DefaultDelay) == NoLink {
+			break
+		}
+		links++
+	}
+	if want := MaxTotalPorts / MaxPorts / 2; links != want {
+		t.Errorf("%d links on port %d accepted, want %d", links, MaxPorts, want)
+	}
+	if b.slots > MaxTotalPorts {
+		t.Errorf("port tables hold %d slots, more than %d", b.slots, MaxTotalPorts)
+	}
+	if _, err := b.Graph(); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Graph: %v, want ErrTooLarge", err)
+	}
+	// Below the limit, high ports stay legal.
+	b = NewBuilder("ports")
+	x, y := b.AddNode("x", Switch), b.AddNode("y", Switch)
+	b.ConnectPorts(End{x, MaxPorts}, End{y, 1}, DefaultRate, DefaultDelay)
+	g, err := b.Graph()
+	if err != nil || g.Node(x).Ports != MaxPorts {
+		t.Fatalf("one link on port %d: %v", MaxPorts, err)
 	}
 }
