@@ -52,7 +52,59 @@ topology files, scenarios).`,
 	for _, mk := range commands {
 		root.AddCommand(mk())
 	}
+	for _, c := range root.Commands() {
+		refuseUnknownSubcommands(c)
+	}
+	root.SetHelpCommand(newHelpCmd())
 	return root
+}
+
+// refuseUnknownSubcommands makes a command that only groups others (topo,
+// plan) print its help when called alone and refuse anything else with exit
+// code 2: cobra would print the help for "topo shwo" too, and exit 0.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2 // cobra's default at the root
+	}
+	c.RunE = func(c *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return c.Help()
+		}
+		return badInput(fmt.Errorf("unknown command %q for %q%s (see '%s --help')", args[0], c.CommandPath(), didYouMean(c, args[0]), c.CommandPath()))
+	}
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+}
+
+// didYouMean is cobra's suggestion for a mistyped subcommand, if any.
+func didYouMean(c *cobra.Command, arg string) string {
+	if s := c.SuggestionsFor(arg); len(s) > 0 {
+		return fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return ""
+}
+
+// newHelpCmd is cobra's help command, except that an unknown topic is bad
+// input (exit 2), not a line on stdout and success.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  `help prints the help of any command: "edgefabric help plan spain".`,
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return badInput(fmt.Errorf("unknown help topic %q (see 'edgefabric --help')", strings.Join(args, " ")))
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		},
+	}
 }
 
 // run executes the CLI and returns the process exit code.

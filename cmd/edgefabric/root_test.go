@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUnknownSubcommand: a mistyped subcommand under a group (topo, plan)
+// or an unknown help topic is bad input, exit 2 with one line on stderr;
+// cobra alone printed the group's help and exited 0. A group alone and
+// help on a real command still print help and succeed.
+func TestUnknownSubcommand(t *testing.T) {
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"topo", "shwo", "fattree:4"}, "edgefabric: unknown command \"shwo\" for \"edgefabric topo\"; did you mean \"show\"? (see 'edgefabric topo --help')\n"},
+		{[]string{"plan", "spian", "fattree:4"}, "edgefabric: unknown command \"spian\" for \"edgefabric plan\"; did you mean \"spain\"? (see 'edgefabric plan --help')\n"},
+		{[]string{"plan", "axon"}, "edgefabric: unknown command \"axon\" for \"edgefabric plan\" (see 'edgefabric plan --help')\n"},
+		{[]string{"help", "bogus"}, "edgefabric: unknown help topic \"bogus\" (see 'edgefabric --help')\n"},
+		{[]string{"help", "topo", "shwo"}, "edgefabric: unknown help topic \"topo shwo\" (see 'edgefabric --help')\n"},
+	}
+	for _, c := range bad {
+		code, out, errOut := topoCLI(c.args...)
+		if code != 2 || out != "" || errOut != c.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr\n got  %q\n want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	good := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"topo"}, "topo builds a topology"},
+		{[]string{"plan"}, "plan computes the offline"},
+		{[]string{"help", "plan", "spain"}, "spain computes SPAIN's offline configuration"},
+		{[]string{"help"}, "edgefabric builds, runs and measures"},
+	}
+	for _, c := range good {
+		code, out, errOut := topoCLI(c.args...)
+		if code != 0 || !strings.HasPrefix(out, c.want) || errOut != "" {
+			t.Errorf("%v: exit %d, stdout %.60q, stderr %q", c.args, code, out, errOut)
+		}
+	}
+}
