@@ -63,6 +63,15 @@ type DemoReport struct {
 	Recovered        bool      `json:"recovered"`
 }
 
+// ErrBadInput marks the errors Demo returns for its input (a topology it
+// cannot resolve or run DumbNet on, an unknown engine): the CLI exits 2 on
+// them. The errors keep their own messages.
+var ErrBadInput = errors.New("bad input")
+
+type inputError struct{ error }
+
+func (e inputError) Unwrap() []error { return []error{e.error, ErrBadInput} }
+
 // Demo runs the demo and returns its report. The emulator path needs root;
 // with Engine "" it falls back to the simulator and says so in Note.
 func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
@@ -77,15 +86,29 @@ func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
 	}
 	g, err := topo.Resolve(o.Topology, o.Seed)
 	if err != nil {
-		return nil, err
+		return nil, inputError{err}
 	}
 	if len(g.Nodes(topo.Host)) < 2 {
-		return nil, fmt.Errorf("demo: %s has fewer than two hosts", o.Topology)
+		return nil, inputError{fmt.Errorf("demo: %s has fewer than two hosts", o.Topology)}
+	}
+	if err := dumbnet.CheckTopology(g); err != nil {
+		return nil, inputError{err}
+	}
+	// The failover step fails a switch-to-switch link on the iperf3 path:
+	// its two hosts must hang off different switches.
+	a, b := farHosts(g)
+	ea, okA := g.Peer(a, 1)
+	eb, okB := g.Peer(b, 1)
+	switch {
+	case !okA || !okB:
+		return nil, inputError{fmt.Errorf("demo: %s: host %s or %s is cabled to nothing", o.Topology, g.Node(a).Name, g.Node(b).Name)}
+	case ea.Node == eb.Node:
+		return nil, inputError{fmt.Errorf("demo: %s has no switch-to-switch link between %s and %s to fail", o.Topology, g.Node(a).Name, g.Node(b).Name)}
 	}
 	rep := &DemoReport{Topology: o.Topology, ExpectedHosts: len(g.Nodes(topo.Host))}
 	want, err := dumbnet.Expected(g)
 	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
+		return nil, inputError{fmt.Errorf("demo: %w", err)}
 	}
 	rep.ExpectedSwitches, rep.ExpectedLinks = len(want.Switches), len(want.Links)
 	rep.ExpectedHosts = len(want.Hosts)
@@ -104,7 +127,7 @@ func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
 		}
 	case "sim":
 	default:
-		return nil, fmt.Errorf("demo: unknown engine %q (emu or sim)", engine)
+		return nil, inputError{fmt.Errorf("demo: unknown engine %q (emu or sim)", engine)}
 	}
 	rep.Engine = engine
 	if engine == "emu" {

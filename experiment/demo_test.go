@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
@@ -48,9 +49,10 @@ func TestDemoBadInput(t *testing.T) {
 		{Engine: "sim", Topology: "fattree:3"},
 		{Engine: "bogus"},
 		{Engine: "sim", Topology: "line:1"},
+		{Engine: "sim", Topology: "bcube:2,1"},
 	} {
-		if _, err := Demo(context.Background(), o); err == nil {
-			t.Errorf("Demo(%+v) succeeded", o)
+		if _, err := Demo(context.Background(), o); !errors.Is(err, ErrBadInput) {
+			t.Errorf("Demo(%+v): %v, want ErrBadInput", o, err)
 		}
 	}
 }

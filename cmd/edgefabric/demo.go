@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -37,7 +38,9 @@ scenario in the simulator (TCP model instead of iperf3, a 1 ms UDP probe
 stream instead of ping) and says so.
 
 The exit code is 0 when the topology was found exactly, every pair answered
-and traffic recovered after the failure; 1 otherwise.`,
+and traffic recovered after the failure; 1 otherwise; 2 for bad input (a
+topology that cannot be resolved, has fewer than two hosts, relays traffic
+in hosts, or has no switch-to-switch link between the iperf3 hosts).`,
 		Example: `  sudo edgefabric demo
   edgefabric demo --engine sim --json
   sudo edgefabric demo --topology leafspine:2,4,2`,
@@ -54,6 +57,9 @@ and traffic recovered after the failure; 1 otherwise.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			rep, err := experiment.Demo(ctx, o)
+			if errors.Is(err, experiment.ErrBadInput) {
+				return badInput(err)
+			}
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,22 @@ import (
 // ErrBadParam is returned by New for a parameter it cannot use.
 var ErrBadParam = errors.New("bad parameter")
 
+// CheckTopology reports why DumbNet cannot run on g, if it cannot: a
+// switch with more ports than a one-byte tag names, or a host that relays
+// traffic (BCube's servers), since DumbNet forwards only in switches.
+func CheckTopology(g *topo.Graph) error {
+	for i := range g.NumNodes() {
+		nd := g.Node(topo.NodeID(i))
+		switch {
+		case nd.Kind == topo.Switch && nd.Ports > 254:
+			return fmt.Errorf("dumbnet: switch %q has %d ports; a one-byte tag names at most 254", nd.Name, nd.Ports)
+		case nd.Kind != topo.Switch && nd.Relay:
+			return fmt.Errorf("dumbnet: host %q relays traffic (BCube); DumbNet forwards only in switches", nd.Name)
+		}
+	}
+	return nil
+}
+
 // Register adds the dumbnet scheme to r.
 func Register(r *scheme.Registry) error {
 	return r.Register(scheme.Scheme{
@@ -115,6 +131,9 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 			return nil, fmt.Errorf("dumbnet: %w: %s=%q: %v", ErrBadParam, k, v, err)
 		}
 	}
+	if err := CheckTopology(g); err != nil {
+		return nil, err
+	}
 	hosts := g.Nodes(topo.Host)
 	if len(hosts) == 0 {
 		return nil, fmt.Errorf("dumbnet: %w: topology %q has no host to run the controller", ErrBadParam, g.Name)
@@ -139,17 +158,11 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 	for i := range g.NumNodes() {
 		n := topo.NodeID(i)
 		nd := g.Node(n)
-		switch {
-		case nd.Kind == topo.Switch:
-			if nd.Ports > 254 {
-				return nil, fmt.Errorf("dumbnet: switch %q has %d ports; a one-byte tag names at most 254", nd.Name, nd.Ports)
-			}
+		if nd.Kind == topo.Switch {
 			if _, set := opts.Params["maxports"]; !set {
 				maxPorts = max(maxPorts, nd.Ports)
 			}
 			f.switches[n] = NewSwitch(SwitchID(n), hops, suppress)
-		case nd.Relay:
-			return nil, fmt.Errorf("dumbnet: host %q relays traffic (BCube); DumbNet forwards only in switches", nd.Name)
 		}
 	}
 	base.MaxPorts = maxPorts

@@ -1,0 +1,24 @@
+package main
+
+import "testing"
+
+// TestDemoBadInput: a topology the demo cannot run on is bad input, exit 2
+// with one line, before anything starts (it once exited 1).
+func TestDemoBadInput(t *testing.T) {
+	cases := []struct {
+		topology, want string
+	}{
+		{"fattree:3", "edgefabric: topo: spec \"fattree:3\": p: bad value: must be even and at least 2, got 3\n"},
+		{"bcube:2,1", "edgefabric: dumbnet: host \"h1\" relays traffic (BCube); DumbNet forwards only in switches\n"},
+		{"line:1", "edgefabric: demo: line:1 has no switch-to-switch link between h1 and h2 to fail\n"},
+	}
+	for _, c := range cases {
+		code, out, errOut := topoCLI("demo", "--engine", "sim", "-q", "--topology", c.topology)
+		if code != 2 || out != "" || errOut != c.want {
+			t.Errorf("%s: exit %d, stdout %q, stderr\n got  %q\n want %q", c.topology, code, out, errOut, c.want)
+		}
+	}
+	if code, _, errOut := topoCLI("demo", "--engine", "warp"); code != 2 || errOut != "edgefabric: --engine \"warp\": want emu or sim\n" {
+		t.Errorf("--engine warp: exit %d, %q", code, errOut)
+	}
+}
