@@ -177,7 +177,7 @@ See docs/spain-plan.md.`,
 
 func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	fmt.Fprintf(w, "SPAIN plan for %s\n", p.Topology)
-	fmt.Fprintf(w, "  edge switches     %d (%d pairs), fabric links %d\n", p.EdgeNodes, p.Pairs, p.FabricLinks)
+	fmt.Fprintf(w, "  edge switches     %d (%s), fabric links %d\n", p.EdgeNodes, plural(p.Pairs, "pair"), p.FabricLinks)
 	fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
 	fmt.Fprintf(w, "  paths             %d (ties %s)\n", p.NumPaths, p.Ties)
 	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s)\n", p.NumVLANs, p.Root)
@@ -200,12 +200,21 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	if vlans {
 		for _, v := range p.VLANs {
 			fmt.Fprintf(w, "  VLAN %d:", v.ID)
-			for _, l := range v.Links {
-				fmt.Fprintf(w, " %s-%s", l[0], l[1])
+			// With the port numbers: they tell parallel links apart.
+			for i, l := range v.Links {
+				fmt.Fprintf(w, " %s:%d-%s:%d", l[0], v.Ports[i][0], l[1], v.Ports[i][1])
 			}
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// plural is "1 pair" or "n pairs".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // parseKFlag reads --k: "alpha" (any case, or α) is 0, Compute's α;
