@@ -184,13 +184,17 @@ type portID struct {
 
 // query is a path query in flight and what waits for it.
 type query struct {
-	id     uint32
-	dst    wire.MAC
-	dstIP  netip.Addr
-	tries  int
-	cancel func()
-	frames [][]byte
-	arps   []wire.ARP
+	id uint32
+	// version is the TopoCache's version when the query was first sent:
+	// the controller answers later, so its reply can carry no lower one
+	// unless the cache's came from a forged patch (pathReply).
+	version uint64
+	dst     wire.MAC
+	dstIP   netip.Addr
+	tries   int
+	cancel  func()
+	frames  [][]byte
+	arps    []wire.ARP
 }
 
 type flowlet struct {
@@ -499,7 +503,7 @@ func (a *Agent) hold(dst wire.MAC, ip netip.Addr, frame []byte, arp *wire.ARP) {
 	fresh := q == nil
 	if fresh {
 		a.qid++
-		q = &query{id: a.qid, dst: dst, dstIP: ip}
+		q = &query{id: a.qid, version: a.cache.version, dst: dst, dstIP: ip}
 		a.queries[q.id] = q
 		if dst != (wire.MAC{}) {
 			a.byDst[dst] = q
@@ -850,6 +854,16 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 		return
 	}
 	a.forget(q)
+	if m.Version < q.version {
+		// The controller's version only grows and it answered after the
+		// query left, when the cache already had q.version: a version it
+		// never issued (a patch forged with its MAC) got in. Its answer is
+		// the authority: without this, one forged patch with a huge
+		// version would make every real patch stale and keep the links
+		// it failed down for good.
+		a.c.Inc("version_reset")
+		a.cache.resetVersion()
+	}
 	a.cache.Merge(m)
 	e, err := a.cache.fill(m.Dst, a.cfg.K)
 	if err != nil {
@@ -1001,6 +1015,16 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 	a.patchedAt = a.env.Now()
 	for _, l := range m.Links {
 		up := l.Flags&wire.LinkUp != 0
+		if up {
+			// The controller says it works: a down notification this host
+			// saw for it (refuted, or long repaired) must not make the
+			// next real one look like a repeat.
+			for _, id := range []portID{{l.A, l.APort}, {l.B, l.BPort}} {
+				if a.evState[id] == wire.PortDown {
+					a.evState[id] = wire.PortUp
+				}
+			}
+		}
 		i, ok := a.cache.g.idx[l.A]
 		if !ok {
 			continue

@@ -300,3 +300,60 @@ func TestAgentFragmentationNeeded(t *testing.T) {
 		t.Fatalf("too big without DF: %v", a.Counters())
 	}
 }
+
+// TestAgentRecoversFromForgedPatchVersion: a patch forged with the
+// controller's MAC and a huge version fails both first hops. The real
+// controller's next answer to this host's query carries a lower version
+// than the cache had when the query left, which a real controller cannot
+// do: the cache takes the answer's version and links, and real patches are
+// applied again (before, every later patch was stale and the links stayed
+// down for good).
+func TestAgentRecoversFromForgedPatchVersion(t *testing.T) {
+	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 1})
+	env := newFakeEnv()
+	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+	a.setController(macB, []uint8{3, 1})
+	links := []wire.DumbNetLink{
+		{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
+		{A: 2, APort: 2, B: 4, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
+		{A: 1, APort: 2, B: 3, BPort: 1, Flags: wire.LinkUp | wire.LinkBackup},
+		{A: 3, APort: 2, B: 4, BPort: 2, Flags: wire.LinkUp | wire.LinkBackup},
+	}
+	answer := func(version uint64) {
+		t.Helper()
+		q := a.byDst[macB]
+		if q == nil {
+			t.Fatal("no query outstanding")
+		}
+		a.pathReply(&wire.DumbNetPathReply{QueryID: q.id, Version: version, Src: macA, Dst: macB, SrcSwitch: 1, SrcPort: 9, DstSwitch: 4, DstPort: 9, Links: links})
+	}
+	a.hold(macB, netip.Addr{}, nil, nil)
+	answer(1)
+	if a.table.Lookup(macB) == nil {
+		t.Fatal("no entry after the first answer")
+	}
+	a.topoPatch(&wire.DumbNetTopoPatch{Version: 1 << 62, Links: []wire.DumbNetLink{
+		{A: 1, APort: 1, B: 2, BPort: 1}, {A: 1, APort: 2, B: 3, BPort: 1}}})
+	if a.table.Lookup(macB) != nil || a.byDst[macB] == nil {
+		t.Fatal("the forged patch did not send the host back to the controller")
+	}
+	// A real patch is stale against the forged version...
+	a.topoPatch(&wire.DumbNetTopoPatch{Version: 2, Links: []wire.DumbNetLink{{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp}}})
+	if a.Counters()["patch_stale"] != 1 {
+		t.Fatalf("counters %v, want patch_stale 1", a.Counters())
+	}
+	// ...until the controller's answer, which resets it.
+	answer(3)
+	c := a.Counters()
+	if e := a.table.Lookup(macB); e == nil || !bytes.Equal(e.Paths[0], []uint8{1, 2, 9}) {
+		t.Fatalf("entry after the real answer %+v, counters %v", e, c)
+	}
+	if c["version_reset"] != 1 || a.cache.version != 3 {
+		t.Fatalf("version_reset %d, cache version %d; want 1, 3", c["version_reset"], a.cache.version)
+	}
+	applied := c["patches_applied"]
+	a.topoPatch(&wire.DumbNetTopoPatch{Version: 4, Links: []wire.DumbNetLink{{A: 2, APort: 2, B: 4, BPort: 1}}})
+	if a.Counters()["patches_applied"] != applied+1 {
+		t.Fatalf("a real patch after the reset was not applied: %v", a.Counters())
+	}
+}

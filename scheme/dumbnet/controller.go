@@ -60,6 +60,10 @@ type Controller struct {
 	treeDist []int32
 	treeVer  uint64
 
+	// downChecks are the links reported down whose check probe is out
+	// (by their lower end, linkKey): booked down if it times out.
+	downChecks map[uint64]bool
+
 	deferred []deferredQuery
 	// nextHostScan rate-limits rescans for missed hosts.
 	nextHostScan element.Time
@@ -81,7 +85,7 @@ type deferredQuery struct {
 const maxDeferred = 4096
 
 func newController(a *Agent, st Store) *Controller {
-	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC)}
+	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[uint64]bool)}
 	c.disc = newDiscovery(a, false)
 	c.disc.onDone = c.discovered
 	return c
@@ -349,7 +353,10 @@ func cmpU64(a, b uint64) int {
 // (directly from a switch or through the hosts' flood) and floods the
 // topology patch (DumbNet §4.2 stage 2). A link coming back is verified
 // with a probe first ("the controller will probe the ports to discover
-// and verify the newly added links").
+// and verify the newly added links"). So is a link reported down: the
+// report may come from any host (the flood relays hosts' word), and one
+// forged report would otherwise take a working link out of every host's
+// view for good, since no switch would ever report it up again.
 func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 	if !c.ready {
 		return
@@ -372,7 +379,61 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		c.verifyLink(i, port)
 		return
 	}
-	c.setLink(i, port, false)
+	c.checkDown(i, port)
+}
+
+// linkKey names a link by its end on the lower switch index (then port),
+// so that reports from both ends meet.
+func (c *Controller) linkKey(i int32, port uint16) uint64 {
+	pe := c.g.peerOf(i, port)
+	if pe.sw >= 0 && (pe.sw < i || pe.sw == i && pe.port < port) {
+		i, port = pe.sw, pe.port
+	}
+	return uint64(i)<<16 | uint64(port)
+}
+
+// checkDown sends a link reported down the probe verifyLink sends (out
+// through it and back) and books it down only if no answer comes within
+// the probe wait; an answer refutes the report (linkDownRefuted). The
+// patch, stage 2, comes that much later; hosts route around the link at
+// once anyway (stage 1).
+func (c *Controller) checkDown(i int32, port uint16) {
+	k := c.linkKey(i, port)
+	if c.downChecks[k] {
+		return // the other end's report, or a repeat: one check
+	}
+	pe := c.g.peerOf(i, port)
+	fwd, ret, ok := c.switchPaths(i)
+	if !ok {
+		c.setLink(i, port, false) // no way to the switch to check from
+		return
+	}
+	c.downChecks[k] = true
+	path := slices.Concat(fwd, []uint8{uint8(port), uint8(pe.port), wire.DumbNetQuery}, ret)
+	c.disc.send(probeRec{kind: kindLinkDown, sw: i, p: port, q: pe.port, nid: c.g.ids[i], path: path})
+	c.a.env.After(c.disc.wait(), func() {
+		if !c.downChecks[k] {
+			return // answered
+		}
+		delete(c.downChecks, k)
+		c.a.c.Inc("ctrl_link_down_confirmed")
+		c.setLink(i, port, false)
+	})
+}
+
+// linkDownRefuted completes checkDown when the link answered: it works.
+// Hosts that believed the report (stage 1) routed around it, so a patch
+// tells them it is up.
+func (c *Controller) linkDownRefuted(i int32, port uint16) {
+	k := c.linkKey(i, port)
+	if !c.downChecks[k] {
+		return
+	}
+	delete(c.downChecks, k)
+	c.a.c.Inc("ctrl_link_down_refuted")
+	if pe := c.g.peerOf(i, port); pe.sw >= 0 && pe.up {
+		c.announce(i, port)
+	}
 }
 
 // heardFrom is called for every PM the controller's host answers: a
@@ -452,10 +513,17 @@ func (c *Controller) rescan(i int32, port uint16) {
 }
 
 func (c *Controller) setLink(i int32, port uint16, up bool) {
-	pe := c.g.peerOf(i, port)
 	if !c.g.setUp(i, port, up) {
 		return
 	}
+	c.announce(i, port)
+}
+
+// announce publishes a new version and floods a patch with the link's
+// state to every host.
+func (c *Controller) announce(i int32, port uint16) {
+	pe := c.g.peerOf(i, port)
+	up := pe.up
 	c.version++
 	c.publish()
 	var f wire.LinkFlags

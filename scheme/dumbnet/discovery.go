@@ -10,12 +10,13 @@ import (
 
 // Probe kinds: what a probing message (PM) was sent to learn.
 const (
-	kindRoot   uint8 = iota + 1 // 0-p-∅: the prober's own port and first switch
-	kindSwitch                  // fwd-p-0-q-ret: the switch behind port p, and whether its port q leads back
-	kindVerify                  // fwd-p-q-0-ret: which switch port q of that neighbour reaches
-	kindHost                    // fwd-p-ret: a host behind port p
-	kindRescan                  // like kindSwitch, for one port after a link-up notification
-	kindLinkUp                  // fwd-p-q-0-ret: the controller re-verifies a link reported up
+	kindRoot     uint8 = iota + 1 // 0-p-∅: the prober's own port and first switch
+	kindSwitch                    // fwd-p-0-q-ret: the switch behind port p, and whether its port q leads back
+	kindVerify                    // fwd-p-q-0-ret: which switch port q of that neighbour reaches
+	kindHost                      // fwd-p-ret: a host behind port p
+	kindRescan                    // like kindSwitch, for one port after a link-up notification
+	kindLinkUp                    // fwd-p-q-0-ret: the controller re-verifies a link reported up
+	kindLinkDown                  // fwd-p-q-0-ret: the controller checks a link reported down
 )
 
 // probeRec remembers an outstanding PM by its sequence number. Its path
@@ -27,7 +28,7 @@ type probeRec struct {
 	sw   int32 // discovered switch whose port is probed
 	p, q uint16
 	nid  uint64  // kindVerify: the neighbour the switch probe found
-	path []uint8 // kindLinkUp only
+	path []uint8 // kindLinkUp and kindLinkDown only
 	sent element.Time
 }
 
@@ -151,7 +152,7 @@ func (d *discovery) pathOf(rec probeRec) []uint8 {
 	switch rec.kind {
 	case kindRoot:
 		p = append(p, wire.DumbNetQuery, uint8(rec.p))
-	case kindLinkUp:
+	case kindLinkUp, kindLinkDown:
 		p = append(p, rec.path...)
 	default:
 		s := d.sws[rec.sw]
@@ -346,6 +347,11 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 		delete(d.pending, pm.Seq)
 		if m.SwitchID == rec.nid && d.a.ctrl != nil {
 			d.a.ctrl.linkUpVerified(rec.sw, rec.p)
+		}
+	case kindLinkDown:
+		delete(d.pending, pm.Seq)
+		if m.SwitchID == rec.nid && d.a.ctrl != nil {
+			d.a.ctrl.linkDownRefuted(rec.sw, rec.p)
 		}
 	default:
 		d.a.c.Inc("drop_unmatched_reply")

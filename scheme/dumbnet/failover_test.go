@@ -127,6 +127,12 @@ func TestFailoverBackupPath(t *testing.T) {
 	if down != 1 {
 		t.Fatalf("controller has %d links down, want 1", down)
 	}
+	// It checked the report with a probe first, which found no way through
+	// (both ends reported it: one check).
+	ctrl := l.f.Agent(l.f.ControllerNode()).Counters()
+	if ctrl["ctrl_link_down_confirmed"] != 1 || ctrl["ctrl_link_down_refuted"] != 0 {
+		t.Errorf("controller checks: confirmed %d, refuted %d; want 1, 0", ctrl["ctrl_link_down_confirmed"], ctrl["ctrl_link_down_refuted"])
+	}
 	for _, h := range l.g.Nodes(topo.Host) {
 		if h == l.f.ControllerNode() {
 			continue

@@ -131,11 +131,70 @@ func TestForgedFramesDroppedAndCounted(t *testing.T) {
 		}
 	}
 
+	// A forged "link down" from the rogue, flooded to the controller as a
+	// host would: the controller probes the link, finds it working and
+	// tells every host so; nothing stays down.
+	ctrlNode := f.ControllerNode()
+	cmac, _, _ := g.HostAddr(ctrlNode)
+	victimLink := f.Controller().Topology().Links[0]
+	notify := &wire.DumbNetHostNotify{Origin: wire.MAC{0x02, 0xba, 0xd0, 0, 0, 9}, Seq: 1, SwitchID: victimLink.A, Port: victimLink.APort, State: wire.PortDown}
+	ctrlBefore := f.Agent(ctrlNode).Counters()
+	s.At(s.Now(), func() {
+		fg.env.Send(1, ctrlFrame(t, wire.MAC(cmac), src, hostTags(t, g, rogue, ctrlNode), notify))
+	})
+	s.Run(s.Now() + element.Second)
+	ctrl := f.Agent(ctrlNode).Counters()
+	if d := ctrl["host_notify_received"] - ctrlBefore["host_notify_received"]; d != 1 {
+		t.Fatalf("the forged notification did not reach the controller (%d)", d)
+	}
+	if ctrl["ctrl_link_down_refuted"] != 1 || ctrl["ctrl_link_down_confirmed"] != 0 {
+		t.Errorf("controller checks: refuted %d, confirmed %d; want 1, 0", ctrl["ctrl_link_down_refuted"], ctrl["ctrl_link_down_confirmed"])
+	}
+	for _, tl := range f.Controller().Topology().Links {
+		if !tl.Up {
+			t.Errorf("link %+v down after a forged report", tl)
+		}
+	}
+
 	// The fabric keeps working among the honest hosts.
 	ok, total, failed := l.pingAll(t)
 	if ok != total {
 		t.Fatalf("%d/%d pairs answered after forged input; failed: %v", ok, total, failed)
 	}
+}
+
+// hostTags returns the DumbNet tags from host a's switch to host b: a
+// shortest switch path, each switch's output port, then b's port.
+func hostTags(t *testing.T, g *topo.Graph, a, b topo.NodeID) []uint8 {
+	t.Helper()
+	ea, _ := g.Peer(a, 1)
+	eb, _ := g.Peer(b, 1)
+	type step struct {
+		prev topo.NodeID
+		port topo.Port
+	}
+	from := map[topo.NodeID]step{ea.Node: {-1, 0}}
+	queue := []topo.NodeID{ea.Node}
+	for len(queue) > 0 && queue[0] != eb.Node {
+		v := queue[0]
+		queue = queue[1:]
+		for p := topo.Port(1); int(p) <= g.Node(v).Ports; p++ {
+			w, ok := g.Peer(v, p)
+			if _, seen := from[w.Node]; !ok || seen || g.Node(w.Node).Kind != topo.Switch {
+				continue
+			}
+			from[w.Node] = step{v, p}
+			queue = append(queue, w.Node)
+		}
+	}
+	if _, ok := from[eb.Node]; !ok {
+		t.Fatalf("no switch path from %s to %s", g.Node(a).Name, g.Node(b).Name)
+	}
+	tags := []uint8{uint8(eb.Port)}
+	for v := eb.Node; from[v].prev >= 0; v = from[v].prev {
+		tags = append([]uint8{uint8(from[v].port)}, tags...)
+	}
+	return tags
 }
 
 func hostIP(g *topo.Graph, n topo.NodeID) netip.Addr {

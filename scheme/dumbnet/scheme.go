@@ -57,7 +57,7 @@ type Fabric struct {
 //	controller=NAME  host running the controller (default: a host whose Role
 //	                 is "controller", else the first host)
 //	k=N              shortest paths per destination in the PathTable (4)
-//	s=N, eps=N       Algorithm 1's detour window and slack (2, 2)
+//	s=N, eps=N       Algorithm 1's detour window and slack (2, 0)
 //	hops=N           hop limit of switch port notifications (5)
 //	suppress=DUR     per-port alarm suppression window (1s)
 //	flowlets=BOOL    flowlet load balancing (false); flowletgap=DUR (500us)
