@@ -426,6 +426,10 @@ func (h *Host) receiveIPv4(src wire.MAC, b []byte) {
 		h.ctr.Inc(reason)
 		return
 	}
+	if !h.validSource(ip.src) {
+		h.ctr.Inc("drop_ip_bad_source")
+		return
+	}
 	dst := netip.AddrFrom4(ip.dst)
 	if !h.acceptsIP(dst, &ip) {
 		h.ctr.Inc("drop_ip_not_for_us")
@@ -458,6 +462,21 @@ func (h *Host) acceptsIP(dst netip.Addr, ip *ipv4) bool {
 		return true
 	}
 	return h.dhcp != nil && !h.ip.IsValid() && ip.proto == protoUDP
+}
+
+// validSource reports whether src may be the source of a packet this host
+// accepts (RFC 1122 §3.2.1.3): not a broadcast (limited, or the subnet's),
+// multicast, class E or loopback address. A reply to such a source would
+// be broadcast or go nowhere: one forged frame would make the host flood
+// the segment. 0.0.0.0 stays legal (a DHCP client before its lease).
+func (h *Host) validSource(src [4]byte) bool {
+	switch {
+	case src[0] >= 224, src[0] == 127:
+		return false
+	case h.ip.IsValid() && netip.AddrFrom4(src) == broadcastOf(h.Prefix()):
+		return false
+	}
+	return true
 }
 
 func broadcastOf(p netip.Prefix) netip.Addr {

@@ -66,6 +66,14 @@ func tcpHdr(sport, dport uint16, seq, ack uint32, flags uint8, opts []byte) []by
 	return t
 }
 
+// fromSource rewrites a frame's IPv4 source and fixes its checksums.
+func fromSource(f []byte, a, b, c, d byte) []byte {
+	copy(f[ethLen+12:], []byte{a, b, c, d})
+	fixIP(f)
+	fixL4(f)
+	return f
+}
+
 // Every kind of bad frame is dropped and counted under its own name.
 func TestMalformedFramesCounted(t *testing.T) {
 	n, a, b, _, _ := pair(t, gbps, us, nil)
@@ -90,6 +98,12 @@ func TestMalformedFramesCounted(t *testing.T) {
 		{"ip checksum", 1, func() []byte { f := udp(okUDP); f[ethLen+10] ^= 0xff; return f }, "drop_ip_bad_checksum"},
 		{"fragment", 1, func() []byte { f := udp(okUDP); f[ethLen+6] = 0x20; fixIP(f); return f }, "drop_ip_fragment"},
 		{"not our IP", 1, func() []byte { f := udp(okUDP); f[ethLen+19] = 77; fixIP(f); return f }, "drop_ip_not_for_us"},
+		// Sources a reply could not go back to (RFC 1122 §3.2.1.3): the
+		// echo would be broadcast, a SYN would open a connection to all.
+		{"source limited broadcast", 1, func() []byte { return fromSource(frameTo(a, b, protoICMP, []byte{8, 0, 0, 0, 0, 1, 0, 1}), 255, 255, 255, 255) }, "drop_ip_bad_source"},
+		{"source subnet broadcast", 1, func() []byte { return fromSource(frameTo(a, b, protoTCP, tcpHdr(1000, 80, 1, 0, flagSYN, nil)), 10, 0, 0, 255) }, "drop_ip_bad_source"},
+		{"source multicast", 1, func() []byte { return fromSource(udp(okUDP), 224, 0, 0, 1) }, "drop_ip_bad_source"},
+		{"source loopback", 1, func() []byte { return fromSource(udp(okUDP), 127, 0, 0, 1) }, "drop_ip_bad_source"},
 		{"proto", 1, func() []byte { return frameTo(a, b, 47, []byte{1, 2, 3, 4}) }, "drop_ip_proto"},
 		{"icmp short", 1, func() []byte { return frameTo(a, b, protoICMP, []byte{8, 0, 0}) }, "drop_icmp_truncated"},
 		{"icmp checksum", 1, func() []byte {
