@@ -842,8 +842,10 @@ func (c *TCPConn) segment(s *tcpSeg) {
 		return
 	case StateSynRcvd:
 		if s.flags&flagRST != 0 {
-			h.ctr.Inc("tcp_reset_in_syn_rcvd")
-			c.close()
+			if c.acceptReset(s) {
+				h.ctr.Inc("tcp_reset_in_syn_rcvd")
+				c.close()
+			}
 			return
 		}
 		if s.flags&flagSYN != 0 {
@@ -870,11 +872,8 @@ func (c *TCPConn) segment(s *tcpSeg) {
 		return
 	}
 	if s.flags&flagRST != 0 {
-		// RFC 5961 §3: only an exactly in-sequence reset is obeyed.
-		if s.seq == c.rseqOf(c.rcvNxt) {
+		if c.acceptReset(s) {
 			c.abort(ErrReset, false)
-		} else {
-			h.ctr.Inc("tcp_rst_out_of_window")
 		}
 		return
 	}
@@ -1069,6 +1068,25 @@ func (c *TCPConn) dupAck() {
 		c.cwnd = c.ssthresh + 3*mss
 		c.retransmitHead()
 	}
+}
+
+// acceptReset applies RFC 5961 §3.2 to a reset in any state but SYN-SENT:
+// only one exactly at RCV.NXT is obeyed; one elsewhere in the receive
+// window draws a challenge ACK, so that a peer that really lost the
+// connection answers with an exact reset (a receiver waiting on a hole
+// would otherwise stay ESTABLISHED for good); one outside is ignored.
+func (c *TCPConn) acceptReset(s *tcpSeg) bool {
+	switch d := s.seq - c.rseqOf(c.rcvNxt); {
+	case d == 0:
+		return true
+	case int64(d) < int64(c.h.cfg.TCP.RecvWindow):
+		c.h.ctr.Inc("tcp_rst_challenged")
+		c.h.ctr.Inc("tcp_challenge_ack")
+		c.sendAck()
+	default:
+		c.h.ctr.Inc("tcp_rst_out_of_window")
+	}
+	return false
 }
 
 // processData handles payload and FIN.

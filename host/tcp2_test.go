@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -109,8 +110,8 @@ func TestTimeWait(t *testing.T) {
 	}
 }
 
-// Resets: an exactly in-sequence one aborts, any other is ignored
-// (RFC 5961 §3).
+// Resets: an exactly in-sequence one aborts, one elsewhere in the window
+// draws a challenge ACK, one outside is ignored (RFC 5961 §3.2).
 func TestReset(t *testing.T) {
 	n, a, b, _, _ := pair(t, gbps, 10*us, nil)
 	n.run(sec)
@@ -124,8 +125,12 @@ func TestReset(t *testing.T) {
 		return frameTo(b, a, protoTCP, tcpHdr(DiscardPort, c.key.lport, seq, 0, flagRST, nil))
 	}
 	a.Receive(1, rst(srv.seqOf(srv.sndNxt)+1000))
-	if c.State() != StateEstablished || a.Counter("tcp_rst_out_of_window") != 1 {
-		t.Fatalf("state %v counters %v", c.State(), a.Counters())
+	if c.State() != StateEstablished || a.Counter("tcp_rst_challenged") != 1 || a.Counter("tcp_challenge_ack") != 1 {
+		t.Fatalf("in window: state %v counters %v", c.State(), a.Counters())
+	}
+	a.Receive(1, rst(srv.seqOf(srv.sndNxt)+uint32(a.cfg.TCP.RecvWindow)+1000))
+	if c.State() != StateEstablished || a.Counter("tcp_rst_out_of_window") != 1 || a.Counter("tcp_challenge_ack") != 1 {
+		t.Fatalf("out of window: state %v counters %v", c.State(), a.Counters())
 	}
 	a.Receive(1, rst(srv.seqOf(srv.sndNxt)))
 	if c.State() != StateClosed || !errors.Is(c.Err(), ErrReset) || !c.Done() {
@@ -135,7 +140,7 @@ func TestReset(t *testing.T) {
 	c2, _ := a.Connect(ipB, DiscardPort)
 	n.run(n.now + ms)
 	a.Receive(1, frameTo(b, a, protoTCP, tcpHdr(DiscardPort, c2.key.lport, 12345, 0, flagSYN, nil)))
-	if a.Counter("tcp_challenge_ack") != 1 || c2.State() != StateEstablished {
+	if a.Counter("tcp_challenge_ack") != 2 || c2.State() != StateEstablished {
 		t.Fatalf("counters %v", a.Counters())
 	}
 	c2.Abort()
@@ -372,5 +377,66 @@ func TestGatewayAndNoRoute(t *testing.T) {
 	n.run(3 * sec)
 	if b.Counter("drop_no_route") != 1 {
 		t.Fatalf("b %v", b.Counters())
+	}
+}
+
+// TestResetWithHoleChallenged: the receiver waits on a lost segment when
+// the sender aborts, so the sender's reset lands inside the window but not
+// at RCV.NXT. The challenge ACK it draws reaches a sender without the
+// connection, whose reset is then exact: the receiver closes too (it once
+// stayed ESTABLISHED for good).
+func TestResetWithHoleChallenged(t *testing.T) {
+	n, a, b, ab, _ := pair(t, gbps, 10*us, nil)
+	n.run(sec)
+	var lost uint32
+	var data int
+	ab.drop = func(f []byte) bool {
+		ip := f[ethLen:]
+		if ip[9] != protoTCP {
+			return false
+		}
+		tcp := ip[int(ip[0]&0xf)*4:]
+		payload := int(binary.BigEndian.Uint16(ip[2:4])) - int(ip[0]&0xf)*4 - int(tcp[12]>>4)*4
+		if payload == 0 {
+			return false
+		}
+		seq := binary.BigEndian.Uint32(tcp[4:8])
+		if data++; data == 2 {
+			lost = seq
+		}
+		return data >= 2 && seq == lost
+	}
+	c := a.TCPBulk(ipB, DiscardPort, 1<<20)
+	n.run(n.now + 20*ms)
+	srv := b.Conn(FlowKey{LocalPort: DiscardPort, Remote: ipA, RemotePort: c.key.lport})
+	if srv == nil || srv.State() != StateEstablished {
+		t.Fatal("not established")
+	}
+	c.Abort()
+	n.run(n.now + 20*ms)
+	if b.NumConns() != 0 || b.Counter("tcp_rst_challenged") != 1 {
+		t.Fatalf("receiver: %d conns, counters %v", b.NumConns(), b.Counters())
+	}
+}
+
+// TestBlindResetInSynRcvd: a reset with a guessed sequence number does not
+// close a half-open connection; the exact one does (RFC 5961 §3.2 applies
+// in every state but SYN-SENT).
+func TestBlindResetInSynRcvd(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, 10*us, nil)
+	n.run(sec)
+	const irs, port = 5000, 40000
+	b.Receive(1, frameTo(a, b, protoTCP, tcpHdr(port, DiscardPort, irs, 0, flagSYN, nil)))
+	key := FlowKey{LocalPort: DiscardPort, Remote: ipA, RemotePort: port}
+	if c := b.Conn(key); c == nil || c.State() != StateSynRcvd {
+		t.Fatal("no half-open connection")
+	}
+	b.Receive(1, frameTo(a, b, protoTCP, tcpHdr(port, DiscardPort, irs+1+123456789, 0, flagRST, nil)))
+	if c := b.Conn(key); c == nil || b.Counter("tcp_rst_out_of_window") != 1 {
+		t.Fatalf("a blind reset closed the half-open connection: %v", b.Counters())
+	}
+	b.Receive(1, frameTo(a, b, protoTCP, tcpHdr(port, DiscardPort, irs+1, 0, flagRST, nil)))
+	if b.Conn(key) != nil || b.Counter("tcp_reset_in_syn_rcvd") != 1 {
+		t.Fatalf("the exact reset did not close it: %v", b.Counters())
 	}
 }
