@@ -238,7 +238,10 @@ func (d *dhcpClient) receive(b []byte) {
 			d.server = sid
 		}
 		d.bind(m, yi)
-	case t == dhcpv4.MessageTypeNak && d.state != DHCPSelecting && d.state != DHCPBound:
+	case t == dhcpv4.MessageTypeNak && (d.state == DHCPRequesting || d.state == DHCPRenewing || d.state == DHCPRebinding):
+		// Only a REQUEST draws a NAK (RFC 2131 §4.3.2): in INIT a second
+		// server's NAK of the same request must not push the restart
+		// back by another, longer backoff.
 		h.ctr.Inc("dhcp_nak_rx")
 		h.SetAddr(netip.Prefix{})
 		d.lease = Lease{Acks: d.lease.Acks}

@@ -173,6 +173,17 @@ func TestDHCPNak(t *testing.T) {
 	if h.Addr().IsValid() || h.Counter("dhcp_nak_rx") != 1 {
 		t.Fatalf("addr %v counters %v", h.Addr(), h.Counters())
 	}
+	// A second server's NAK of the same request, now in INIT, means
+	// nothing (RFC 2131 §4.3.2): no second backoff.
+	nak, err := dhcpv4.New(dhcpv4.WithTransactionID(h.dhcp.xid), dhcpv4.WithHwAddr(h.mac[:]), dhcpv4.WithMessageType(dhcpv4.MessageTypeNak))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nak.OpCode = dhcpv4.OpcodeBootReply
+	h.dhcp.receive(nak.ToBytes())
+	if h.Counter("dhcp_nak_rx") != 1 || h.Counter("dhcp_unexpected") != 1 {
+		t.Fatalf("a NAK in INIT was taken: %v", h.Counters())
+	}
 	s.nak = false
 	n.run(10 * sec)
 	if !h.Addr().IsValid() {
@@ -227,4 +238,63 @@ func TestDHCPBadRenewalTime(t *testing.T) {
 			t.Errorf("T1 %v: lease %+v, server saw %d messages", t1, l, len(s.got))
 		}
 	}
+}
+
+// TestDHCPBadRepliesCounted: every reply the client cannot use is dropped
+// under its own counter, and a datagram reaching a host without an address
+// is counted, not delivered.
+func TestDHCPBadRepliesCounted(t *testing.T) {
+	n, h, s := dhcpPair(t, 0)
+	s.silent = true
+	n.run(ms)
+	reply := func(xid dhcpv4.TransactionID, typ dhcpv4.MessageType, yi net.IP) []byte {
+		return dhcpReply(t, h, xid, typ, yi)
+	}
+	xid := h.dhcp.xid
+	other := xid
+	other[3]++
+	cases := []struct {
+		name  string
+		state DHCPState
+		b     []byte
+		want  string
+	}{
+		{"not DHCP", DHCPSelecting, []byte{2, 1, 6}, "drop_dhcp_malformed"},
+		{"other transaction", DHCPSelecting, reply(other, dhcpv4.MessageTypeOffer, net.IPv4(10, 0, 0, 7)), "dhcp_not_ours"},
+		{"offer of 0.0.0.0", DHCPSelecting, reply(xid, dhcpv4.MessageTypeOffer, net.IPv4zero), "drop_dhcp_bad_offer"},
+		{"ack of a multicast address", DHCPRequesting, reply(xid, dhcpv4.MessageTypeAck, net.IPv4(224, 0, 0, 1)), "drop_dhcp_bad_ack"},
+	}
+	for _, c := range cases {
+		h.dhcp.state = c.state
+		before := h.Counter(c.want)
+		h.dhcp.receive(c.b)
+		if h.Counter(c.want) != before+1 || h.Addr().IsValid() {
+			t.Errorf("%s: %s = %d, want %d; addr %v", c.name, c.want, h.Counter(c.want), before+1, h.Addr())
+		}
+	}
+	// A UDP datagram to port 9 while unbound.
+	o := New(Config{Name: "o", MAC: [6]byte{2, 0, 0, 0, 0, 9}, IP: netip.MustParsePrefix("10.0.0.9/24")})
+	n.add(o, 3)
+	n.attach()
+	f := o.newIPFrame([4]byte{10, 0, 0, 101}, protoUDP, 12)
+	copy(f[0:6], h.mac[:])
+	copy(f[ethLen+ipLen:], []byte{0, 9, 0, 9, 0, 12, 0, 0, 1, 2, 3, 4})
+	fixL4(f)
+	h.Receive(1, f)
+	if h.Counter("drop_no_address") != 1 || h.Counter("udp_rx") != 0 {
+		t.Fatalf("datagram to an unbound host: %v", h.Counters())
+	}
+}
+
+// dhcpReply is a server's reply of type typ to host h's transaction xid,
+// offering or acknowledging yi, from the server 10.0.0.1.
+func dhcpReply(t testing.TB, h *Host, xid dhcpv4.TransactionID, typ dhcpv4.MessageType, yi net.IP) []byte {
+	t.Helper()
+	m, err := dhcpv4.New(dhcpv4.WithTransactionID(xid), dhcpv4.WithHwAddr(h.mac[:]), dhcpv4.WithMessageType(typ),
+		dhcpv4.WithYourIP(yi), dhcpv4.WithServerIP(net.IPv4(10, 0, 0, 1)), dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IPv4(10, 0, 0, 1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OpCode = dhcpv4.OpcodeBootReply
+	return m.ToBytes()
 }

@@ -100,8 +100,12 @@ func TestMalformedFramesCounted(t *testing.T) {
 		{"not our IP", 1, func() []byte { f := udp(okUDP); f[ethLen+19] = 77; fixIP(f); return f }, "drop_ip_not_for_us"},
 		// Sources a reply could not go back to (RFC 1122 §3.2.1.3): the
 		// echo would be broadcast, a SYN would open a connection to all.
-		{"source limited broadcast", 1, func() []byte { return fromSource(frameTo(a, b, protoICMP, []byte{8, 0, 0, 0, 0, 1, 0, 1}), 255, 255, 255, 255) }, "drop_ip_bad_source"},
-		{"source subnet broadcast", 1, func() []byte { return fromSource(frameTo(a, b, protoTCP, tcpHdr(1000, 80, 1, 0, flagSYN, nil)), 10, 0, 0, 255) }, "drop_ip_bad_source"},
+		{"source limited broadcast", 1, func() []byte {
+			return fromSource(frameTo(a, b, protoICMP, []byte{8, 0, 0, 0, 0, 1, 0, 1}), 255, 255, 255, 255)
+		}, "drop_ip_bad_source"},
+		{"source subnet broadcast", 1, func() []byte {
+			return fromSource(frameTo(a, b, protoTCP, tcpHdr(1000, 80, 1, 0, flagSYN, nil)), 10, 0, 0, 255)
+		}, "drop_ip_bad_source"},
 		{"source multicast", 1, func() []byte { return fromSource(udp(okUDP), 224, 0, 0, 1) }, "drop_ip_bad_source"},
 		{"source loopback", 1, func() []byte { return fromSource(udp(okUDP), 127, 0, 0, 1) }, "drop_ip_bad_source"},
 		{"proto", 1, func() []byte { return frameTo(a, b, 47, []byte{1, 2, 3, 4}) }, "drop_ip_proto"},

@@ -440,3 +440,35 @@ func TestBlindResetInSynRcvd(t *testing.T) {
 		t.Fatalf("the exact reset did not close it: %v", b.Counters())
 	}
 }
+
+// TestDataBeyondWindowCounted: data starting past the receive window, and
+// out-of-order data past what the reassembly queue may hold, are dropped
+// and counted (RecvWindow 4000 here: three overlapping 1400-byte segments
+// ahead of RCV.NXT fill it).
+func TestDataBeyondWindowCounted(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, 10*us, func(c *Config) { c.TCP.RecvWindow = 4000 })
+	n.run(sec)
+	c, _ := a.Connect(ipB, DiscardPort)
+	n.run(sec + ms)
+	srv := b.Conn(FlowKey{LocalPort: DiscardPort, Remote: ipA, RemotePort: c.key.lport})
+	if srv == nil || c.State() != StateEstablished {
+		t.Fatal("not established")
+	}
+	data := func(off uint32) []byte {
+		seg := append(tcpHdr(c.key.lport, DiscardPort, c.seqOf(c.sndNxt)+off, c.rseqOf(c.rcvNxt), flagACK, nil), make([]byte, 1400)...)
+		return frameTo(a, b, protoTCP, seg)
+	}
+	b.Receive(1, data(5000))
+	if b.Counter("drop_tcp_out_of_window") != 1 {
+		t.Fatalf("past the window: %v", b.Counters())
+	}
+	for off := uint32(1); off <= 3; off++ {
+		b.Receive(1, data(off))
+	}
+	if b.Counter("drop_tcp_ooo_full") != 1 || b.Counter("tcp_rx_out_of_order") != 3 {
+		t.Fatalf("reassembly queue: %v", b.Counters())
+	}
+	if srv.State() != StateEstablished {
+		t.Fatalf("server %v", srv.State())
+	}
+}
