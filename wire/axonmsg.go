@@ -207,12 +207,15 @@ type AxonProbeBody struct {
 const axonProbeFixed = 12
 
 func (p *AxonProbeBody) AppendTo(b []byte) ([]byte, error) {
-	b = appendU64(b, p.Origin)
-	b = appendU32(b, p.Seq)
+	// Checked first: on error b is left as it was.
 	for i, rec := range p.Records {
 		if rec.Dir != ProbeIn && rec.Dir != ProbeOut {
 			return b, fmt.Errorf("wire: axon probe: record %d direction %d: %w", i, rec.Dir, ErrBadValue)
 		}
+	}
+	b = appendU64(b, p.Origin)
+	b = appendU32(b, p.Seq)
+	for _, rec := range p.Records {
 		b = append(b, rec.Port, byte(rec.Dir))
 		b = appendU64(b, uint64(rec.Time))
 	}

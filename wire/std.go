@@ -28,13 +28,6 @@ func SerializeLayers(b []byte, ls ...gopacket.SerializableLayer) ([]byte, error)
 	return append(b, buf.Bytes()...), nil
 }
 
-// Decode runs gopacket's full decoder over a copy-free view of frame: for
-// tools, tests and logs, not for hot paths. The packet is valid only while
-// frame is.
-func Decode(frame []byte) gopacket.Packet {
-	return gopacket.NewPacket(frame, layers.LayerTypeEthernet, gopacket.DecodeOptions{NoCopy: true, Lazy: true})
-}
-
 func hw(m MAC) net.HardwareAddr { return net.HardwareAddr(m[:]) }
 
 func ip4(field string, a netip.Addr) (net.IP, error) {
@@ -116,6 +109,11 @@ func buildStdParser() *stdParser {
 
 func (s *stdParser) decode(what string, frame []byte, want gopacket.LayerType) error {
 	err := s.p.DecodeLayers(frame, &s.found)
+	// gopacket decodes a frame shorter than its headers' lengths say and
+	// only flags it: the payload would come back silently cut.
+	if s.p.Truncated {
+		return fmt.Errorf("wire: %s: frame of %d bytes shorter than its headers say: %w", what, len(frame), ErrBadLength)
+	}
 	for _, l := range s.found {
 		if l == want {
 			return nil
@@ -174,12 +172,18 @@ func AppendUDPFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.AddrPort, ttl u
 }
 
 // DecodeUDP decodes an Ethernet/IPv4/UDP frame and returns the addresses
-// and the payload (a sub-slice of frame).
+// and the payload (a sub-slice of frame). Checksums are not verified (frames
+// relayed from a veth with checksum offload carry unfinished ones).
 func DecodeUDP(frame []byte) (src, dst netip.AddrPort, payload []byte, err error) {
 	s := newStdParser()
 	defer s.put()
 	if err := s.decode("udp", frame, layers.LayerTypeUDP); err != nil {
 		return src, dst, nil, err
+	}
+	// gopacket reads length 0 as an IPv6 jumbogram; over IPv4 the length
+	// counts the 8-byte header at least (RFC 768).
+	if s.udp.Length < 8 {
+		return src, dst, nil, fmt.Errorf("wire: udp: length %d, less than the header: %w", s.udp.Length, ErrBadLength)
 	}
 	sa, _ := netip.AddrFromSlice(s.ip4.SrcIP)
 	da, _ := netip.AddrFromSlice(s.ip4.DstIP)
