@@ -357,3 +357,93 @@ func TestAgentRecoversFromForgedPatchVersion(t *testing.T) {
 		t.Fatalf("a real patch after the reset was not applied: %v", a.Counters())
 	}
 }
+
+// TestAgentControlDropsCounted: every control message an agent cannot use
+// is dropped under its own counter and draws no answer.
+func TestAgentControlDropsCounted(t *testing.T) {
+	other := wire.MAC{2, 0, 0, 0, 0, 0xcc}
+	probe := func(src wire.MAC, tags ...uint8) []byte {
+		pm := wire.DumbNetProbe{Seq: 5, SrcMAC: src, SrcIP: ipB, Path: []uint8{1, 4, 2}}
+		payload, _ := pm.AppendTo(nil)
+		f := wire.AppendEthernet(nil, wire.Broadcast, src, wire.EtherTypeDumbNet, append(tags, 0xff, 0x88, 0xb5))
+		return append(f, payload...)
+	}
+	echo, _ := (&wire.DumbNetProbe{Seq: 9, SrcMAC: macA, Path: []uint8{1, 0}}).AppendTo(nil)
+	cases := []struct {
+		name, counter string
+		ctrl          bool // sent to an agent that runs the controller
+		port          element.Port
+		frame         []byte
+	}{
+		{"query to a host without the controller", "drop_not_controller", false, 1, ctrl(t, macA, macB, &wire.DumbNetPathQuery{QueryID: 1, Src: macB, Dst: other})},
+		{"query in another host's name", "drop_forged_query", true, 1, ctrl(t, macA, macB, &wire.DumbNetPathQuery{QueryID: 1, Src: other, Dst: macB})},
+		{"switch answer nobody waits for", "drop_unmatched_reply", false, 1, ctrl(t, macA, macB, &wire.DumbNetSwitchID{SwitchID: 5, Echo: echo})},
+		{"switch answer echoing no probe of ours", "drop_bad_echo", true, 1, ctrl(t, macA, macB, &wire.DumbNetSwitchID{SwitchID: 5, Echo: []byte{1, 2, 3}})},
+		{"host answer nobody waits for", "drop_unmatched_reply", false, 1, ctrl(t, macA, macB, &wire.DumbNetProbeReply{Seq: 9, HostMAC: macB, Path: []uint8{1}})},
+		{"a second controller's announcement", "drop_other_controller", false, 1, ctrl(t, macA, other, &wire.DumbNetProbeReply{HostMAC: other, Controller: other, Path: []uint8{2}})},
+		{"a probe as a delivered message", "drop_unexpected_control", false, 1, ctrl(t, macA, macB, &wire.DumbNetProbe{Seq: 1, SrcMAC: macB, Path: []uint8{1}})},
+		{"own probe back", "drop_own_probe", false, 1, probe(macA, 2)},
+		{"a switch probe met a host", "drop_probe_query_path", false, 1, probe(macB, 0, 2)},
+	}
+	for _, c := range cases {
+		a, env := newTestAgent()
+		if c.ctrl {
+			a = NewAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
+			a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+		}
+		env.take()
+		a.Receive(c.port, c.frame)
+		if got := a.Counters()[c.counter]; got != 1 {
+			t.Errorf("%s: %s = %d, want 1 (%v)", c.name, c.counter, got, a.Counters())
+		}
+		if out := env.take(); len(out) != 0 {
+			t.Errorf("%s: sent %d frames", c.name, len(out))
+		}
+	}
+	// A probe on a second NIC of a multi-homed host: answered only on the
+	// NIC the agent uses.
+	a := NewAgent(Config{Name: "m", MAC: macA, IP: ipA, Search: -1})
+	env := newFakeEnv()
+	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true}, {Port: 3, Up: true, Local: true}})
+	env.take()
+	a.Receive(2, probe(macB, 2))
+	if a.Counters()["drop_probe_other_nic"] != 1 || len(env.take()) != 0 {
+		t.Errorf("probe on the other NIC: %v", a.Counters())
+	}
+}
+
+// FuzzControllerReceive feeds arbitrary frames to the agent that runs the
+// controller, while its discovery runs and after it gave up: switch and
+// host answers, path queries, notifications (FuzzAgentReceive's agent has
+// no controller, so none of this reaches the controller there). No panic,
+// and frames leave only on the agent's ports.
+func FuzzControllerReceive(f *testing.F) {
+	echo, _ := (&wire.DumbNetProbe{Seq: 1, SrcMAC: macA, Path: []uint8{0, 1}}).AppendTo(nil)
+	for _, m := range []wire.Message{
+		&wire.DumbNetSwitchID{SwitchID: 5, Echo: echo},
+		&wire.DumbNetProbeReply{Seq: 1, HostMAC: macB, Path: []uint8{0, 1}},
+		&wire.DumbNetPathQuery{QueryID: 1, Src: macB, Dst: macA},
+		&wire.DumbNetHostNotify{Origin: macB, Seq: 1, SwitchID: 5, Port: 1, State: wire.PortDown},
+	} {
+		b := wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{0xff, 0x88, 0xb5})
+		b, _ = m.AppendTo(b)
+		f.Add(false, b)
+		f.Add(true, b)
+	}
+	f.Fuzz(func(t *testing.T, late bool, frame []byte) {
+		a := NewAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
+		env := newFakeEnv()
+		a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+		if late {
+			env.advance(10 * element.Second) // discovery found nothing and stopped
+		}
+		a.Receive(1, frame)
+		a.Receive(1, frame)
+		env.advance(element.Second)
+		for _, o := range env.take() {
+			if o.port != 1 && o.port != 2 {
+				t.Fatalf("sent on port %d", o.port)
+			}
+		}
+	})
+}
