@@ -117,6 +117,9 @@ func (r *runner) run() {
 
 // stop ends the goroutine and the readers and closes the ports. It is
 // idempotent.
+// stopWait bounds how long stop waits for the element's goroutine.
+var stopWait = 10 * time.Second // a var: tests shorten it
+
 func (r *runner) stop() {
 	if r.stopped.Swap(true) {
 		return
@@ -126,7 +129,15 @@ func (r *runner) stop() {
 	// writes to the raw fd, whose number could otherwise be reused by
 	// another file while it is still writing.
 	if r.started.Load() {
-		<-r.loopDone
+		select {
+		case <-r.loopDone:
+		case <-time.After(stopWait):
+			// An element stuck inside a call (a bug): leave its ports
+			// open rather than risk a reused fd, and let the lab's
+			// teardown go on; the process exit closes them.
+			r.log.Error("element did not stop; its ports are left open", "waited", stopWait)
+			return
+		}
 	}
 	var wg sync.WaitGroup
 	for _, io := range r.ios {

@@ -228,3 +228,41 @@ func TestRunnerStopUnstarted(t *testing.T) {
 		t.Fatal("port not closed")
 	}
 }
+
+// stuck is an element whose Receive blocks until release is closed.
+type stuck struct{ entered, release chan struct{} }
+
+func (s *stuck) Attach(element.Env, []element.PortInfo) {}
+func (s *stuck) Receive(element.Port, []byte)           { close(s.entered); <-s.release }
+func (s *stuck) LinkChange(element.Port, bool)          {}
+
+// TestRunnerStopStuckElement: stop gives up on an element stuck inside a
+// call after stopWait, leaving its ports open, instead of hanging the
+// lab's teardown.
+func TestRunnerStopStuckElement(t *testing.T) {
+	defer func(w time.Duration) { stopWait = w }(stopWait)
+	stopWait = 100 * time.Millisecond
+	p := newFakeIO()
+	el := &stuck{entered: make(chan struct{}), release: make(chan struct{})}
+	r := newRunner("x", el, []element.PortInfo{{Port: 1, Up: true}}, []frameIO{p}, time.Now(), 1, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.run()
+	p.in <- make([]byte, 60)
+	select {
+	case <-el.entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the element never got the frame")
+	}
+	done := make(chan struct{})
+	go func() { r.stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("stop hangs on a stuck element")
+	}
+	select {
+	case <-p.closed:
+		t.Fatal("the port of a stuck element was closed")
+	default:
+	}
+	close(el.release) // let the goroutine go
+}
