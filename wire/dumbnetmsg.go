@@ -470,3 +470,66 @@ func (m *DumbNetPathReply) DecodeFromBytes(b []byte) error {
 	m.Links = r.links()
 	return r.end()
 }
+
+// DumbNetNeighbors tells a host whom to flood a failure notification to
+// (DumbNet §4.2 stage 1: "the message starts from the hosts on the same
+// switch, then goes to hosts on the neighboring switches"): each
+// neighbour's MAC and the tags from this host's switch to it, twice when
+// the fabric allows: a second path sharing no link with the first, so that
+// the failure being announced cannot cut both. As of a topology version.
+//
+//	+----------+---------------+-----------+------------------------------------------------
+//	| sub 0x28 |  version (8)  | count (1) | per neighbour: MAC (6), len, tags, len, alt tags
+//	+----------+---------------+-----------+------------------------------------------------
+type DumbNetNeighbors struct {
+	Version   uint64
+	Neighbors []DumbNetNeighbor
+}
+
+// DumbNetNeighbor is one entry of DumbNetNeighbors; Alt is empty when no
+// link-disjoint second path exists.
+type DumbNetNeighbor struct {
+	MAC  MAC
+	Path []uint8
+	Alt  []uint8
+}
+
+// DumbNetMaxNeighbors bounds a neighbour list (one count byte).
+const DumbNetMaxNeighbors = 255
+
+func (m *DumbNetNeighbors) Subtype() Subtype { return SubDumbNetNeighbors }
+
+func (m *DumbNetNeighbors) AppendTo(b []byte) ([]byte, error) {
+	if len(m.Neighbors) > DumbNetMaxNeighbors {
+		return b, fmt.Errorf("wire: dumbnet neighbors: %d, at most %d: %w", len(m.Neighbors), DumbNetMaxNeighbors, ErrBadLength)
+	}
+	n := len(b)
+	b = append(b, byte(SubDumbNetNeighbors))
+	b = appendU64(b, m.Version)
+	b = append(b, uint8(len(m.Neighbors)))
+	for i, nb := range m.Neighbors {
+		b = append(b, nb.MAC[:]...)
+		var err error
+		if b, err = appendPath(b, nb.Path); err == nil {
+			b, err = appendPath(b, nb.Alt)
+		}
+		if err != nil {
+			return b[:n], fmt.Errorf("wire: dumbnet neighbors: neighbour %d: %w", i, err)
+		}
+	}
+	return b, nil
+}
+
+func (m *DumbNetNeighbors) DecodeFromBytes(b []byte) error {
+	r, _ := startMsg(b, "dumbnet neighbors", SubDumbNetNeighbors)
+	m.Version = r.u64("version")
+	n := int(r.u8("neighbour count"))
+	m.Neighbors = nil
+	for i := 0; i < n && r.err == nil; i++ {
+		nb := DumbNetNeighbor{MAC: r.mac("neighbour mac"), Path: r.path("neighbour path"), Alt: r.path("neighbour alternative path")}
+		if r.err == nil {
+			m.Neighbors = append(m.Neighbors, nb)
+		}
+	}
+	return r.end()
+}

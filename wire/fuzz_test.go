@@ -326,6 +326,7 @@ func FuzzDumbNetHostNotify(f *testing.F) { fuzzMessage(f, SubDumbNetHostNotify) 
 func FuzzDumbNetTopoPatch(f *testing.F)  { fuzzMessage(f, SubDumbNetTopoPatch) }
 func FuzzDumbNetPathQuery(f *testing.F)  { fuzzMessage(f, SubDumbNetPathQuery) }
 func FuzzDumbNetPathReply(f *testing.F)  { fuzzMessage(f, SubDumbNetPathReply) }
+func FuzzDumbNetNeighbors(f *testing.F)  { fuzzMessage(f, SubDumbNetNeighbors) }
 func FuzzOverlayVPort(f *testing.F)      { fuzzMessage(f, SubOverlayVPort) }
 func FuzzOverlayVNet(f *testing.F)       { fuzzMessage(f, SubOverlayVNet) }
 func FuzzBackplaneNextHop(f *testing.F)  { fuzzMessage(f, SubBackplaneNextHop) }

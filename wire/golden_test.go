@@ -122,6 +122,7 @@ func goldenCases() []goldenCase {
 		{"dumbnet-path-query", E, dumbnetPkt([]uint8{9}, &DumbNetPathQuery{QueryID: 77, Src: macA, Dst: macB, DstIP: ipB})},
 		{"dumbnet-path-reply", E, dumbnetPkt([]uint8{1}, &DumbNetPathReply{QueryID: 77, Version: 42, Src: macA, Dst: macB,
 			SrcSwitch: 0x5301, SrcPort: 9, DstSwitch: 0x5304, DstPort: 4, Links: []DumbNetLink{link1, link2}})},
+		{"dumbnet-neighbors", E, dumbnetPkt([]uint8{2}, &DumbNetNeighbors{Version: 42, Neighbors: []DumbNetNeighbor{{MAC: macB, Path: []uint8{3}}, {MAC: macC, Path: []uint8{1, 4, 2}, Alt: []uint8{2, 3, 2}}}})},
 		{"dumbnet-mpls", E, func() ([]byte, error) { return DumbNetMPLSPush(innerFrame(), []uint8{2, 3, 5}) }},
 		{"spain-chirp-unicast", E, func() ([]byte, error) {
 			return AppendChirpFrame(nil, macB, 7, &Chirp{IP: ipA, MAC: macA, EdgeSwitch: 0xe5, WantReply: true})
@@ -644,6 +645,14 @@ func describeMessage(b []byte) (fieldList, []byte, error) {
 		f.add("edgefabric.dnpath.dst_switch", m.DstSwitch)
 		f.add("edgefabric.dnpath.dst_port", m.DstPort)
 		links(m.Links)
+	case *DumbNetNeighbors:
+		f.add("edgefabric.dnnbr.version", m.Version)
+		f.add("edgefabric.dnnbr.count", len(m.Neighbors))
+		for _, nb := range m.Neighbors {
+			f.add("edgefabric.dnnbr.mac", nb.MAC)
+			path(nb.Path)
+			path(nb.Alt)
+		}
 	case *OverlayVPort:
 		f.add("edgefabric.vport.op", uint8(m.Op))
 		f.add("edgefabric.vport.switch", m.Switch)

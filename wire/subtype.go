@@ -30,6 +30,7 @@ const (
 	SubDumbNetTopoPatch  Subtype = 0x25 // controller topology patch (§4.2 stage 2)
 	SubDumbNetPathQuery  Subtype = 0x26 // host asks the controller for a path graph (§4.3)
 	SubDumbNetPathReply  Subtype = 0x27 // the path graph (§4.3)
+	SubDumbNetNeighbors  Subtype = 0x28 // a host's flood neighbours (§4.2 stage 1)
 
 	SubOverlayVPort Subtype = 0x30 // fabric-wide vport record (overlay §5.2)
 	SubOverlayVNet  Subtype = 0x31 // virtual network definition (overlay §5)
@@ -51,6 +52,7 @@ var subtypeNames = map[Subtype]string{
 	SubDumbNetTopoPatch:  "dumbnet-topo-patch",
 	SubDumbNetPathQuery:  "dumbnet-path-query",
 	SubDumbNetPathReply:  "dumbnet-path-reply",
+	SubDumbNetNeighbors:  "dumbnet-neighbors",
 	SubOverlayVPort:      "overlay-vport",
 	SubOverlayVNet:       "overlay-vnet",
 	SubBackplaneNextHop:  "backplane-nexthop",
@@ -100,6 +102,8 @@ func newMessage(s Subtype) (interface {
 		return new(DumbNetPathQuery), true
 	case SubDumbNetPathReply:
 		return new(DumbNetPathReply), true
+	case SubDumbNetNeighbors:
+		return new(DumbNetNeighbors), true
 	case SubOverlayVPort:
 		return new(OverlayVPort), true
 	case SubOverlayVNet:

@@ -45,7 +45,7 @@ local SUBTYPES = {
   [0x20] = "DumbNet probe", [0x21] = "DumbNet probe reply", [0x22] = "DumbNet switch ID",
   [0x23] = "DumbNet port status", [0x24] = "DumbNet host notify",
   [0x25] = "DumbNet topology patch", [0x26] = "DumbNet path-graph query",
-  [0x27] = "DumbNet path-graph reply",
+  [0x27] = "DumbNet path-graph reply", [0x28] = "DumbNet flood neighbours",
   [0x30] = "Overlay vport", [0x31] = "Overlay vnet",
   [0x40] = "Backplane next hop",
 }
@@ -81,6 +81,8 @@ u16("edgefabric.link.a_port", "Port A")
 u64("edgefabric.link.b", "Switch B")
 u16("edgefabric.link.b_port", "Port B")
 u8("edgefabric.link.flags", "Flags (1 up, 2 primary, 4 backup, 8 detour)")
+u8("edgefabric.dnnbr.count", "Neighbour count")
+mac("edgefabric.dnnbr.mac", "Neighbour MAC")
 
 -- Each message is a list of steps: {kind, abbr} read in order.
 local LAYOUT = {
@@ -113,6 +115,7 @@ local LAYOUT = {
              {"u64", u64("edgefabric.dnpath.src_switch", "Source switch")}, {"u16", u16("edgefabric.dnpath.src_port", "Source port")},
              {"u64", u64("edgefabric.dnpath.dst_switch", "Destination switch")}, {"u16", u16("edgefabric.dnpath.dst_port", "Destination port")},
              {"links"} },
+  [0x28] = { {"u64", u64("edgefabric.dnnbr.version", "Topology version")}, {"neighbors"} },
   [0x30] = { {"u8", u8("edgefabric.vport.op", "Op", OPS)}, {"u64", u64("edgefabric.vport.switch", "Switch")},
              {"mac", mac("edgefabric.vport.mac", "MAC")}, {"u24", u24("edgefabric.vport.vni", "VNI")},
              {"u16", u16("edgefabric.vport.port", "Port")}, {"ip", ip("edgefabric.vport", "IP")} },
@@ -199,6 +202,27 @@ local function dissect_message(tvb, pinfo, tree)
           lt:add(F["edgefabric.link.b_port"], tvb(off + 18, 2))
           lt:add(F["edgefabric.link.flags"], tvb(off + 20, 1))
           off = off + 21
+        end
+      elseif kind == "neighbors" then
+        need(1)
+        local n = tvb(off, 1):uint()
+        t:add(F["edgefabric.dnnbr.count"], tvb(off, 1)); off = off + 1
+        for i = 1, n do
+          -- MAC, then the path and the alternative path (count, tags).
+          need(7)
+          local plen = tvb(off + 6, 1):uint()
+          need(8 + plen)
+          local alen = tvb(off + 7 + plen, 1):uint()
+          need(8 + plen + alen)
+          local nt = t:add(msg, tvb(off, 8 + plen + alen), "Neighbour " .. i)
+          nt:add(F["edgefabric.dnnbr.mac"], tvb(off, 6))
+          local p = off + 6
+          for _, len_ in ipairs({plen, alen}) do
+            nt:add(F["edgefabric.path_len"], tvb(p, 1))
+            for j = 1, len_ do nt:add(F["edgefabric.path_tag"], tvb(p + j, 1)) end
+            p = p + 1 + len_
+          end
+          off = p
         end
       elseif kind == "echo" then
         if off < len then t:add(F[f] or f, tvb(off, len - off)) end

@@ -159,10 +159,14 @@ type Agent struct {
 	byDst   map[wire.MAC]*query
 	byIP    map[netip.Addr]*query
 
-	swSeq     map[portID]uint32
-	evState   map[portID]wire.PortState
-	hostSeen  map[wire.MAC]uint32
-	notifySeq uint32
+	swSeq   map[portID]uint32
+	evState map[portID]wire.PortState
+	// neighbors are the flood neighbours the controller gave, as of
+	// topology version nbrVersion (nil: none yet).
+	neighbors  []wire.DumbNetNeighbor
+	nbrVersion uint64
+	hostSeen   map[wire.MAC]uint32
+	notifySeq  uint32
 
 	flowlets map[uint64]*flowlet
 	seed     uint64
@@ -763,10 +767,28 @@ func (a *Agent) fabricControl(src wire.MAC, payload []byte) {
 			return
 		}
 		a.topoPatch(m)
+	case *wire.DumbNetNeighbors:
+		if !a.haveCtrl || src != a.ctrlMAC {
+			a.c.Inc("drop_forged_neighbors")
+			return
+		}
+		a.setNeighbors(m)
 	case *wire.DumbNetHostNotify:
 		a.hostNotify(m, src)
 	default:
 		a.c.Inc("drop_unexpected_control")
+	}
+}
+
+// setNeighbors keeps the controller's latest list of flood neighbours.
+func (a *Agent) setNeighbors(m *wire.DumbNetNeighbors) {
+	if a.neighbors != nil && m.Version < a.nbrVersion {
+		a.c.Inc("neighbors_stale")
+		return
+	}
+	a.neighbors, a.nbrVersion = m.Neighbors, m.Version
+	if a.neighbors == nil {
+		a.neighbors = []wire.DumbNetNeighbor{}
 	}
 }
 
@@ -777,6 +799,8 @@ func (a *Agent) localControl(m wire.Message) {
 		a.pathReply(m)
 	case *wire.DumbNetTopoPatch:
 		a.topoPatch(m)
+	case *wire.DumbNetNeighbors:
+		a.setNeighbors(m)
 	}
 }
 
@@ -965,10 +989,30 @@ func (a *Agent) refresh(k Link) {
 	}
 }
 
-// flood sends a notification to the controller and to every host this
-// agent has a path to (the hosts it talks to, whose paths are the ones it
-// shares), except where it came from.
+// flood sends a notification on (§4.2 stage 1), except where it came
+// from: first to the flood neighbours the controller gave (the hosts of
+// this switch, then of the neighbouring ones, peer to peer), then to the
+// controller and to every host this agent has a path to (the hosts it
+// talks to, whose paths are the ones it shares).
 func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
+	sent := make(map[wire.MAC]bool, len(a.neighbors))
+	skip := func(t wire.MAC) bool { return t == from || t == m.Origin || t == a.mac || sent[t] }
+	for _, nb := range a.neighbors {
+		if skip(nb.MAC) {
+			continue
+		}
+		// Both routes: the failure announced may cut one of them.
+		for _, tags := range [][]uint8{nb.Path, nb.Alt} {
+			if len(tags) == 0 {
+				continue
+			}
+			if f, err := a.controlFrame(nb.MAC, tags, m); err == nil {
+				a.c.Inc("notify_flooded")
+				a.sendNIC(f)
+			}
+		}
+		sent[nb.MAC] = true
+	}
 	targets := make([]wire.MAC, 0, a.table.Len()+1)
 	if a.haveCtrl && a.ctrl == nil {
 		targets = append(targets, a.ctrlMAC)
@@ -980,7 +1024,7 @@ func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
 	}
 	slices.SortFunc(targets, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
 	for _, t := range targets {
-		if t == from || t == m.Origin || t == a.mac {
+		if skip(t) {
 			continue
 		}
 		var tags []uint8

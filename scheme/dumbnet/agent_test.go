@@ -382,6 +382,7 @@ func TestAgentControlDropsCounted(t *testing.T) {
 		{"host answer nobody waits for", "drop_unmatched_reply", false, 1, ctrl(t, macA, macB, &wire.DumbNetProbeReply{Seq: 9, HostMAC: macB, Path: []uint8{1}})},
 		{"a second controller's announcement", "drop_other_controller", false, 1, ctrl(t, macA, other, &wire.DumbNetProbeReply{HostMAC: other, Controller: other, Path: []uint8{2}})},
 		{"a probe as a delivered message", "drop_unexpected_control", false, 1, ctrl(t, macA, macB, &wire.DumbNetProbe{Seq: 1, SrcMAC: macB, Path: []uint8{1}})},
+		{"flood neighbours not from the controller", "drop_forged_neighbors", false, 1, ctrl(t, macA, other, &wire.DumbNetNeighbors{Version: 9, Neighbors: []wire.DumbNetNeighbor{{MAC: other, Path: []uint8{1}}}})},
 		{"own probe back", "drop_own_probe", false, 1, probe(macA, 2)},
 		{"a switch probe met a host", "drop_probe_query_path", false, 1, probe(macB, 0, 2)},
 	}
@@ -399,6 +400,13 @@ func TestAgentControlDropsCounted(t *testing.T) {
 		if out := env.take(); len(out) != 0 {
 			t.Errorf("%s: sent %d frames", c.name, len(out))
 		}
+	}
+	// Flood neighbours older than the ones held are stale.
+	a0, env0 := newTestAgent()
+	a0.Receive(1, ctrl(t, macA, macB, &wire.DumbNetNeighbors{Version: 5, Neighbors: []wire.DumbNetNeighbor{{MAC: other, Path: []uint8{1}}}}))
+	a0.Receive(1, ctrl(t, macA, macB, &wire.DumbNetNeighbors{Version: 3}))
+	if c := a0.Counters(); c["neighbors_stale"] != 1 || len(a0.neighbors) != 1 || len(env0.take()) != 0 {
+		t.Errorf("stale neighbours: %v, held %v", c, a0.neighbors)
 	}
 	// A probe on a second NIC of a multi-homed host: answered only on the
 	// NIC the agent uses.

@@ -49,6 +49,7 @@ type Controller struct {
 
 	g       *netGraph
 	sc      scratch
+	alt     scratch // sendNeighbors' second routes, beside its BFS in sc
 	hosts   map[wire.MAC]*hostRec
 	byIP    map[netipKey]wire.MAC
 	root    attach // where the controller's own NIC is cabled
@@ -179,10 +180,116 @@ func (c *Controller) discovered() {
 		m := wire.DumbNetProbeReply{Seq: 0, HostMAC: c.a.mac, HostIP: c.a.ip, Controller: c.a.mac, Path: back}
 		c.sendTo(h.MAC, &m)
 	}
+	c.sendNeighbors()
 	for _, d := range c.deferred {
 		c.query(&d.q)
 	}
 	c.deferred = nil
+}
+
+// hopTags turns a route into tags: each hop's output port, then the
+// host's port.
+func hopTags(hops []hop, hostPort uint8) []uint8 {
+	tags := make([]uint8, 0, len(hops)+1)
+	for _, h := range hops {
+		tags = append(tags, uint8(h.out))
+	}
+	return append(tags, hostPort)
+}
+
+// sendNeighbors gives every host the hosts it floods a failure notification
+// to (DumbNet §4.2 stage 1: "the message starts from the hosts on the same
+// switch, then goes to hosts on the neighboring switches"): the other hosts
+// of its switch, then the first host of each nearest switch with hosts
+// (reached through switches without any), with the tags to each over
+// working links. Each host floods on to its own, so the flood covers every
+// host the notification can reach, peer to peer.
+func (c *Controller) sendNeighbors() {
+	bySw := make(map[int32][]wire.MAC)
+	for mac, h := range c.hosts {
+		bySw[h.at.sw] = append(bySw[h.at.sw], mac)
+	}
+	sws := make([]int32, 0, len(bySw))
+	for sw, macs := range bySw {
+		slices.SortFunc(macs, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
+		sws = append(sws, sw)
+	}
+	slices.Sort(sws)
+	type out struct {
+		to wire.MAC
+		m  wire.DumbNetNeighbors
+	}
+	var msgs []out
+	for _, sw := range sws {
+		c.g.bfs(&c.sc, sw, nil)
+		dist, prev := c.sc.dist, c.sc.prev
+		// The nearest switches with hosts: no other switch with hosts on
+		// the BFS path to them.
+		var near []int32
+		for _, t := range sws {
+			if t == sw || dist[t] < 0 {
+				continue
+			}
+			v := prev[t].sw
+			for v != sw && len(bySw[v]) == 0 {
+				v = prev[v].sw
+			}
+			if v == sw {
+				near = append(near, t)
+			}
+		}
+		slices.SortStableFunc(near, func(x, y int32) int { return int(dist[x] - dist[y]) })
+		var nbs []wire.DumbNetNeighbor
+		for _, mac := range bySw[sw] {
+			nbs = append(nbs, wire.DumbNetNeighbor{MAC: mac, Path: []uint8{uint8(c.hosts[mac].at.port)}})
+		}
+		type route struct {
+			t    int32
+			hops []hop
+		}
+		var routes []route
+		for _, t := range near {
+			var hops []hop
+			for v := t; v != sw; v = prev[v].sw {
+				hops = append(hops, prev[v])
+			}
+			slices.Reverse(hops)
+			routes = append(routes, route{t, hops})
+		}
+		// A second route per neighbour sharing no link with the first, so
+		// that the failure being announced cannot cut both (the first
+		// routes all leave by the BFS tree's links).
+		for _, r := range routes {
+			mac := bySw[r.t][0]
+			port := uint8(c.hosts[mac].at.port)
+			nb := wire.DumbNetNeighbor{MAC: mac, Path: hopTags(r.hops, port)}
+			ban := &bans{ports: make(map[uint32]bool, 2*len(r.hops))}
+			for _, h := range r.hops {
+				pe := c.g.peerOf(h.sw, h.out)
+				ban.ports[portKey(h.sw, h.out)] = true
+				ban.ports[portKey(pe.sw, pe.port)] = true
+			}
+			// shortest ends with the destination itself, as a hop.
+			if alt := c.g.shortest(&c.alt, sw, r.t, nil, ban); alt != nil && len(alt) <= wire.DumbNetMaxTags {
+				nb.Alt = hopTags(alt[:len(alt)-1], port)
+			}
+			nbs = append(nbs, nb)
+		}
+		for _, mac := range bySw[sw] {
+			m := wire.DumbNetNeighbors{Version: c.version}
+			for _, nb := range nbs {
+				if nb.MAC != mac && len(nb.Path) <= wire.DumbNetMaxTags && len(m.Neighbors) < wire.DumbNetMaxNeighbors {
+					m.Neighbors = append(m.Neighbors, nb)
+				}
+			}
+			msgs = append(msgs, out{mac, m})
+		}
+	}
+	// Sent after: sendTo's paths reuse the BFS scratch.
+	for _, o := range msgs {
+		c.a.c.Inc("ctrl_neighbor_lists")
+		c.sendTo(o.to, &o.m)
+	}
 }
 
 // publish stores the current topology in the Store and the snapshot.
@@ -541,6 +648,8 @@ func (c *Controller) announce(i int32, port uint16) {
 	for _, m := range macs {
 		c.sendTo(m, &patch)
 	}
+	// Paths to flood neighbours may have crossed the link.
+	c.sendNeighbors()
 }
 
 // verifyLink probes a link that a notification says is back: out through

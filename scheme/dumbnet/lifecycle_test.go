@@ -273,3 +273,57 @@ func TestAllPairsPingUnderLoss(t *testing.T) {
 		t.Fatalf("%d/%d pairs never answered under 3%% loss: %v", len(failed), len(runs), failed)
 	}
 }
+
+// TestStage1FloodReachesEveryHost: with a hop limit of 2 the switches'
+// broadcast of a core link failure reaches only the hosts of the pods
+// next to it, and no host talks to any other (empty PathTables). The
+// hosts' flood, to the hosts of their switch and then of the neighbouring
+// switches (DumbNet §4.2 stage 1, the controller's neighbour lists),
+// reaches every host before the controller's patch (stage 2, one probe
+// wait later) could.
+func TestStage1FloodReachesEveryHost(t *testing.T) {
+	l := newLab(t, "fattree:4", map[string]string{"hops": "2"})
+	l.discover(t)
+	var core topo.LinkID = topo.NoLink
+	for i := range l.g.NumLinks() {
+		lk := l.g.Link(topo.LinkID(i))
+		if l.g.Node(lk.A.Node).Role == "core" || l.g.Node(lk.B.Node).Role == "core" {
+			core = topo.LinkID(i)
+			break
+		}
+	}
+	heard := func(h topo.NodeID) uint64 {
+		c := l.f.Agent(h).Counters()
+		return c["notify_received"] + c["host_notify_received"]
+	}
+	before := map[topo.NodeID]uint64{}
+	hosts := l.g.Nodes(topo.Host)
+	for _, h := range hosts {
+		before[h] = heard(h)
+		if l.f.Agent(h).Counters()["patches_applied"] != 0 {
+			t.Fatalf("%s has patches before the failure", l.name(h))
+		}
+	}
+	now := l.s.Now()
+	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
+	l.s.Run(now + 6*element.Millisecond)
+	direct, missed := 0, []string{}
+	for _, h := range hosts {
+		c := l.f.Agent(h).Counters()
+		if c["notify_received"] > 0 {
+			direct++
+		}
+		if heard(h) == before[h] {
+			missed = append(missed, l.name(h))
+		}
+		if c["patches_applied"] != 0 {
+			t.Fatalf("%s got the patch within 5 ms: the test no longer isolates stage 1", l.name(h))
+		}
+	}
+	if direct == len(hosts) {
+		t.Fatalf("every host heard a switch: the hop limit no longer isolates the hosts' flood")
+	}
+	if len(missed) > 0 {
+		t.Fatalf("%d hosts heard the switches, and the flood missed %v", direct, missed)
+	}
+}
