@@ -200,10 +200,19 @@ func hopTags(hops []hop, hostPort uint8) []uint8 {
 // sendNeighbors gives every host the hosts it floods a failure notification
 // to (DumbNet §4.2 stage 1: "the message starts from the hosts on the same
 // switch, then goes to hosts on the neighboring switches"): the other hosts
-// of its switch, then the first host of each nearest switch with hosts
-// (reached through switches without any), with the tags to each over
-// working links. Each host floods on to its own, so the flood covers every
-// host the notification can reach, peer to peer.
+// of its switch, then the first host of each neighbouring switch with
+// hosts, with the tags to each over working links, twice when a second
+// route shares no link with the first. Each host floods on to its own.
+//
+// Switches with hosts are neighbours along a spanning tree of the "near"
+// relation (two switches are near when only switches without hosts lie on
+// a shortest path between them), the shortest near pairs first (Kruskal,
+// ties in a fixed pseudo-random order so that no switch becomes a hub): a
+// tree reaches every switch the failure leaves connected to it, at a cost
+// of one list entry per tree edge end. Taking every near pair instead
+// would give each edge switch of a fat tree every other one (only
+// aggregation and core switches lie between them): quadratic flood
+// traffic.
 func (c *Controller) sendNeighbors() {
 	bySw := make(map[int32][]wire.MAC)
 	for mac, h := range c.hosts {
@@ -215,19 +224,18 @@ func (c *Controller) sendNeighbors() {
 		sws = append(sws, sw)
 	}
 	slices.Sort(sws)
-	type out struct {
-		to wire.MAC
-		m  wire.DumbNetNeighbors
+	// Near pairs, each once (a < b).
+	type pair struct {
+		a, b int32
+		dist int32
+		tie  uint64
 	}
-	var msgs []out
+	var pairs []pair
 	for _, sw := range sws {
 		c.g.bfs(&c.sc, sw, nil)
 		dist, prev := c.sc.dist, c.sc.prev
-		// The nearest switches with hosts: no other switch with hosts on
-		// the BFS path to them.
-		var near []int32
 		for _, t := range sws {
-			if t == sw || dist[t] < 0 {
+			if t <= sw || dist[t] < 0 {
 				continue
 			}
 			v := prev[t].sw
@@ -235,50 +243,85 @@ func (c *Controller) sendNeighbors() {
 				v = prev[v].sw
 			}
 			if v == sw {
-				near = append(near, t)
+				pairs = append(pairs, pair{sw, t, dist[t], mix(uint64(c.g.ids[sw]) ^ mix(uint64(c.g.ids[t])))})
 			}
 		}
-		slices.SortStableFunc(near, func(x, y int32) int { return int(dist[x] - dist[y]) })
+	}
+	slices.SortFunc(pairs, func(x, y pair) int {
+		if x.dist != y.dist {
+			return int(x.dist - y.dist)
+		}
+		return cmpU64(x.tie, y.tie)
+	})
+	parent := make(map[int32]int32, len(sws))
+	var find func(int32) int32
+	find = func(v int32) int32 {
+		p, ok := parent[v]
+		if !ok || p == v {
+			return v
+		}
+		r := find(p)
+		parent[v] = r
+		return r
+	}
+	tree := make(map[int32][]int32, len(sws))
+	for _, p := range pairs {
+		ra, rb := find(p.a), find(p.b)
+		if ra == rb {
+			continue
+		}
+		parent[ra] = rb
+		tree[p.a] = append(tree[p.a], p.b)
+		tree[p.b] = append(tree[p.b], p.a)
+	}
+	type out struct {
+		to wire.MAC
+		m  wire.DumbNetNeighbors
+	}
+	var msgs []out
+	for _, sw := range sws {
 		var nbs []wire.DumbNetNeighbor
 		for _, mac := range bySw[sw] {
 			nbs = append(nbs, wire.DumbNetNeighbor{MAC: mac, Path: []uint8{uint8(c.hosts[mac].at.port)}})
 		}
-		type route struct {
-			t    int32
-			hops []hop
-		}
-		var routes []route
-		for _, t := range near {
+		c.g.bfs(&c.sc, sw, nil)
+		dist, prev := c.sc.dist, c.sc.prev
+		ts := tree[sw]
+		slices.SortFunc(ts, func(x, y int32) int {
+			if dist[x] != dist[y] {
+				return int(dist[x] - dist[y])
+			}
+			return int(x - y)
+		})
+		for _, t := range ts {
 			var hops []hop
 			for v := t; v != sw; v = prev[v].sw {
 				hops = append(hops, prev[v])
 			}
 			slices.Reverse(hops)
-			routes = append(routes, route{t, hops})
-		}
-		// A second route per neighbour sharing no link with the first, so
-		// that the failure being announced cannot cut both (the first
-		// routes all leave by the BFS tree's links).
-		for _, r := range routes {
-			mac := bySw[r.t][0]
+			mac := bySw[t][0]
 			port := uint8(c.hosts[mac].at.port)
-			nb := wire.DumbNetNeighbor{MAC: mac, Path: hopTags(r.hops, port)}
-			ban := &bans{ports: make(map[uint32]bool, 2*len(r.hops))}
-			for _, h := range r.hops {
+			nb := wire.DumbNetNeighbor{MAC: mac, Path: hopTags(hops, port)}
+			// A second route sharing no link with the first, so that the
+			// failure being announced cannot cut both. shortest ends with
+			// the destination itself, as a hop.
+			ban := &bans{ports: make(map[uint32]bool, 2*len(hops))}
+			for _, h := range hops {
 				pe := c.g.peerOf(h.sw, h.out)
 				ban.ports[portKey(h.sw, h.out)] = true
 				ban.ports[portKey(pe.sw, pe.port)] = true
 			}
-			// shortest ends with the destination itself, as a hop.
-			if alt := c.g.shortest(&c.alt, sw, r.t, nil, ban); alt != nil && len(alt) <= wire.DumbNetMaxTags {
+			if alt := c.g.shortest(&c.alt, sw, t, nil, ban); alt != nil {
 				nb.Alt = hopTags(alt[:len(alt)-1], port)
 			}
-			nbs = append(nbs, nb)
+			if len(nb.Path) <= wire.DumbNetMaxTags && len(nb.Alt) <= wire.DumbNetMaxTags {
+				nbs = append(nbs, nb)
+			}
 		}
 		for _, mac := range bySw[sw] {
 			m := wire.DumbNetNeighbors{Version: c.version}
 			for _, nb := range nbs {
-				if nb.MAC != mac && len(nb.Path) <= wire.DumbNetMaxTags && len(m.Neighbors) < wire.DumbNetMaxNeighbors {
+				if nb.MAC != mac && len(m.Neighbors) < wire.DumbNetMaxNeighbors {
 					m.Neighbors = append(m.Neighbors, nb)
 				}
 			}
@@ -290,6 +333,15 @@ func (c *Controller) sendNeighbors() {
 		c.a.c.Inc("ctrl_neighbor_lists")
 		c.sendTo(o.to, &o.m)
 	}
+}
+
+// mix is SplitMix64's finalizer: a fixed pseudo-random order for ties.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // publish stores the current topology in the Store and the snapshot.

@@ -275,14 +275,20 @@ func TestAllPairsPingUnderLoss(t *testing.T) {
 }
 
 // TestStage1FloodReachesEveryHost: with a hop limit of 2 the switches'
-// broadcast of a core link failure reaches only the hosts of the pods
-// next to it, and no host talks to any other (empty PathTables). The
+// broadcast of a core link failure reaches only the hosts of the pod next
+// to it, and no host talks to any other (empty PathTables). The
 // hosts' flood, to the hosts of their switch and then of the neighbouring
 // switches (DumbNet §4.2 stage 1, the controller's neighbour lists),
 // reaches every host before the controller's patch (stage 2, one probe
 // wait later) could.
 func TestStage1FloodReachesEveryHost(t *testing.T) {
-	l := newLab(t, "fattree:4", map[string]string{"hops": "2"})
+	for _, spec := range []string{"fattree:4", "fattree:8"} {
+		t.Run(spec, func(t *testing.T) { stage1Flood(t, spec) })
+	}
+}
+
+func stage1Flood(t *testing.T, spec string) {
+	l := newLab(t, spec, map[string]string{"hops": "2"})
 	l.discover(t)
 	var core topo.LinkID = topo.NoLink
 	for i := range l.g.NumLinks() {
