@@ -115,11 +115,12 @@ func (r *runner) run() {
 	}
 }
 
+// stopWait bounds how long stop waits for the element's goroutine (a var:
+// tests shorten it).
+var stopWait = 10 * time.Second
+
 // stop ends the goroutine and the readers and closes the ports. It is
 // idempotent.
-// stopWait bounds how long stop waits for the element's goroutine.
-var stopWait = 10 * time.Second // a var: tests shorten it
-
 func (r *runner) stop() {
 	if r.stopped.Swap(true) {
 		return

@@ -189,16 +189,17 @@ type portID struct {
 // query is a path query in flight and what waits for it.
 type query struct {
 	id uint32
-	// version is the TopoCache's version when the query was first sent:
-	// the controller answers later, so its reply can carry no lower one
-	// unless the cache's came from a forged patch (pathReply).
-	version uint64
-	dst     wire.MAC
-	dstIP   netip.Addr
-	tries   int
-	cancel  func()
-	frames  [][]byte
-	arps    []wire.ARP
+	// version and nbrVersion are the TopoCache's and the flood
+	// neighbours' versions when the query was first sent: the controller
+	// answers later, so its reply can carry no lower one unless they came
+	// from forged messages (pathReply).
+	version, nbrVersion uint64
+	dst                 wire.MAC
+	dstIP               netip.Addr
+	tries               int
+	cancel              func()
+	frames              [][]byte
+	arps                []wire.ARP
 }
 
 type flowlet struct {
@@ -452,12 +453,17 @@ func (a *Agent) flowHash(frame []byte) uint64 {
 			h = fnv(h, ip[ihl:ihl+4])
 		}
 	}
-	// Finalize (splitmix64) so that the low bits used by the modulo mix.
-	h ^= h >> 30
-	h *= 0xbf58476d1ce4e5b9
-	h ^= h >> 27
-	h *= 0x94d049bb133111eb
-	return h ^ h>>31
+	// Finalize so that the low bits used by the modulo mix.
+	return mix(h)
+}
+
+// mix is SplitMix64's finalizer.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
 }
 
 // stackARP answers the stack's ARP requests from the fabric's host table
@@ -507,7 +513,7 @@ func (a *Agent) hold(dst wire.MAC, ip netip.Addr, frame []byte, arp *wire.ARP) {
 	fresh := q == nil
 	if fresh {
 		a.qid++
-		q = &query{id: a.qid, version: a.cache.version, dst: dst, dstIP: ip}
+		q = &query{id: a.qid, version: a.cache.version, nbrVersion: a.nbrVersion, dst: dst, dstIP: ip}
 		a.queries[q.id] = q
 		if dst != (wire.MAC{}) {
 			a.byDst[dst] = q
@@ -878,17 +884,33 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 		return
 	}
 	a.forget(q)
+	// The controller's version only grows and it answered after the query
+	// left, when the cache already had q.version: a lower one in its
+	// answer means a version it never issued got in (a patch or list
+	// forged with its MAC). Its answer is the authority: without this, one
+	// forged patch with a huge version would make every real patch stale
+	// and keep the links it failed down for good.
+	if m.Version < q.nbrVersion {
+		a.c.Inc("neighbors_reset")
+		a.neighbors, a.nbrVersion = nil, 0
+	}
+	var requery []wire.MAC
 	if m.Version < q.version {
-		// The controller's version only grows and it answered after the
-		// query left, when the cache already had q.version: a version it
-		// never issued (a patch forged with its MAC) got in. Its answer is
-		// the authority: without this, one forged patch with a huge
-		// version would make every real patch stale and keep the links
-		// it failed down for good.
 		a.c.Inc("version_reset")
-		a.cache.resetVersion()
+		// Which links the forgery failed is unknown: start the cache
+		// over from this answer and ask again for every destination in
+		// use (their entries keep working meanwhile).
+		a.cache = NewTopoCache()
+		for _, dst := range a.table.dsts() {
+			if dst != m.Dst {
+				requery = append(requery, dst)
+			}
+		}
 	}
 	a.cache.Merge(m)
+	for _, dst := range requery {
+		a.hold(dst, netip.Addr{}, nil, nil)
+	}
 	e, err := a.cache.fill(m.Dst, a.cfg.K)
 	if err != nil {
 		a.c.Add("drop_no_path", uint64(len(q.frames)+len(q.arps)))

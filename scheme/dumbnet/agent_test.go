@@ -455,3 +455,23 @@ func FuzzControllerReceive(f *testing.F) {
 		}
 	})
 }
+
+// TestAgentRecoversFromForgedNeighbors: flood neighbours forged with the
+// controller's MAC and a huge version would steer this host's stage-1
+// flood for good (every real list older); the controller's next answer,
+// lower than the version the query left with, drops them, and the next
+// real list is taken.
+func TestAgentRecoversFromForgedNeighbors(t *testing.T) {
+	a, _ := newTestAgent()
+	rogue := wire.MAC{2, 0xba, 0xd0, 0, 0, 1}
+	a.setNeighbors(&wire.DumbNetNeighbors{Version: 1 << 62, Neighbors: []wire.DumbNetNeighbor{{MAC: rogue, Path: []uint8{7}}}})
+	a.hold(macB, netip.Addr{}, nil, nil)
+	reply(a, a.byDst[macB].id) // version 1
+	if c := a.Counters(); c["neighbors_reset"] != 1 || a.neighbors != nil {
+		t.Fatalf("forged neighbours kept: %v, %v", c, a.neighbors)
+	}
+	a.setNeighbors(&wire.DumbNetNeighbors{Version: 2, Neighbors: []wire.DumbNetNeighbor{{MAC: macB, Path: []uint8{2}}}})
+	if len(a.neighbors) != 1 || a.neighbors[0].MAC != macB {
+		t.Fatalf("real list not taken: %v", a.neighbors)
+	}
+}

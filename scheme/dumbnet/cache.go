@@ -75,10 +75,6 @@ func (c *TopoCache) Merge(r *wire.DumbNetPathReply) {
 	c.version = max(c.version, r.Version)
 }
 
-// resetVersion forgets the cache's version, so that the next path reply
-// sets it and its link states override the ones patches left.
-func (c *TopoCache) resetVersion() { c.version = 0 }
-
 // SetLink records the state of the link on a switch port; it reports
 // whether the cache knew the link and its state changed.
 func (c *TopoCache) SetLink(sw uint64, port uint16, up bool) bool {

@@ -36,6 +36,10 @@ func (s *MemStore) Topology() (uint64, *Topology, bool) { return s.version, s.t,
 type hostRec struct {
 	loc HostLoc
 	at  attach
+	// nbrs is the host's last flood-neighbour list; resent tells whether
+	// it went out again after a query of the host's (below).
+	nbrs   *wire.DumbNetNeighbors
+	resent bool
 }
 
 // Controller is the DumbNet controller (DumbNet §4): it discovers the
@@ -63,7 +67,7 @@ type Controller struct {
 
 	// downChecks are the links reported down whose check probe is out
 	// (by their lower end, linkKey): booked down if it times out.
-	downChecks map[uint64]bool
+	downChecks map[portID]*downCheck
 
 	deferred []deferredQuery
 	// nextHostScan rate-limits rescans for missed hosts.
@@ -86,7 +90,7 @@ type deferredQuery struct {
 const maxDeferred = 4096
 
 func newController(a *Agent, st Store) *Controller {
-	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[uint64]bool)}
+	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck)}
 	c.disc = newDiscovery(a, false)
 	c.disc.onDone = c.discovered
 	return c
@@ -187,16 +191,6 @@ func (c *Controller) discovered() {
 	c.deferred = nil
 }
 
-// hopTags turns a route into tags: each hop's output port, then the
-// host's port.
-func hopTags(hops []hop, hostPort uint8) []uint8 {
-	tags := make([]uint8, 0, len(hops)+1)
-	for _, h := range hops {
-		tags = append(tags, uint8(h.out))
-	}
-	return append(tags, hostPort)
-}
-
 // sendNeighbors gives every host the hosts it floods a failure notification
 // to (DumbNet §4.2 stage 1: "the message starts from the hosts on the same
 // switch, then goes to hosts on the neighboring switches"): the other hosts
@@ -294,25 +288,26 @@ func (c *Controller) sendNeighbors() {
 			return int(x - y)
 		})
 		for _, t := range ts {
-			var hops []hop
-			for v := t; v != sw; v = prev[v].sw {
-				hops = append(hops, prev[v])
-			}
-			slices.Reverse(hops)
 			mac := bySw[t][0]
-			port := uint8(c.hosts[mac].at.port)
-			nb := wire.DumbNetNeighbor{MAC: mac, Path: hopTags(hops, port)}
+			// Routes end with a hop out of the last switch to the host.
+			last := hop{sw: t, out: c.hosts[mac].at.port}
+			r := []hop{last}
+			for v := t; v != sw; v = prev[v].sw {
+				r = append(r, prev[v])
+			}
+			slices.Reverse(r)
+			nb := wire.DumbNetNeighbor{MAC: mac, Path: routeTags(r)}
 			// A second route sharing no link with the first, so that the
-			// failure being announced cannot cut both. shortest ends with
-			// the destination itself, as a hop.
-			ban := &bans{ports: make(map[uint32]bool, 2*len(hops))}
-			for _, h := range hops {
+			// failure being announced cannot cut both.
+			ban := &bans{ports: make(map[uint32]bool, 2*len(r))}
+			for _, h := range r[:len(r)-1] {
 				pe := c.g.peerOf(h.sw, h.out)
 				ban.ports[portKey(h.sw, h.out)] = true
 				ban.ports[portKey(pe.sw, pe.port)] = true
 			}
 			if alt := c.g.shortest(&c.alt, sw, t, nil, ban); alt != nil {
-				nb.Alt = hopTags(alt[:len(alt)-1], port)
+				alt[len(alt)-1] = last
+				nb.Alt = routeTags(alt)
 			}
 			if len(nb.Path) <= wire.DumbNetMaxTags && len(nb.Alt) <= wire.DumbNetMaxTags {
 				nbs = append(nbs, nb)
@@ -330,18 +325,11 @@ func (c *Controller) sendNeighbors() {
 	}
 	// Sent after: sendTo's paths reuse the BFS scratch.
 	for _, o := range msgs {
+		h := c.hosts[o.to]
+		h.nbrs, h.resent = &o.m, false
 		c.a.c.Inc("ctrl_neighbor_lists")
-		c.sendTo(o.to, &o.m)
+		c.sendTo(o.to, h.nbrs)
 	}
-}
-
-// mix is SplitMix64's finalizer: a fixed pseudo-random order for ties.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
 }
 
 // publish stores the current topology in the Store and the snapshot.
@@ -464,6 +452,14 @@ func (c *Controller) query(q *wire.DumbNetPathQuery) {
 	}
 	c.a.c.Inc("ctrl_path_graphs")
 	c.sendTo(q.Src, &r)
+	// A list lost on the way, or sent before the host knew the controller
+	// (then refused as forged), would leave it out of the flood: send the
+	// current one once more after the host's first query since.
+	if src.nbrs != nil && !src.resent {
+		src.resent = true
+		c.a.c.Inc("ctrl_neighbor_lists_resent")
+		c.sendTo(q.Src, src.nbrs)
+	}
 }
 
 // linksOf lists a path graph's links, primary and backup first, so that a
@@ -531,6 +527,20 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		}
 		return
 	}
+	if up {
+		// Back before its check ended: the check's probe went out while
+		// the link was down and will not be answered, so it would book a
+		// working link down for good (the switch reports "up" once).
+		if k := c.linkKey(i, port); c.downChecks[k] != nil {
+			c.a.c.Inc("ctrl_link_down_withdrawn")
+			chk := c.downChecks[k]
+			chk.cancel()
+			delete(c.downChecks, k)
+			if rec, ok := c.disc.pending[chk.seq]; ok && rec.kind == kindLinkDown {
+				delete(c.disc.pending, chk.seq)
+			}
+		}
+	}
 	if pe.up == up {
 		return
 	}
@@ -541,53 +551,92 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 	c.checkDown(i, port)
 }
 
-// linkKey names a link by its end on the lower switch index (then port),
-// so that reports from both ends meet.
-func (c *Controller) linkKey(i int32, port uint16) uint64 {
-	pe := c.g.peerOf(i, port)
-	if pe.sw >= 0 && (pe.sw < i || pe.sw == i && pe.port < port) {
-		i, port = pe.sw, pe.port
-	}
-	return uint64(i)<<16 | uint64(port)
+// downCheck is a link reported down whose check probe is out.
+type downCheck struct {
+	seq    uint32 // the probe's, in disc.pending
+	cancel func() // the timer that books the link down
 }
 
-// checkDown sends a link reported down the probe verifyLink sends (out
-// through it and back) and books it down only if no answer comes within
-// the probe wait; an answer refutes the report (linkDownRefuted). The
-// patch, stage 2, comes that much later; hosts route around the link at
-// once anyway (stage 1).
-func (c *Controller) checkDown(i int32, port uint16) {
-	k := c.linkKey(i, port)
-	if c.downChecks[k] {
-		return // the other end's report, or a repeat: one check
+// linkKey names a link by its end on the lower switch ID (then port), so
+// that reports from both ends meet; IDs, not graph indices, which a
+// rediscovery renumbers.
+func (c *Controller) linkKey(i int32, port uint16) portID {
+	k := portID{c.g.ids[i], port}
+	if pe := c.g.peerOf(i, port); pe.sw >= 0 {
+		if o := (portID{c.g.ids[pe.sw], pe.port}); o.sw < k.sw || o.sw == k.sw && o.port < k.port {
+			k = o
+		}
+	}
+	return k
+}
+
+// linkProbePath is the path of a probe that checks the link on switch i's
+// port: out through it, back through the far end, and a tag-0 query that
+// must name switch i again.
+func (c *Controller) linkProbePath(i int32, port uint16) ([]uint8, bool) {
+	fwd, ret, ok := c.switchPaths(i)
+	if !ok {
+		return nil, false
 	}
 	pe := c.g.peerOf(i, port)
-	fwd, ret, ok := c.switchPaths(i)
+	return slices.Concat(fwd, []uint8{uint8(port), uint8(pe.port), wire.DumbNetQuery}, ret), true
+}
+
+// checkDown sends a link reported down the probe verifyLink sends and
+// books it down only if no answer comes within the probe wait after the
+// probe leaves (probes queued before it are paced out first); an answer
+// refutes the report (linkDownRefuted). The patch, stage 2, comes that
+// much later; hosts route around the link at once anyway (stage 1).
+func (c *Controller) checkDown(i int32, port uint16) {
+	k := c.linkKey(i, port)
+	if c.downChecks[k] != nil {
+		return // the other end's report, or a repeat: one check
+	}
+	path, ok := c.linkProbePath(i, port)
 	if !ok {
 		c.setLink(i, port, false) // no way to the switch to check from
 		return
 	}
-	c.downChecks[k] = true
-	path := slices.Concat(fwd, []uint8{uint8(port), uint8(pe.port), wire.DumbNetQuery}, ret)
-	c.disc.send(probeRec{kind: kindLinkDown, sw: i, p: port, q: pe.port, nid: c.g.ids[i], path: path})
-	c.a.env.After(c.disc.wait(), func() {
-		if !c.downChecks[k] {
-			return // answered
+	d := c.disc
+	ahead := len(d.queue) - d.qhead
+	before := d.seq
+	d.send(probeRec{kind: kindLinkDown, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: c.g.ids[i], path: path})
+	if d.seq == before {
+		c.setLink(i, port, false) // the probe could not be built
+		return
+	}
+	chk := &downCheck{seq: d.seq}
+	c.downChecks[k] = chk
+	id := c.g.ids[i]
+	chk.cancel = c.a.env.After(element.Time(ahead+1)*d.gap+d.wait(), func() {
+		if c.downChecks[k] != chk {
+			return // answered, or withdrawn
 		}
 		delete(c.downChecks, k)
+		if rec, ok := d.pending[chk.seq]; ok && rec.kind == kindLinkDown {
+			delete(d.pending, chk.seq)
+		}
 		c.a.c.Inc("ctrl_link_down_confirmed")
-		c.setLink(i, port, false)
+		if i, ok := c.g.idx[id]; ok {
+			c.setLink(i, port, false)
+		}
 	})
 }
 
 // linkDownRefuted completes checkDown when the link answered: it works.
 // Hosts that believed the report (stage 1) routed around it, so a patch
 // tells them it is up.
-func (c *Controller) linkDownRefuted(i int32, port uint16) {
-	k := c.linkKey(i, port)
-	if !c.downChecks[k] {
+func (c *Controller) linkDownRefuted(id uint64, port uint16) {
+	i, ok := c.g.idx[id]
+	if !ok {
 		return
 	}
+	k := c.linkKey(i, port)
+	chk := c.downChecks[k]
+	if chk == nil {
+		return
+	}
+	chk.cancel()
 	delete(c.downChecks, k)
 	c.a.c.Inc("ctrl_link_down_refuted")
 	if pe := c.g.peerOf(i, port); pe.sw >= 0 && pe.up {
@@ -676,6 +725,8 @@ func (c *Controller) setLink(i int32, port uint16, up bool) {
 		return
 	}
 	c.announce(i, port)
+	// Routes to flood neighbours may cross the link, or could now use it.
+	c.sendNeighbors()
 }
 
 // announce publishes a new version and floods a patch with the link's
@@ -700,21 +751,17 @@ func (c *Controller) announce(i int32, port uint16) {
 	for _, m := range macs {
 		c.sendTo(m, &patch)
 	}
-	// Paths to flood neighbours may have crossed the link.
-	c.sendNeighbors()
 }
 
 // verifyLink probes a link that a notification says is back: out through
 // switch i's port, back through the far end's port, and a tag-0 query
 // that must name switch i again.
 func (c *Controller) verifyLink(i int32, port uint16) {
-	pe := c.g.peerOf(i, port)
-	fwd, ret, ok := c.switchPaths(i)
+	path, ok := c.linkProbePath(i, port)
 	if !ok {
 		return
 	}
-	path := slices.Concat(fwd, []uint8{uint8(port), uint8(pe.port), wire.DumbNetQuery}, ret)
-	c.disc.send(probeRec{kind: kindLinkUp, sw: i, p: port, q: pe.port, nid: c.g.ids[i], path: path})
+	c.disc.send(probeRec{kind: kindLinkUp, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: c.g.ids[i], path: path})
 }
 
 // switchPaths returns working paths from the controller to switch i (the

@@ -351,7 +351,7 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 	case kindLinkDown:
 		delete(d.pending, pm.Seq)
 		if m.SwitchID == rec.nid && d.a.ctrl != nil {
-			d.a.ctrl.linkDownRefuted(rec.sw, rec.p)
+			d.a.ctrl.linkDownRefuted(rec.nid, rec.p)
 		}
 	default:
 		d.a.c.Inc("drop_unmatched_reply")

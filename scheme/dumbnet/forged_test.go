@@ -139,6 +139,12 @@ func TestForgedFramesDroppedAndCounted(t *testing.T) {
 	victimLink := f.Controller().Topology().Links[0]
 	notify := &wire.DumbNetHostNotify{Origin: wire.MAC{0x02, 0xba, 0xd0, 0, 0, 9}, Seq: 1, SwitchID: victimLink.A, Port: victimLink.APort, State: wire.PortDown}
 	ctrlBefore := f.Agent(ctrlNode).Counters()
+	patchesBefore := map[topo.NodeID]uint64{}
+	for _, h := range g.Nodes(topo.Host) {
+		if h != rogue {
+			patchesBefore[h] = f.Agent(h).Counters()["patches_applied"]
+		}
+	}
 	s.At(s.Now(), func() {
 		fg.env.Send(1, ctrlFrame(t, wire.MAC(cmac), src, hostTags(t, g, rogue, ctrlNode), notify))
 	})
@@ -153,6 +159,17 @@ func TestForgedFramesDroppedAndCounted(t *testing.T) {
 	for _, tl := range f.Controller().Topology().Links {
 		if !tl.Up {
 			t.Errorf("link %+v down after a forged report", tl)
+		}
+	}
+	// The flood carried the forgery to every host (stage 1); the patch
+	// saying the link is up reached every one of them.
+	for h, before := range patchesBefore {
+		c := f.Agent(h).Counters()
+		if h != ctrlNode && c["host_notify_received"] == 0 {
+			t.Errorf("%s never heard the forged report: the test no longer checks the repair", g.Node(h).Name)
+		}
+		if got := c["patches_applied"]; got != before+1 {
+			t.Errorf("%s applied %d patches after the refutation, want 1", g.Node(h).Name, got-before)
 		}
 	}
 

@@ -333,3 +333,37 @@ func stage1Flood(t *testing.T, spec string) {
 		t.Fatalf("%d hosts heard the switches, and the flood missed %v", direct, missed)
 	}
 }
+
+// TestLinkFlapDuringDownCheck: a link that fails and comes back before the
+// controller's check of the failure ends stays up: the "up" report
+// withdraws the check, whose probe left while the link was down and would
+// otherwise book it down for good (the switch reports "up" once).
+func TestLinkFlapDuringDownCheck(t *testing.T) {
+	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
+	l.discover(t)
+	var core topo.LinkID = topo.NoLink
+	for i := range l.g.NumLinks() {
+		lk := l.g.Link(topo.LinkID(i))
+		if l.g.Node(lk.A.Node).Role == "core" || l.g.Node(lk.B.Node).Role == "core" {
+			core = topo.LinkID(i)
+			break
+		}
+	}
+	now := l.s.Now()
+	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
+	l.s.At(now+20*element.Millisecond, func() { _ = l.s.SetLink(core, true) })
+	l.s.Run(now + 2*element.Second)
+	for _, lk := range l.f.Controller().Topology().Links {
+		if !lk.Up {
+			t.Fatalf("link %+v down at the controller though the fabric link is up", lk)
+		}
+	}
+	c := l.f.Agent(l.f.ControllerNode()).Counters()
+	if c["ctrl_link_down_withdrawn"] != 1 || c["ctrl_link_down_confirmed"] != 0 {
+		t.Fatalf("checks: withdrawn %d, confirmed %d; want 1, 0", c["ctrl_link_down_withdrawn"], c["ctrl_link_down_confirmed"])
+	}
+	ok, total, failed := l.pingAll(t)
+	if ok != total {
+		t.Fatalf("%d/%d pairs after the flap; failed: %v", ok, total, failed)
+	}
+}

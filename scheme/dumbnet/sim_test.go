@@ -175,6 +175,13 @@ func TestAllPairsPing(t *testing.T) {
 			if ok != total {
 				t.Fatalf("%d/%d pairs answered; failed: %v", ok, total, failed)
 			}
+			// Every host got its flood neighbours at discovery's end and
+			// once more after its first path query.
+			hosts := uint64(len(l.g.Nodes(topo.Host)))
+			c := l.f.Agent(l.f.ControllerNode()).Counters()
+			if c["ctrl_neighbor_lists"] != hosts || c["ctrl_neighbor_lists_resent"] != hosts {
+				t.Errorf("neighbour lists: %d sent, %d resent; want %d each", c["ctrl_neighbor_lists"], c["ctrl_neighbor_lists_resent"], hosts)
+			}
 		})
 	}
 }
