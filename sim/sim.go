@@ -376,6 +376,25 @@ func (s *Sim) SetLinkParams(l topo.LinkID, rate int64, delay element.Time) error
 	return nil
 }
 
+// LinkConfig is what a link is set to: rate (bits per second), one-way
+// delay, queue limit in bytes and fault, the same both ways.
+type LinkConfig struct {
+	Rate  int64
+	Delay element.Time
+	Queue int
+	Fault Fault
+}
+
+// LinkConfig returns link l's settings (its first direction's: the
+// setters change both alike).
+func (s *Sim) LinkConfig(l topo.LinkID) (LinkConfig, error) {
+	if l < 0 || int(l) >= s.g.NumLinks() {
+		return LinkConfig{}, fmt.Errorf("sim: link %d: %w", l, ErrNoSuchLink)
+	}
+	pp := &s.pipes[2*l]
+	return LinkConfig{Rate: pp.rate, Delay: pp.delay, Queue: pp.limit, Fault: pp.fault}, nil
+}
+
 // Element returns the element placed on node n, or nil.
 func (s *Sim) Element(n topo.NodeID) element.Element {
 	if n < 0 || int(n) >= s.g.NumNodes() {

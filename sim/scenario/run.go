@@ -61,6 +61,17 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 		return nil, err
 	}
 	r := &Run{Sc: sc, Sim: s, hosts: map[topo.NodeID]*host.Host{}}
+	// Settings apply in order, each changing only the fields it sets:
+	// `links:` first, then every `link:` entry.
+	type linkState struct {
+		rate       int64
+		delay      element.Time
+		queue      int
+		fault      sim.Fault
+		faultTouch bool
+	}
+	state := make(map[topo.LinkID]*linkState)
+	var order []topo.LinkID
 	for _, ls := range sc.Links {
 		links := []topo.LinkID{ls.Link}
 		if ls.Link < 0 {
@@ -70,26 +81,43 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 			}
 		}
 		for _, l := range links {
-			lk := g.Link(l)
-			rate, delay := lk.Rate, lk.Delay
+			st := state[l]
+			if st == nil {
+				lk := g.Link(l)
+				st = &linkState{rate: lk.Rate, delay: lk.Delay}
+				state[l] = st
+				order = append(order, l)
+			}
 			if ls.Rate > 0 {
-				rate = ls.Rate
+				st.rate = ls.Rate
 			}
 			if ls.DelaySet {
-				delay = ls.Delay
-			}
-			if err := s.SetLinkParams(l, rate, delay); err != nil {
-				return nil, err
+				st.delay = ls.Delay
 			}
 			if ls.Queue > 0 {
-				if err := s.SetQueue(l, ls.Queue); err != nil {
-					return nil, err
-				}
+				st.queue = ls.Queue
 			}
-			if ls.FaultSet {
-				if err := s.SetFault(l, ls.Fault); err != nil {
-					return nil, err
-				}
+			if ls.LossSet {
+				st.fault.Loss, st.faultTouch = ls.Fault.Loss, true
+			}
+			if ls.CorruptSet {
+				st.fault.Corrupt, st.faultTouch = ls.Fault.Corrupt, true
+			}
+		}
+	}
+	for _, l := range order {
+		st := state[l]
+		if err := s.SetLinkParams(l, st.rate, st.delay); err != nil {
+			return nil, err
+		}
+		if st.queue > 0 {
+			if err := s.SetQueue(l, st.queue); err != nil {
+				return nil, err
+			}
+		}
+		if st.faultTouch {
+			if err := s.SetFault(l, st.fault); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -44,16 +44,19 @@ type Scenario struct {
 	Captures  []Capture
 }
 
-// LinkSetting overrides a link's parameters; zero fields keep the
-// topology's (or the defaults') values. Link is -1 for "every link".
+// LinkSetting overrides a link's parameters; fields left unset (zero
+// rate and queue, the *Set flags false) keep the values before it: the
+// topology's, then `links:`, then earlier `link:` entries. Link is -1 for
+// "every link".
 type LinkSetting struct {
-	Link     topo.LinkID
-	Rate     int64
-	Delay    element.Time
-	DelaySet bool
-	Queue    int
-	Fault    sim.Fault
-	FaultSet bool
+	Link       topo.LinkID
+	Rate       int64
+	Delay      element.Time
+	DelaySet   bool
+	Queue      int
+	Fault      sim.Fault
+	LossSet    bool
+	CorruptSet bool
 }
 
 // NodeTiming is a node's processing latency and cut-through mode.
@@ -421,10 +424,10 @@ func (r *resolver) linkParams(p *rawLinkParams, field string, l topo.LinkID) (Li
 		ls.Queue, any = int(v), true
 	}
 	if p.Loss.Set {
-		ls.Fault.Loss, ls.FaultSet, any = r.prob(p.Loss, field+".loss"), true, true
+		ls.Fault.Loss, ls.LossSet, any = r.prob(p.Loss, field+".loss"), true, true
 	}
 	if p.Corrupt.Set {
-		ls.Fault.Corrupt, ls.FaultSet, any = r.prob(p.Corrupt, field+".corrupt"), true, true
+		ls.Fault.Corrupt, ls.CorruptSet, any = r.prob(p.Corrupt, field+".corrupt"), true, true
 	}
 	return ls, any && r.err == nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/sim"
+	"github.com/edgefabric/edgefabric/topo"
 )
 
 func parse(t *testing.T, y string) (*Scenario, error) {
@@ -226,5 +228,45 @@ func TestLoadTooLarge(t *testing.T) {
 	_, err := Load("/dev/zero", Options{Registry: testRegistry()})
 	if !errors.Is(err, ErrScenario) || !strings.Contains(err.Error(), "/dev/zero: bad scenario: larger than 67108864 bytes") {
 		t.Fatalf("%v", err)
+	}
+}
+
+// TestLinkOverridesApplyInOrder: what reaches the engine. `links:` sets
+// every link, a `link:` entry changes only the fields it names (rate,
+// delay and the other fault field stay `links:`'s; it once reset them to
+// the topology's), and a later entry for the same link goes on from there.
+func TestLinkOverridesApplyInOrder(t *testing.T) {
+	sc, err := parse(t, `
+topology: line:3
+scheme: learn
+duration: 1s
+links: {rate: 10Gbps, delay: 500ns, corrupt: 0.01, queue: 64KiB}
+link:
+  - {ends: [s1, s2], loss: 0.1}
+  - {ends: [s1, s2], rate: 1Gbps}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sc.Setup(RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]sim.LinkConfig{
+		"s1-s2": {Rate: 1_000_000_000, Delay: 500 * element.Nanosecond, Queue: 65536, Fault: sim.Fault{Loss: 0.1, Corrupt: 0.01}},
+		"s2-s3": {Rate: 10_000_000_000, Delay: 500 * element.Nanosecond, Queue: 65536, Fault: sim.Fault{Corrupt: 0.01}},
+	}
+	g := sc.Graph
+	for i := range g.NumLinks() {
+		lk := g.Link(topo.LinkID(i))
+		name := g.Node(lk.A.Node).Name + "-" + g.Node(lk.B.Node).Name
+		w, ok := want[name]
+		if !ok {
+			continue // host links
+		}
+		got, err := r.Sim.LinkConfig(topo.LinkID(i))
+		if err != nil || got != w {
+			t.Errorf("%s: %+v (%v), want %+v", name, got, err, w)
+		}
 	}
 }
