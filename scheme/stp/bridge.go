@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/edgefabric/edgefabric/element"
 )
@@ -121,6 +122,12 @@ func (c *Config) validate() error {
 		}
 		if t.name != "aging" && t.v > 0xffff*tick {
 			return fmt.Errorf("stp: %s %v: %w: above 255.99s, the BPDU's limit", t.name, t.v, ErrConfig)
+		}
+		// The BPDU carries timers in 1/256 s: a shorter one goes out as
+		// 0, every receiver drops the BPDU (bad timers), every bridge
+		// stays root with all ports forwarding, and any loop storms.
+		if t.v > 0 && t.v < tick && (t.name == "hello" || t.name == "max_age" || t.name == "forward_delay") {
+			return fmt.Errorf("stp: %s %v: %w: below 1/256 s, which the BPDU would carry as 0", t.name, t.v, ErrConfig)
 		}
 	}
 	if c.MaxAge < 2*(c.HelloTime+element.Second) {
@@ -847,14 +854,24 @@ func (b *Bridge) rootSelection() {
 	}
 	b.rootPort = best.num
 	b.desRoot = best.desRoot
-	b.rootCost = best.desCost + best.pathCost
+	b.rootCost = addCost(best.desCost, best.pathCost)
+}
+
+// addCost adds path costs, saturating at the largest the BPDU's 32-bit
+// root path cost holds: a wrapped sum (more than 21 hops at the largest
+// port cost) would look cheap and break the tree.
+func addCost(a, b uint32) uint32 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return math.MaxUint32
 }
 
 func betterRootPort(p, q *port) bool {
 	if p.desRoot != q.desRoot {
 		return p.desRoot < q.desRoot
 	}
-	if pc, qc := p.desCost+p.pathCost, q.desCost+q.pathCost; pc != qc {
+	if pc, qc := addCost(p.desCost, p.pathCost), addCost(q.desCost, q.pathCost); pc != qc {
 		return pc < qc
 	}
 	if p.desBridge != q.desBridge {

@@ -1,6 +1,9 @@
 package stp
 
 import (
+	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -396,6 +399,16 @@ func TestConfigValidate(t *testing.T) {
 	if _, err := New(Config{HelloTime: -1}); err == nil {
 		t.Fatal("negative hello accepted")
 	}
+	// A hello of 3 ms goes on the wire as 0 (1/256 s units): every BPDU
+	// would be dropped and every bridge would forward on every port.
+	fast := Config{HelloTime: 3 * element.Millisecond, MaxAge: 2100 * element.Millisecond, ForwardDelay: 2100 * element.Millisecond}
+	if _, err := New(fast); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "1/256 s") {
+		t.Fatalf("hello 3ms: %v", err)
+	}
+	fast.HelloTime = 4 * element.Millisecond // 1/256 s and more encode as at least 1
+	if _, err := New(fast); err != nil {
+		t.Fatalf("hello 4ms: %v", err)
+	}
 	b, err := New(Config{MAC: [6]byte{2, 0, 0, 0, 0, 1}})
 	if err != nil {
 		t.Fatal(err)
@@ -465,5 +478,17 @@ func TestShortAgingWithoutLookup(t *testing.T) {
 	}
 	if s1.Entries() != 0 {
 		t.Fatalf("%d entries left after a topology change longer than forward delay", s1.Entries())
+	}
+}
+
+// TestAddCostSaturates: root path costs add up to at most the 32-bit
+// field's largest value; a wrapped sum would look cheap (line:24 at
+// cost 200,000,000 per port once broke the tree).
+func TestAddCostSaturates(t *testing.T) {
+	if got := addCost(1, 2); got != 3 {
+		t.Fatalf("1+2 = %d", got)
+	}
+	if got := addCost(math.MaxUint32-1, 200_000_000); got != math.MaxUint32 {
+		t.Fatalf("saturating sum %d", got)
 	}
 }
