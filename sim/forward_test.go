@@ -125,6 +125,26 @@ func TestPoisonedFrames(t *testing.T) {
 	}
 }
 
+// TestPoisonedLinkLocalFrameDropped: a cut-through switch forwards a
+// corrupted frame before its FCS arrives, but one addressed to the link
+// (a BPDU, 01-80-C2-00-00-00) it consumes and never forwards, so it takes
+// it whole and drops it on the bad FCS, as its CPU would; it once acted on
+// a BPDU with a flipped bit.
+func TestPoisonedLinkLocalFrameDropped(t *testing.T) {
+	s, h1, _, sw := fiveHops(t, 6, 0)
+	must(t, s.SetFault(0, Fault{Corrupt: 1}))
+	bpdu := frameOf(64, 7)
+	copy(bpdu, []byte{0x01, 0x80, 0xc2, 0, 0, 0})
+	s.At(0, func() { h1.env.Send(1, bpdu) })
+	s.RunAll()
+	if len(sw[0].got) != 0 {
+		t.Errorf("cut-through s1 took a corrupted BPDU")
+	}
+	if st, _ := s.PortStats(1, 1); st.DropCount(DropBadFCS) != 1 {
+		t.Errorf("s1 port 1: %+v, want 1 bad_fcs", st)
+	}
+}
+
 func TestPoisonedFrameBufferedByCongestion(t *testing.T) {
 	// s1's output is a 100 Mb/s link: the second frame waits in the queue
 	// until its tail is in, so s1 sees the bad CRC and drops it there.

@@ -222,7 +222,10 @@ func (s *Sim) deliver(ev event) {
 	switch {
 	case !to.up:
 		pt.stats.Drops[DropNodeDown]++
-	case f.poisoned && to.timing.CutThrough == 0:
+	case f.poisoned && (to.timing.CutThrough == 0 || linkLocal(f.frame)):
+		// A cut-through node forwards a frame before its FCS arrives, but
+		// one addressed to the link itself (a BPDU) it never forwards:
+		// it takes it whole and checks it, as a store-and-forward node.
 		pt.stats.Drops[DropBadFCS]++
 	case to.elem == nil:
 		// Nothing runs here: the frame falls on the floor, counted so
@@ -246,4 +249,12 @@ func (s *Sim) deliver(ev event) {
 		s.rx = rxContext{}
 	}
 	s.recycle(f.frame)
+}
+
+// linkLocal reports whether frame goes to one of IEEE 802.1D's reserved
+// group addresses 01-80-C2-00-00-00 to -0F (BPDUs, LLDP, pause), which a
+// bridge consumes and never forwards.
+func linkLocal(frame []byte) bool {
+	return len(frame) >= 6 && frame[0] == 0x01 && frame[1] == 0x80 && frame[2] == 0xc2 &&
+		frame[3] == 0 && frame[4] == 0 && frame[5]&0xf0 == 0
 }

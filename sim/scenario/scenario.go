@@ -470,6 +470,16 @@ func (r *resolver) timing(t *rawTiming, field string) []NodeTiming {
 	if r.err != nil {
 		return nil
 	}
+	// Cut-through is a way of forwarding: a node that only consumes frames
+	// takes them whole and checks their FCS, as a NIC does.
+	if tm.CutThrough > 0 {
+		for _, n := range nodes {
+			if !r.g.Node(n).Forwards() {
+				r.fail(t.CutThrough.Line, field+".cut_through", "%s does not forward frames (a host takes them whole and checks the FCS); give cut_through to switches", r.g.Node(n).Name)
+				return nil
+			}
+		}
+	}
 	out := make([]NodeTiming, len(nodes))
 	for i, n := range nodes {
 		out[i] = NodeTiming{Node: n, Timing: tm}

@@ -23,6 +23,7 @@ func TestParseErrors(t *testing.T) {
 		name, yaml, want string
 	}{
 		{"empty", "", "test.yaml: bad scenario: empty file"},
+		{"cut-through host", head + "timing: [{kind: host, cut_through: 14}]\n", "timing[0].cut_through: bad scenario: h1 does not forward frames"},
 		{"not yaml", "topology: [", "test.yaml: bad scenario: line 1"},
 		{"unknown field", head + "colour: blue\n", "line 4: field colour not found"},
 		{"no topology", "scheme: learn\nduration: 1s\n", "test.yaml:1: topology: bad scenario: missing"},
