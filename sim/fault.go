@@ -44,9 +44,11 @@ type PacketWriter interface {
 }
 
 // Capture records every frame sent on port p of node n (at the time its
-// transmission starts) and every frame handed to the element on that port
-// (at the time Receive is called). Frames lost before delivery are not in
-// the capture; the port's drop counters have them. A nil w stops the
+// transmission starts; one still queued when the link fails never starts
+// and is not in it) and every frame handed to the element on that port (at
+// the time Receive is called), in time order. Frames lost on the way are
+// in the capture of the port that sent them, not of the one they were
+// going to; the port's drop counters have them. A nil w stops the
 // capture. The first write error is reported by Err.
 func (s *Sim) Capture(n topo.NodeID, p element.Port, w PacketWriter) error {
 	nd, err := s.node(n)

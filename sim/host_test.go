@@ -145,3 +145,42 @@ func TestPcapCapture(t *testing.T) {
 		t.Errorf("record data %x", raw[40:44])
 	}
 }
+
+// TestCaptureOnlyStartedFrames: a capture holds a sent frame once its
+// transmission has started. Five 1000-byte frames queued at 1 Mb/s take
+// 8.192 ms each; the link fails at 9 ms, during the second: the last three
+// never left and are neither in the capture nor counted as sent (they once
+// were, stamped after the failure). The capture stays in time order with
+// the frames the port receives between.
+func TestCaptureOnlyStartedFrames(t *testing.T) {
+	const ms = 1000 * us
+	g := line(t, 0, 1_000_000, 0)
+	s := mustNew(t, g, Options{})
+	a, b := &rec{}, &rec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, b))
+	cp := &capRec{}
+	must(t, s.Capture(0, 1, cp))
+	s.At(0, func() {
+		for i := range 5 {
+			a.env.Send(1, frameOf(1000, byte(i)))
+		}
+	})
+	s.At(5*ms, func() { b.env.Send(1, frameOf(60, 9)) })
+	s.At(9*ms, func() { must(t, s.SetLink(0, false)) })
+	s.RunAll()
+	var stamps []element.Time
+	for _, p := range cp.pkts {
+		stamps = append(stamps, p.t)
+	}
+	// Sent at 0 and 8.192 ms; received b's 60-byte frame (72 bytes on the
+	// wire: 576 us) at 5.576 ms, in between.
+	want := []element.Time{0, 5*ms + 576*us, 8192 * us}
+	if len(stamps) != len(want) || stamps[0] != want[0] || stamps[1] != want[1] || stamps[2] != want[2] {
+		t.Fatalf("capture stamps %v, want %v", stamps, want)
+	}
+	st, _ := s.PortStats(0, 1)
+	if st.TxFrames != 2 || st.DropCount(DropLinkDown) != 4 {
+		t.Errorf("port stats %+v: want 2 sent, 4 lost with the link", st)
+	}
+}

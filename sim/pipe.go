@@ -33,6 +33,10 @@ type pipe struct {
 	fl               []flight
 	dh               int // next frame to deliver
 	qh               int // oldest frame still counted in the queue
+	// cn is the next frame to write to the sending port's capture: a
+	// frame is written once its transmission has started, so that one
+	// still queued when the link fails is never in it.
+	cn int
 	qbytes           int
 	fault            Fault
 	rng              *rand.Rand
@@ -42,6 +46,7 @@ type pipe struct {
 // flight is a frame between Send and delivery.
 type flight struct {
 	frame    []byte
+	start    element.Time // serialization starts
 	end      element.Time // serialization ends: the frame leaves the queue
 	deliver  element.Time // Receive is called at the far end
 	tail     element.Time // the frame's last byte has arrived at the far end
@@ -84,13 +89,14 @@ func (pp *pipe) drain(now element.Time) {
 	pp.compact()
 }
 
-// compact drops entries both delivered and drained from the front of fl.
+// compact drops entries delivered, drained and captured from the front
+// of fl.
 func (pp *pipe) compact() {
-	lo := min(pp.dh, pp.qh)
+	lo := min(pp.dh, pp.qh, pp.cn)
 	if lo == len(pp.fl) {
 		clear(pp.fl)
 		pp.fl = pp.fl[:0]
-		pp.dh, pp.qh = 0, 0
+		pp.dh, pp.qh, pp.cn = 0, 0, 0
 		return
 	}
 	if lo >= 64 && 2*lo >= len(pp.fl) {
@@ -99,6 +105,18 @@ func (pp *pipe) compact() {
 		pp.fl = pp.fl[:n]
 		pp.dh -= lo
 		pp.qh -= lo
+		pp.cn -= lo
+	}
+}
+
+// capture writes to the sending port's capture every frame whose
+// transmission has started by now, stamped with its start.
+func (pp *pipe) capture(now element.Time) {
+	w := pp.s.nodes[pp.from].ports[pp.fromPort-1].capture
+	for ; pp.cn < len(pp.fl) && pp.fl[pp.cn].start <= now; pp.cn++ {
+		if w != nil {
+			pp.s.captureErr(w.WritePacket(pp.fl[pp.cn].start, pp.fl[pp.cn].frame))
+		}
 	}
 }
 
@@ -107,15 +125,22 @@ func (pp *pipe) setUp(up bool) {
 	if up {
 		return
 	}
-	// Everything not yet delivered is lost with the link.
+	// Everything not yet delivered is lost with the link; what had not
+	// started yet was never transmitted.
+	now := pp.s.now
+	pp.capture(now)
 	st := &pp.s.nodes[pp.from].ports[pp.fromPort-1].stats
 	for i := pp.dh; i < len(pp.fl); i++ {
 		st.Drops[DropLinkDown]++
+		if pp.fl[i].start > now {
+			st.TxFrames--
+			st.TxBytes -= uint64(len(pp.fl[i].frame))
+		}
 		pp.s.recycle(pp.fl[i].frame)
 	}
 	clear(pp.fl)
 	pp.fl = pp.fl[:0]
-	pp.dh, pp.qh, pp.qbytes = 0, 0, 0
+	pp.dh, pp.qh, pp.cn, pp.qbytes = 0, 0, 0, 0
 	pp.pending = false
 	pp.gen++
 	if pp.busy > pp.s.now {
@@ -127,6 +152,7 @@ func (pp *pipe) setUp(up bool) {
 func (pp *pipe) send(frame []byte, st *PortStats) {
 	s := pp.s
 	now := s.now
+	pp.capture(now)
 	// qbytes may still count frames that finished serializing since the
 	// last delivery (deliver drains as it goes); drain only when that
 	// matters, which spares the send path a walk over cold entries.
@@ -192,10 +218,8 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 	if pp.qbytes > st.MaxQueue {
 		st.MaxQueue = pp.qbytes
 	}
-	pp.fl = append(pp.fl, flight{frame: frame, end: end, deliver: deliver, tail: addTime(tail, to.timing.Latency), qlen: int32(len(frame)), poisoned: poisoned})
-	if w := s.nodes[pp.from].ports[pp.fromPort-1].capture; w != nil {
-		s.captureErr(w.WritePacket(start, frame))
-	}
+	pp.fl = append(pp.fl, flight{frame: frame, start: start, end: end, deliver: deliver, tail: addTime(tail, to.timing.Latency), qlen: int32(len(frame)), poisoned: poisoned})
+	pp.capture(now)
 	if !pp.pending {
 		pp.pending = true
 		s.schedule(deliver, evPipe, pp.idx, pp.gen)
@@ -208,6 +232,7 @@ func (s *Sim) deliver(ev event) {
 	if ev.gen() != pp.gen || pp.dh >= len(pp.fl) {
 		return // the link failed after this event was scheduled
 	}
+	pp.capture(s.now)
 	f := pp.fl[pp.dh]
 	pp.fl[pp.dh].frame = nil
 	pp.dh++
@@ -242,6 +267,9 @@ func (s *Sim) deliver(ev event) {
 			s.hash.mix(uint64(len(f.frame)))
 		}
 		if pt.capture != nil {
+			// The port's own transmissions started by now come first,
+			// so the capture stays in time order.
+			s.pipes[pp.idx^1].capture(s.now)
 			s.captureErr(pt.capture.WritePacket(s.now, f.frame))
 		}
 		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0, tail: f.tail, poisoned: f.poisoned}

@@ -42,8 +42,9 @@ func (d Drop) String() string {
 	return fmt.Sprintf("drop(%d)", uint8(d))
 }
 
-// PortStats counts one port's traffic. Tx counts frames that started
-// transmission on the link, Rx frames handed to the element; Drops are
+// PortStats counts one port's traffic. Tx counts frames queued for
+// transmission on the link (taken back for those still queued when the
+// link fails: they never started), Rx frames handed to the element; Drops are
 // charged to the port where the frame was lost: the sending port for queue,
 // link and fault drops, the receiving port for bad-FCS drops at a
 // store-and-forward receiver, node_down at either end.
