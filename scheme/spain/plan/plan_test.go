@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -104,29 +105,124 @@ func TestVerifyCatchesBrokenPlans(t *testing.T) {
 	}
 }
 
+// TestDeploymentAndReach checks the deployment files against the VLANs
+// themselves, computed apart (link lists and a breadth-first search per
+// VLAN, not the plan's bitsets or union-finds): every fabric port tagged
+// for exactly the VLANs its link is in besides VLAN 1, native VLAN 1
+// exactly on tree ports, every host port native 1 and tagged for every
+// other VLAN of its switch; every edge node's V_reach listing exactly the
+// VLANs that hold it, each with the lowest node name of its tree.
 func TestDeploymentAndReach(t *testing.T) {
-	p := compute(t, "spain-testbed", Options{Trials: 1, Seed: 1})
-	d := p.Deployment()
-	if len(d.Switches) != 4 {
-		t.Fatalf("%d switches", len(d.Switches))
+	for _, spec := range []string{"spain-testbed", "fattree:4", "bcube:3,2", "hyperx:3", "hyperx:4", "ciscodc:2,2"} {
+		t.Run(spec, func(t *testing.T) {
+			p := compute(t, spec, Options{Trials: 1, Seed: 1})
+			// HyperX(4)'s plan (one trial, seed 1) has a VLAN of two
+			// trees: their names must differ.
+			checkDeployment(t, p, spec == "hyperx:4")
+		})
 	}
-	// Every fabric link of VLAN v must be tagged for v at both ends, and
-	// every host port of a switch in v too.
-	for _, s := range d.Switches {
+}
+
+func checkDeployment(t *testing.T, p *Plan, forest bool) {
+	t.Helper()
+	g := p.F.G
+	in := map[topo.LinkID][]int{} // link -> VLAN IDs holding it
+	for i, ls := range p.Pack.VLANs {
+		for _, l := range ls {
+			in[l] = append(in[l], i+1)
+		}
+	}
+	tree := map[topo.LinkID]bool{}
+	for _, l := range p.Tree.Links {
+		tree[l] = true
+	}
+	byName := map[string]SwitchConfig{}
+	for _, s := range p.Deployment().Switches {
+		byName[s.Name] = s
+	}
+	for v := range g.NumNodes() {
+		n := topo.NodeID(v)
+		if !g.Node(n).Forwards() {
+			continue
+		}
+		s, ok := byName[g.Node(n).Name]
+		if !ok {
+			t.Fatalf("no configuration for %s", g.Node(n).Name)
+		}
+		switchVLANs := map[int]bool{1: true}
+		for _, l := range g.Ports(n) {
+			if l != topo.NoLink && p.F.IsFabric(l) {
+				for _, id := range in[l] {
+					switchVLANs[id] = true
+				}
+			}
+		}
+		var others []int
+		for id := range switchVLANs {
+			if id != 1 {
+				others = append(others, id)
+			}
+		}
+		slices.Sort(others)
 		for _, pc := range s.Ports {
-			if pc.HostPort && len(pc.Tagged) != len(s.VLANs)-1 {
-				t.Errorf("%s port %d: tagged %v, switch in %v", s.Name, pc.Port, pc.Tagged, s.VLANs)
+			l := g.Ports(n)[pc.Port-1]
+			var want []int
+			native := 0
+			if p.F.IsFabric(l) {
+				for _, id := range in[l] {
+					if id != 1 {
+						want = append(want, id)
+					}
+				}
+				slices.Sort(want)
+				if tree[l] {
+					native = 1
+				}
+			} else {
+				want, native = others, 1
+			}
+			if !slices.Equal(pc.Tagged, want) && !(len(pc.Tagged) == 0 && len(want) == 0) || pc.Untagged != native {
+				t.Errorf("%s port %d: native %d tagged %v; want native %d tagged %v", s.Name, pc.Port, pc.Untagged, pc.Tagged, native, want)
 			}
 		}
 	}
-	rm := p.Reach()
-	if len(rm.Edges) != 3 {
-		t.Fatalf("%d edges", len(rm.Edges))
-	}
-	for _, e := range rm.Edges {
-		if len(e.VLANs) != 4 || e.VLANs[0].ID != 1 {
-			t.Errorf("%s: V_reach %v", e.Edge, e.VLANs)
+	// V_reach by a breadth-first search inside each VLAN.
+	forests := 0
+	for _, r := range p.Reach().Edges {
+		e, _ := g.Lookup(r.Edge)
+		var want []ReachVLAN
+		for i, ls := range p.Pack.VLANs {
+			adj := map[topo.NodeID][]topo.NodeID{}
+			for _, l := range ls {
+				a, b := p.F.Ends(l)
+				adj[a] = append(adj[a], b)
+				adj[b] = append(adj[b], a)
+			}
+			if _, ok := adj[e]; !ok && i > 0 {
+				continue
+			}
+			seen := map[topo.NodeID]bool{e: true}
+			low := r.Edge
+			for q := []topo.NodeID{e}; len(q) > 0; q = q[1:] {
+				for _, w := range adj[q[0]] {
+					if !seen[w] {
+						seen[w] = true
+						low = min(low, g.Node(w).Name)
+						q = append(q, w)
+					}
+				}
+			}
+			if len(seen) < len(adj) {
+				forests++
+			}
+			want = append(want, ReachVLAN{ID: i + 1, Tree: low})
 		}
+		if !slices.Equal(r.VLANs, want) {
+			t.Errorf("V_reach(%s) = %v, want %v", r.Edge, r.VLANs, want)
+		}
+	}
+	if forest && forests == 0 {
+		t.Error("the split VLAN is not a forest: tree names untested")
 	}
 }
 
