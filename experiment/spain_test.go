@@ -3,8 +3,16 @@ package experiment
 import (
 	"encoding/json"
 	"errors"
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/all"
+	"github.com/edgefabric/edgefabric/scheme/spain/plan"
+	"github.com/edgefabric/edgefabric/scheme/stp"
+	"github.com/edgefabric/edgefabric/sim"
+	"github.com/edgefabric/edgefabric/topo"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -100,4 +108,116 @@ func TestRegistry(t *testing.T) {
 	if r, err := Get("spain-table3"); err != nil || r.Name != "spain-table3" {
 		t.Fatal(err)
 	}
+}
+
+// TestPlanTreeIsSTPTree: VLAN 1 is the tree the spanning-tree baseline's
+// bridges converge to, on mixed link rates (802.1D-1998 costs on both
+// sides) and with a relaying host numbered before the switches (relays at
+// priority 61440 on both sides) too: each once gave another tree.
+func TestPlanTreeIsSTPTree(t *testing.T) {
+	// R-A 1G, R-B and B-A 10G, a host on A and B: the 1998 costs tie (4
+	// against 2 + 2; R's lower ID wins), the 2004 ones do not (20,000
+	// against 4,000).
+	mixed := func() *topo.Graph {
+		b := topo.NewBuilder("mixed-rates")
+		r, a, c := b.AddNode("R", topo.Switch), b.AddNode("A", topo.Switch), b.AddNode("B", topo.Switch)
+		b.ConnectPorts(topo.End{Node: r, Port: 1}, topo.End{Node: a, Port: 1}, 1e9, 0)
+		b.ConnectPorts(topo.End{Node: r, Port: 2}, topo.End{Node: c, Port: 1}, 1e10, 0)
+		b.ConnectPorts(topo.End{Node: c, Port: 2}, topo.End{Node: a, Port: 2}, 1e10, 0)
+		b.Connect(a, b.AddNode("h1", topo.Host))
+		b.Connect(c, b.AddNode("h2", topo.Host))
+		return mustGraph(t, b)
+	}
+	relayFirst := func() *topo.Graph { // a relaying host r1 numbered first, between S1 and S2
+		b := topo.NewBuilder("relay-first")
+		r1 := b.AddNode("r1", topo.Host)
+		b.Node(r1).Relay = true
+		s1, s2 := b.AddNode("S1", topo.Switch), b.AddNode("S2", topo.Switch)
+		b.Connect(r1, s1)
+		b.Connect(r1, s2)
+		b.Connect(s1, s2)
+		b.Connect(s1, b.AddNode("h1", topo.Host))
+		b.Connect(s2, b.AddNode("h2", topo.Host))
+		return mustGraph(t, b)
+	}
+	graphs := []*topo.Graph{mixed(), relayFirst()}
+	for _, spec := range []string{"spain-testbed", "fattree:4", "bcube:3,2"} {
+		g, err := topo.Parse(spec, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		graphs = append(graphs, g)
+	}
+	for _, g := range graphs {
+		t.Run(g.Name, func(t *testing.T) {
+			p, err := plan.Compute(g, plan.Options{Trials: 1, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []topo.LinkID
+			for _, l := range p.Tree.Links {
+				lk := g.Link(l)
+				if g.Node(lk.A.Node).Forwards() && g.Node(lk.B.Node).Forwards() {
+					want = append(want, l)
+				}
+			}
+			slices.Sort(want)
+			if got := stpForwarding(t, g); !slices.Equal(got, want) {
+				t.Errorf("STP forwards %v, VLAN 1 is %v", got, want)
+			}
+		})
+	}
+}
+
+func mustGraph(t *testing.T, b *topo.Builder) *topo.Graph {
+	t.Helper()
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// stpForwarding runs the stp scheme on g in the simulator until it has
+// converged and returns the links between bridges that forward at both
+// ends.
+func stpForwarding(t *testing.T, g *topo.Graph) []topo.LinkID {
+	t.Helper()
+	sch, err := all.Registry().Get("stp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sch.New(g, scheme.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.New(g, sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
+		if e := f.Element(n); e != nil {
+			if err := s.Place(n, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s.Run(60 * element.Second) // 2 × forward delay (15 s) and then some
+	fab := f.(*stp.Fabric)
+	forwarding := map[topo.End]bool{}
+	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
+		if b := fab.Bridge(n); b != nil {
+			for _, ps := range b.Status().Ports {
+				forwarding[topo.End{Node: n, Port: ps.Port}] = ps.State == stp.Forwarding
+			}
+		}
+	}
+	var ls []topo.LinkID
+	for l := range g.NumLinks() {
+		lk := g.Link(topo.LinkID(l))
+		if g.Node(lk.A.Node).Forwards() && g.Node(lk.B.Node).Forwards() && forwarding[lk.A] && forwarding[lk.B] {
+			ls = append(ls, topo.LinkID(l))
+		}
+	}
+	return ls
 }

@@ -77,14 +77,15 @@ func countForwarders(f *Fabric) int {
 }
 
 func TestSTPPrefersFasterLinks(t *testing.T) {
-	// s1 (root) - s2 at 1G, s1 - s3 - s2 at 10G: 802.1D-2004 costs make
-	// the two-hop 10G path (4000) cheaper than the 1G hop (20000).
+	// s1 (root) - s2 at 100M, s1 - s3 - s2 at 1G: 802.1D-1998 costs (the
+	// STP baseline's) make the two-hop 1G path (2 × 4) cheaper than the
+	// 100M hop (19).
 	b := topo.NewBuilder("costs")
 	s1, s2, s3 := b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch), b.AddNode("s3", topo.Switch)
 	h := b.AddNode("h1", topo.Host)
-	b.ConnectPorts(topo.End{Node: s1, Port: 1}, topo.End{Node: s2, Port: 1}, 1e9, 0)
-	b.ConnectPorts(topo.End{Node: s1, Port: 2}, topo.End{Node: s3, Port: 1}, 1e10, 0)
-	b.ConnectPorts(topo.End{Node: s3, Port: 2}, topo.End{Node: s2, Port: 2}, 1e10, 0)
+	b.ConnectPorts(topo.End{Node: s1, Port: 1}, topo.End{Node: s2, Port: 1}, 1e8, 0)
+	b.ConnectPorts(topo.End{Node: s1, Port: 2}, topo.End{Node: s3, Port: 1}, 1e9, 0)
+	b.ConnectPorts(topo.End{Node: s3, Port: 2}, topo.End{Node: s2, Port: 2}, 1e9, 0)
 	b.Connect(s2, h)
 	g, err := b.Graph()
 	if err != nil {

@@ -15,14 +15,31 @@ const (
 	RelayPriority  = 61440
 )
 
-// PathCost is the IEEE 802.1D-2004 recommended port path cost for a link
-// rate: 20 Tb/s divided by the rate, clamped to 1..200,000,000.
+// PathCost is the recommended port path cost of 802.1D-1998 Table 8-5 for
+// a link of rate bits/s, the one the spanning-tree baseline (scheme/stp)
+// uses, so that VLAN 1 is the tree its bridges converge to: 100 for
+// 10 Mb/s, 19 for 100 Mb/s, 4 for 1 Gb/s, 2 for 10 Gb/s; rates between take
+// the cost of the next slower entry, rates of 100 Gb/s and above cost 1
+// (the lowest value the 10 Gb/s range allows), and an unknown rate (0) is
+// taken as 1 Gb/s, the default link rate of edgefabric topologies.
 func PathCost(rate int64) int64 {
-	if rate <= 0 {
-		return 200_000_000
+	switch {
+	case rate <= 0:
+		return 4
+	case rate >= 100_000_000_000:
+		return 1
+	case rate >= 10_000_000_000:
+		return 2
+	case rate >= 1_000_000_000:
+		return 4
+	case rate >= 100_000_000:
+		return 19
+	case rate >= 16_000_000:
+		return 62
+	case rate >= 10_000_000:
+		return 100
 	}
-	c := 20_000_000_000_000 / rate
-	return min(max(c, 1), 200_000_000)
+	return 250
 }
 
 // Tree is a spanning tree over the fabric.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edgefabric/edgefabric/paths"
 	"log/slog"
 	"math"
 
@@ -143,30 +144,10 @@ func (c *Config) validate() error {
 }
 
 // PathCostForRate returns the recommended port path cost of 802.1D-1998
-// Table 8-5 for a link of rate bits/s: 100 for 10 Mb/s, 19 for 100 Mb/s,
-// 4 for 1 Gb/s, 2 for 10 Gb/s; rates between take the cost of the next
-// slower entry, rates of 100 Gb/s and above cost 1 (the lowest value the
-// 10 Gb/s range allows), and an unknown rate (0) is taken as 1 Gb/s, the
-// default link rate of edgefabric topologies.
-func PathCostForRate(rate int64) uint32 {
-	switch {
-	case rate <= 0:
-		return 4
-	case rate >= 100_000_000_000:
-		return 1
-	case rate >= 10_000_000_000:
-		return 2
-	case rate >= 1_000_000_000:
-		return 4
-	case rate >= 100_000_000:
-		return 19
-	case rate >= 16_000_000:
-		return 62
-	case rate >= 10_000_000:
-		return 100
-	}
-	return 250
-}
+// Table 8-5 for a link of rate bits/s (paths.PathCost, which the SPAIN
+// planner's VLAN 1 uses too): 100 for 10 Mb/s, 19 for 100 Mb/s, 4 for
+// 1 Gb/s, 2 for 10 Gb/s; an unknown rate (0) is taken as 1 Gb/s.
+func PathCostForRate(rate int64) uint32 { return uint32(paths.PathCost(rate)) }
 
 // timer is one of the protocol's timers (802.1D-1998 §8.5.4–8.5.6) over
 // Env.After. Its callback is bound once (bindTimer), so arming it costs

@@ -3,6 +3,7 @@ package stp
 import (
 	"errors"
 	"fmt"
+	"github.com/edgefabric/edgefabric/paths"
 	"math"
 	"sort"
 	"strconv"
@@ -37,7 +38,7 @@ var Params = []struct{ Key, Help string }{
 	{"hello", "hello time, default 2s"},
 	{"max_age", "max age, default 20s"},
 	{"forward_delay", "forward delay, default 15s"},
-	{"priority", "bridge priority of every bridge, 0..65535, default 32768"},
+	{"priority", "bridge priority of every bridge, 0..65535, default 32768 (61440 for relaying hosts, BCube's servers, so that a switch is root)"},
 	{"priority.<node>", "bridge priority of one bridge (priority.s1=4096)"},
 	{"aging", "MAC table aging time, default 300s"},
 	{"path_cost.<node>:<port>", "one port's path cost, 1..200000000 (path_cost.s2:3=100), default from the link rate"},
@@ -75,6 +76,13 @@ func NewFabric(g *topo.Graph, params map[string]string) (*Fabric, error) {
 		cfg := base
 		cfg.Name = node.Name
 		cfg.MAC = topo.BridgeMAC(n)
+		if node.Kind != topo.Switch && !ps.prioSet {
+			// A relaying host (a BCube server) gets the worst settable
+			// priority, as an operator would set it, so that a switch is
+			// root whenever there is one (the SPAIN planner assumes the
+			// same of VLAN 1).
+			cfg.Priority, cfg.PriorityZero = paths.RelayPriority, false
+		}
 		if p, ok := ps.prio[node.Name]; ok {
 			cfg.Priority, cfg.PriorityZero = p, p == 0
 		}
@@ -123,10 +131,11 @@ func (f *Fabric) Bridge(n topo.NodeID) *Bridge {
 func (f *Fabric) Graph() *topo.Graph { return f.g }
 
 type parsed struct {
-	cfg  Config
-	prio map[string]uint16                  // per-node priorities
-	cost map[string]map[element.Port]uint32 // per-port path costs by node
-	edge bool
+	cfg     Config
+	prioSet bool                               // "priority" was given: it applies to relaying hosts too
+	prio    map[string]uint16                  // per-node priorities
+	cost    map[string]map[element.Port]uint32 // per-port path costs by node
+	edge    bool
 }
 
 func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
@@ -171,6 +180,7 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 			}
 			if k == "priority" {
 				c.Priority, c.PriorityZero = uint16(p), p == 0
+				ps.prioSet = true
 				continue
 			}
 			name := strings.TrimPrefix(k, "priority.")
