@@ -170,8 +170,13 @@ func (f *rawFailure) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: a failure is a mapping like {at: 2s, link: [s1, s2], down}", n.Line)
 	}
+	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
+		if seen[k.Value] {
+			return fmt.Errorf("line %d: failure: %q given twice", k.Line, k.Value)
+		}
+		seen[k.Value] = true
 		var err error
 		switch k.Value {
 		case "at":

@@ -300,8 +300,9 @@ func (r *Run) openCaptures(dir string) error {
 	var ports []cp
 	caps := r.Sc.Captures
 	if len(caps) == 0 {
+		// Every NIC of every host (port 0: all its connected ports).
 		for _, h := range g.Nodes(topo.Host) {
-			caps = append(caps, Capture{Node: h, Port: 1})
+			caps = append(caps, Capture{Node: h})
 		}
 	}
 	// A port named twice ({node: h1} and {node: h1, port: 1}) is captured

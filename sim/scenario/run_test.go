@@ -307,3 +307,26 @@ workloads:
 		t.Errorf("agent rx_frames %d, stack rx_frames %d", h1["rx_frames"], h1["stack.rx_frames"])
 	}
 }
+
+// TestCaptureDefaultEveryNIC: without a captures list every NIC of every
+// host is captured, the second NIC of a BCube server too (only port 1
+// was, though the docs said every NIC).
+func TestCaptureDefaultEveryNIC(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, "topology: bcube:2,2\nscheme: learn\nduration: 10ms\n", RunOptions{PcapDir: dir})
+	want := map[string]bool{}
+	for _, h := range []string{"h1", "h2", "h3", "h4"} {
+		for _, p := range []string{"1", "2"} {
+			want[h+"-"+p+".pcap"] = true
+		}
+	}
+	got := map[string]bool{}
+	for _, c := range res.Captures {
+		got[filepath.Base(c)] = true
+	}
+	for w := range want {
+		if !got[w] {
+			t.Errorf("no %s among %v", w, res.Captures)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,10 +166,23 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 		msg = strings.ReplaceAll(msg, " in type scenario.rawScenario", "")
+		// yaml's "cannot unmarshal !!map into []scenario.rawLink" names
+		// our Go types: say what was expected in the file's terms.
+		msg = goTypeName.ReplaceAllStringFunc(msg, func(m string) string {
+			if strings.HasPrefix(m, "[]") {
+				return "a list"
+			}
+			return "a mapping"
+		})
 		if err.Error() == "EOF" {
 			msg = "empty file"
 		}
 		return nil, fmt.Errorf("%s: %w: %s", file, ErrScenario, msg)
+	}
+	// One scenario per file: a second YAML document would be ignored.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, fmt.Errorf("%s:%d: %w: a second YAML document (---): one scenario per file", file, extra.Line, ErrScenario)
 	}
 	r := &resolver{file: file, opt: opt}
 	sc := r.resolve(&raw)
@@ -177,6 +191,9 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 	}
 	return sc, nil
 }
+
+// goTypeName matches the Go type names yaml puts in its messages.
+var goTypeName = regexp.MustCompile(`(\[\])?(\*)?scenario\.raw[A-Za-z]*`)
 
 // MaxFlows bounds the flows one scenario may ask for: every ordered pair
 // a ping, udp, tcp or tcp_rr workload expands to, and every transfer of a
