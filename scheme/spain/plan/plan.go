@@ -255,6 +255,9 @@ func (p *Plan) Verify() error {
 			p.linkVLANs[int(l)*p.words+i/64] |= 1 << (i % 64)
 		}
 	}
+	if err := p.verifyPaths(); err != nil {
+		return err
+	}
 	// The path checks only read: all cores (tens of millions of paths on
 	// the largest rows). The first path in no VLAN is reported.
 	var bad atomic.Int64
@@ -271,6 +274,52 @@ func (p *Plan) Verify() error {
 	})
 	if j := bad.Load(); j < int64(np) {
 		return fmt.Errorf("plan: %w: path %d lies in no single VLAN", ErrVerify, j)
+	}
+	return nil
+}
+
+// verifyPaths checks the path set itself, which the VLAN checks take on
+// trust: one entry per pair of edge nodes, at least one path per pair, and
+// every path a walk over fabric links from its pair's A to its B.
+func (p *Plan) verifyPaths() error {
+	f, ps := p.F, p.PS
+	if ne := len(f.Edges); len(ps.Pairs) != ne*(ne-1)/2 {
+		return fmt.Errorf("plan: %w: %d pairs for %d edge nodes, want %d", ErrVerify, len(ps.Pairs), ne, ne*(ne-1)/2)
+	}
+	var bad atomic.Int64 // the first bad pair, or len(Pairs)
+	bad.Store(int64(len(ps.Pairs)))
+	paths.ParallelFor(runtime.GOMAXPROCS(0), len(ps.Pairs), func(lo, hi int) {
+		for i := lo; i < hi && int64(i) < bad.Load(); i++ {
+			pr := ps.Pairs[i]
+			plo, phi := ps.PairPaths(i)
+			ok := phi > plo
+			for j := plo; j < phi && ok; j++ {
+				v := pr.A
+				for _, l := range ps.Path(j) {
+					a, b := f.Ends(l)
+					switch {
+					case !f.IsFabric(l):
+						ok = false
+					case v == a:
+						v = b
+					case v == b:
+						v = a
+					default:
+						ok = false
+					}
+				}
+				ok = ok && v == pr.B
+			}
+			if !ok {
+				for b := bad.Load(); int64(i) < b && !bad.CompareAndSwap(b, int64(i)); b = bad.Load() {
+				}
+				return
+			}
+		}
+	})
+	if i := bad.Load(); i < int64(len(ps.Pairs)) {
+		pr := ps.Pairs[i]
+		return fmt.Errorf("plan: %w: pair %s-%s has no path, or one that is not a walk between them over fabric links", ErrVerify, f.G.Node(pr.A).Name, f.G.Node(pr.B).Name)
 	}
 	return nil
 }

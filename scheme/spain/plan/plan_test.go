@@ -105,6 +105,35 @@ func TestVerifyCatchesBrokenPlans(t *testing.T) {
 	}
 }
 
+// TestVerifyCatchesBrokenPathSets: the path set is checked too, not taken
+// on trust: a path that does not lead from its pair's A to its B, a pair
+// without paths, a missing pair.
+func TestVerifyCatchesBrokenPathSets(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		breakIt    func(p *Plan)
+	}{
+		{"reversed path", "is not a walk", func(p *Plan) { slices.Reverse(p.PS.Path(0)) }},
+		// Pair 0 loses its paths to pair 1.
+		{"no paths", "has no path", func(p *Plan) { p.PS.PairOff[1] = p.PS.PairOff[0] }},
+		{"pair missing", "pairs for", func(p *Plan) {
+			p.PS.Pairs = p.PS.Pairs[:len(p.PS.Pairs)-1]
+			p.PS.PairOff = p.PS.PairOff[:len(p.PS.PairOff)-1]
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := compute(t, "fattree:4", Options{Trials: 1, Seed: 1})
+			if err := p.Verify(); err != nil {
+				t.Fatal(err)
+			}
+			c.breakIt(p)
+			if err := p.Verify(); !errors.Is(err, ErrVerify) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("got %v, want ErrVerify %q", err, c.want)
+			}
+		})
+	}
+}
+
 // TestDeploymentAndReach checks the deployment files against the VLANs
 // themselves, computed apart (link lists and a breadth-first search per
 // VLAN, not the plan's bitsets or union-finds): every fabric port tagged
