@@ -36,11 +36,11 @@ type pipe struct {
 	// cn is the next frame to write to the sending port's capture: a
 	// frame is written once its transmission has started, so that one
 	// still queued when the link fails is never in it.
-	cn int
-	qbytes           int
-	fault            Fault
-	rng              *rand.Rand
-	psPerByteNum     int64 // 8e12, kept as a field to make the formula explicit
+	cn           int
+	qbytes       int
+	fault        Fault
+	rng          *rand.Rand
+	psPerByteNum int64 // 8e12, kept as a field to make the formula explicit
 }
 
 // flight is a frame between Send and delivery.
