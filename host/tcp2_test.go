@@ -115,12 +115,7 @@ func TestTimeWait(t *testing.T) {
 func TestReset(t *testing.T) {
 	n, a, b, _, _ := pair(t, gbps, 10*us, nil)
 	n.run(sec)
-	c, _ := a.Connect(ipB, DiscardPort)
-	n.run(sec + ms)
-	srv := b.Conn(FlowKey{LocalPort: DiscardPort, Remote: ipA, RemotePort: c.key.lport})
-	if srv == nil || c.State() != StateEstablished {
-		t.Fatal("not established")
-	}
+	c, srv := establish(t, n, a, b)
 	rst := func(seq uint32) []byte {
 		return frameTo(b, a, protoTCP, tcpHdr(DiscardPort, c.key.lport, seq, 0, flagRST, nil))
 	}
@@ -448,12 +443,7 @@ func TestBlindResetInSynRcvd(t *testing.T) {
 func TestDataBeyondWindowCounted(t *testing.T) {
 	n, a, b, _, _ := pair(t, gbps, 10*us, func(c *Config) { c.TCP.RecvWindow = 4000 })
 	n.run(sec)
-	c, _ := a.Connect(ipB, DiscardPort)
-	n.run(sec + ms)
-	srv := b.Conn(FlowKey{LocalPort: DiscardPort, Remote: ipA, RemotePort: c.key.lport})
-	if srv == nil || c.State() != StateEstablished {
-		t.Fatal("not established")
-	}
+	c, srv := establish(t, n, a, b)
 	data := func(off uint32) []byte {
 		seg := append(tcpHdr(c.key.lport, DiscardPort, c.seqOf(c.sndNxt)+off, c.rseqOf(c.rcvNxt), flagACK, nil), make([]byte, 1400)...)
 		return frameTo(a, b, protoTCP, seg)
@@ -471,4 +461,16 @@ func TestDataBeyondWindowCounted(t *testing.T) {
 	if srv.State() != StateEstablished {
 		t.Fatalf("server %v", srv.State())
 	}
+}
+
+// establish connects a to b's discard port and returns both ends.
+func establish(t *testing.T, n *fakeNet, a, b *Host) (c, srv *TCPConn) {
+	t.Helper()
+	c, _ = a.Connect(ipB, DiscardPort)
+	n.run(n.now + ms)
+	srv = b.Conn(FlowKey{LocalPort: DiscardPort, Remote: ipA, RemotePort: c.key.lport})
+	if srv == nil || c.State() != StateEstablished {
+		t.Fatal("not established")
+	}
+	return c, srv
 }

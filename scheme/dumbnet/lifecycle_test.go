@@ -18,14 +18,7 @@ import (
 func TestLinkRepairVerifiedAndPatched(t *testing.T) {
 	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
 	l.discover(t)
-	var core topo.LinkID = topo.NoLink
-	for i := range l.g.NumLinks() {
-		lk := l.g.Link(topo.LinkID(i))
-		if l.g.Node(lk.A.Node).Role == "core" || l.g.Node(lk.B.Node).Role == "core" {
-			core = topo.LinkID(i)
-			break
-		}
-	}
+	core := coreLink(t, l)
 	now := l.s.Now()
 	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
 	l.s.At(now+100*element.Millisecond, func() { _ = l.s.SetLink(core, true) })
@@ -290,14 +283,7 @@ func TestStage1FloodReachesEveryHost(t *testing.T) {
 func stage1Flood(t *testing.T, spec string) {
 	l := newLab(t, spec, map[string]string{"hops": "2"})
 	l.discover(t)
-	var core topo.LinkID = topo.NoLink
-	for i := range l.g.NumLinks() {
-		lk := l.g.Link(topo.LinkID(i))
-		if l.g.Node(lk.A.Node).Role == "core" || l.g.Node(lk.B.Node).Role == "core" {
-			core = topo.LinkID(i)
-			break
-		}
-	}
+	core := coreLink(t, l)
 	heard := func(h topo.NodeID) uint64 {
 		c := l.f.Agent(h).Counters()
 		return c["notify_received"] + c["host_notify_received"]
@@ -341,14 +327,7 @@ func stage1Flood(t *testing.T, spec string) {
 func TestLinkFlapDuringDownCheck(t *testing.T) {
 	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
 	l.discover(t)
-	var core topo.LinkID = topo.NoLink
-	for i := range l.g.NumLinks() {
-		lk := l.g.Link(topo.LinkID(i))
-		if l.g.Node(lk.A.Node).Role == "core" || l.g.Node(lk.B.Node).Role == "core" {
-			core = topo.LinkID(i)
-			break
-		}
-	}
+	core := coreLink(t, l)
 	now := l.s.Now()
 	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
 	l.s.At(now+20*element.Millisecond, func() { _ = l.s.SetLink(core, true) })
@@ -366,4 +345,17 @@ func TestLinkFlapDuringDownCheck(t *testing.T) {
 	if ok != total {
 		t.Fatalf("%d/%d pairs after the flap; failed: %v", ok, total, failed)
 	}
+}
+
+// coreLink returns the first link of a core switch (fat trees).
+func coreLink(t *testing.T, l *lab) topo.LinkID {
+	t.Helper()
+	for i := range l.g.NumLinks() {
+		lk := l.g.Link(topo.LinkID(i))
+		if l.g.Node(lk.A.Node).Role == "core" || l.g.Node(lk.B.Node).Role == "core" {
+			return topo.LinkID(i)
+		}
+	}
+	t.Fatal("no core link")
+	return topo.NoLink
 }
