@@ -58,20 +58,29 @@ func TestSpainTable3Rows(t *testing.T) {
 }
 
 func TestSpainTable2Small(t *testing.T) {
-	rep, err := SpainTable2(Options{Rows: []string{"testbed", "bcube(3,2)"}, Seed: 1})
+	rep, err := SpainTable2(Options{Rows: []string{"testbed", "bcube(3,2)", "bcube(2,3)"}, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The parallel packer reaches the optimum on the testbed and packs
 	// our BCube(3,2) path set below the paper's optimum (pruning; see
 	// docs/spain-plan.md).
-	want := map[string]float64{"testbed": 4, "BCube(3,2)": 5}
+	want := map[string]float64{"testbed": 4, "BCube(3,2)": 5, "BCube(2,3)": 8}
+	// 'parallel unpruned' is the best trial before pruning: on BCube(2,3)
+	// 9, though the trial kept after pruning had 12.
+	unpruned := map[string]float64{"testbed": 4, "BCube(3,2)": 6, "BCube(2,3)": 9}
+	if len(rep.Rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rep.Rows), len(want))
+	}
 	for _, r := range rep.Rows {
 		opt := r.Values["optimum"].Paper
 		if got := *r.Values["parallel"].Ours; got != want[r.Name] || got > *opt {
 			t.Errorf("%s: parallel %v, want %v (optimum %v)", r.Name, got, want[r.Name], *opt)
 		}
-		if s := r.Values["serial"].Ours; s == nil || *s < *opt {
+		if got := *r.Values["unpruned"].Ours; got != unpruned[r.Name] {
+			t.Errorf("%s: parallel unpruned %v, want %v", r.Name, got, unpruned[r.Name])
+		}
+		if s := r.Values["serial"].Ours; s == nil || r.Name != "BCube(2,3)" && *s < *opt {
 			t.Errorf("%s: serial %v below the optimum %v", r.Name, s, *opt)
 		}
 	}

@@ -97,8 +97,9 @@ func (h *stpHeap) Pop() any {
 // STP computes the spanning tree IEEE 802.1D converges to on the fabric:
 // the root is the bridge with the lowest bridge ID (priority, then bridge
 // MAC, which the address plan orders by NodeID); every other bridge's root
-// port is the one with the lowest root path cost (802.1D-2004 costs from
-// link rates), ties broken by the lowest designated bridge ID, then the
+// port is the one with the lowest root path cost (PathCost: the
+// 802.1D-1998 costs of the STP baseline), ties broken by the lowest
+// designated bridge ID, then the
 // lowest designated port ID (equal priorities, so the sender's port
 // number), then the lowest own port number.
 func STP(f *Fabric) *Tree {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/topo"
@@ -58,6 +59,13 @@ func (s *Sim) Capture(n topo.NodeID, p element.Port, w PacketWriter) error {
 	if p < 1 || int(p) > len(nd.ports) {
 		return fmt.Errorf("sim: capture %s port %d: %w", nd.name, p, topo.ErrBadPort)
 	}
+	// Frames that started under the old writer go to it first.
+	if out := nd.ports[p-1].out; out >= 0 {
+		s.pipes[out].capture(s.now)
+	}
 	nd.ports[p-1].capture = w
+	if w != nil && !slices.Contains(s.captured, nd.ports[p-1].out) && nd.ports[p-1].out >= 0 {
+		s.captured = append(s.captured, nd.ports[p-1].out)
+	}
 	return nil
 }

@@ -103,10 +103,13 @@ const TraceHeaderBytes = 128
 // Sim is a discrete-event simulation of a topology whose nodes run
 // elements. It is single-threaded: calls into elements never overlap.
 type Sim struct {
-	g       *topo.Graph
-	opts    Options
-	framing Framing
-	log     *slog.Logger
+	g    *topo.Graph
+	opts Options
+	// captured lists the pipes whose sending port has had a capture, to
+	// flush at the end of every run.
+	captured []int32
+	framing  Framing
+	log      *slog.Logger
 
 	now     element.Time
 	seq     uint64
@@ -484,7 +487,14 @@ func (s *Sim) run(until element.Time, advance bool) {
 		return
 	}
 	s.running = true
-	defer func() { s.running = false }()
+	defer func() {
+		s.running = false
+		// Frames whose transmission started by now are in the captures
+		// when the run returns, though no event of their pipe came since.
+		for _, i := range s.captured {
+			s.pipes[i].capture(s.now)
+		}
+	}()
 	if !s.started {
 		s.start()
 	}

@@ -169,10 +169,13 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 		// yaml's "cannot unmarshal !!map into []scenario.rawLink" names
 		// our Go types: say what was expected in the file's terms.
 		msg = goTypeName.ReplaceAllStringFunc(msg, func(m string) string {
-			if strings.HasPrefix(m, "[]") {
+			switch {
+			case strings.HasPrefix(m, "[]"):
 				return "a list"
+			case strings.HasPrefix(m, "map["), strings.HasPrefix(m, "scenario.raw"), strings.HasPrefix(m, "*scenario.raw"):
+				return "a mapping"
 			}
-			return "a mapping"
+			return "a single value"
 		})
 		if err.Error() == "EOF" {
 			msg = "empty file"
@@ -181,8 +184,11 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 	}
 	// One scenario per file: a second YAML document would be ignored.
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	switch err := dec.Decode(&extra); {
+	case err == nil:
 		return nil, fmt.Errorf("%s:%d: %w: a second YAML document (---): one scenario per file", file, extra.Line, ErrScenario)
+	case !errors.Is(err, io.EOF):
+		return nil, fmt.Errorf("%s: %w: a second YAML document (---), and a broken one: %s", file, ErrScenario, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	r := &resolver{file: file, opt: opt}
 	sc := r.resolve(&raw)
@@ -193,7 +199,7 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 }
 
 // goTypeName matches the Go type names yaml puts in its messages.
-var goTypeName = regexp.MustCompile(`(\[\])?(\*)?scenario\.raw[A-Za-z]*`)
+var goTypeName = regexp.MustCompile(`(\[\]|map\[[a-z]+\])?\*?scenario\.[A-Za-z]+`)
 
 // MaxFlows bounds the flows one scenario may ask for: every ordered pair
 // a ping, udp, tcp or tcp_rr workload expands to, and every transfer of a

@@ -26,6 +26,8 @@ func TestParseErrors(t *testing.T) {
 		{"link as a mapping", head + "link: {ends: [s1, s2], loss: 0.1}\n", "line 4: cannot unmarshal !!map into a list"},
 		{"failure key twice", head + "failures:\n  - {at: 1s, at: 5s, node: s1, down}\n", "line 5: failure: \"at\" given twice"},
 		{"second document", head + "---\ntopology: ring:3\n", "test.yaml:4: bad scenario: a second YAML document"},
+		{"broken second document", head + "---\ntopology: [ring:3\n", "test.yaml: bad scenario: a second YAML document (---), and a broken one"},
+		{"params as a list", head + "params: [1]\n", "cannot unmarshal !!seq into a mapping"},
 		{"cut-through host", head + "timing: [{kind: host, cut_through: 14}]\n", "timing[0].cut_through: bad scenario: h1 does not forward frames"},
 		{"not yaml", "topology: [", "test.yaml: bad scenario: line 1"},
 		{"unknown field", head + "colour: blue\n", "line 4: field colour not found"},

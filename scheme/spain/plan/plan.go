@@ -283,8 +283,30 @@ func (p *Plan) Verify() error {
 // every path a walk over fabric links from its pair's A to its B.
 func (p *Plan) verifyPaths() error {
 	f, ps := p.F, p.PS
-	if ne := len(f.Edges); len(ps.Pairs) != ne*(ne-1)/2 {
+	ne := len(f.Edges)
+	if len(ps.Pairs) != ne*(ne-1)/2 {
 		return fmt.Errorf("plan: %w: %d pairs for %d edge nodes, want %d", ErrVerify, len(ps.Pairs), ne, ne*(ne-1)/2)
+	}
+	// As many pairs as there should be, each of two different edge nodes
+	// and none twice: every pair is there.
+	idx := make([]int, f.G.NumNodes())
+	for i := range idx {
+		idx[i] = -1
+	}
+	for i, e := range f.Edges {
+		idx[e] = i
+	}
+	seen := make([]uint64, (ne*ne+63)/64)
+	for _, pr := range ps.Pairs {
+		a, b := -1, -1
+		if int(pr.A) >= 0 && int(pr.A) < len(idx) && int(pr.B) >= 0 && int(pr.B) < len(idx) {
+			a, b = idx[pr.A], idx[pr.B]
+		}
+		k := min(a, b)*ne + max(a, b)
+		if a < 0 || b < 0 || a == b || seen[k/64]&(1<<(k%64)) != 0 {
+			return fmt.Errorf("plan: %w: pair %d-%d (node IDs) is not a new pair of two edge nodes", ErrVerify, pr.A, pr.B)
+		}
+		seen[k/64] |= 1 << (k % 64)
 	}
 	var bad atomic.Int64 // the first bad pair, or len(Pairs)
 	bad.Store(int64(len(ps.Pairs)))

@@ -116,6 +116,7 @@ func TestVerifyCatchesBrokenPathSets(t *testing.T) {
 		{"reversed path", "is not a walk", func(p *Plan) { slices.Reverse(p.PS.Path(0)) }},
 		// Pair 0 loses its paths to pair 1.
 		{"no paths", "has no path", func(p *Plan) { p.PS.PairOff[1] = p.PS.PairOff[0] }},
+		{"pair twice", "is not a new pair", func(p *Plan) { p.PS.Pairs[1] = p.PS.Pairs[0] }},
 		{"pair missing", "pairs for", func(p *Plan) {
 			p.PS.Pairs = p.PS.Pairs[:len(p.PS.Pairs)-1]
 			p.PS.PairOff = p.PS.PairOff[:len(p.PS.PairOff)-1]
