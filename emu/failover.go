@@ -132,7 +132,7 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 		return res, fmt.Errorf("emu: failover: no probe from %s to %s ever got through", s.From, s.To)
 	}
 	var outage time.Duration
-	res.Lost, outage = longestGap(got, maxSeq, s.Interval)
+	res.Lost, outage = longestGap(got, maxSeq, s.Interval, failAt)
 	if !res.Recovered {
 		// Everything after the last reply was lost too.
 		outage = max(outage, time.Since(failAt))
@@ -146,11 +146,19 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 // 1..maxSeq, given the arrival time of each probe that came back, and
 // returns the number lost and the outage: the time between the replies
 // around the run (ping's own pacing slips on a loaded machine), or the run
-// counted in intervals when it has no reply on one side.
-func longestGap(got map[int]time.Time, maxSeq int, interval time.Duration) (lost int, outage time.Duration) {
+// counted in intervals when it has no reply on one side. Only runs that
+// end after the failure at failAt count, in the outage and in the number
+// lost: a probe lost before it (to the bulk flow's slow start filling a
+// queue) is not the failover's.
+func longestGap(got map[int]time.Time, maxSeq int, interval time.Duration, failAt time.Time) (lost int, outage time.Duration) {
 	run, longest, lastOK := 0, 0, 0
 	for seq := 1; seq <= maxSeq+1; seq++ {
 		t, ok := got[seq]
+		if ok && run > 0 && t.Before(failAt) {
+			lost -= run // a run over before the failure
+			run, lastOK = 0, seq
+			continue
+		}
 		if ok || seq == maxSeq+1 {
 			if run > longest {
 				longest = run

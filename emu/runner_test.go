@@ -191,22 +191,28 @@ func TestLongestGap(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := time.Millisecond
 	got := map[int]time.Time{1: t0, 2: t0.Add(10 * ms), 3: t0.Add(20 * ms), 7: t0.Add(2 * time.Second), 8: t0.Add(2010 * ms), 10: t0.Add(2030 * ms)}
-	lost, out := longestGap(got, 10, 10*ms)
+	var none time.Time // no failure time: every run counts
+	lost, out := longestGap(got, 10, 10*ms, none)
 	if lost != 4 || out != 1970*ms {
 		t.Fatalf("longestGap = %d lost, %v; want 4, 1.97s", lost, out)
 	}
-	if lost, out := longestGap(map[int]time.Time{1: t0}, 1, 10*ms); lost != 0 || out != 0 {
+	if lost, out := longestGap(map[int]time.Time{1: t0}, 1, 10*ms, none); lost != 0 || out != 0 {
 		t.Fatalf("no loss: %d %v", lost, out)
 	}
 	// Replies around a run that came back early (a burst after a stall)
 	// never make the outage shorter than the lost probes' intervals.
 	burst := map[int]time.Time{1: t0, 4: t0.Add(5 * ms)}
-	if lost, out := longestGap(burst, 4, 10*ms); lost != 2 || out != 20*ms {
+	if lost, out := longestGap(burst, 4, 10*ms, none); lost != 2 || out != 20*ms {
 		t.Fatalf("burst: %d %v, want 2, 20ms", lost, out)
 	}
 	// A run at the start has no reply before it: counted in intervals.
-	if lost, out := longestGap(map[int]time.Time{4: t0}, 4, 10*ms); lost != 3 || out != 30*ms {
+	if lost, out := longestGap(map[int]time.Time{4: t0}, 4, 10*ms, none); lost != 3 || out != 30*ms {
 		t.Fatalf("leading loss: %d %v", lost, out)
+	}
+	// Runs over before the failure (seqs 4-6, a queue the bulk flow filled
+	// at its start) are not the failover's: only 9 counts.
+	if lost, out := longestGap(got, 10, 10*ms, t0.Add(2005*ms)); lost != 1 || out != 10*ms {
+		t.Fatalf("with the failure at 2.005 s: %d lost, %v; want 1, 10ms", lost, out)
 	}
 }
 

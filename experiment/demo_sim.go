@@ -119,21 +119,30 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 
 	start := s.Now()
 	var bulk *host.TCPConn
+	var acked int64
+	// Two probe streams, one after the other, so that the outage counts
+	// only probes sent from just before the failure on: the first
+	// milliseconds of the bulk flow (slow start) can overflow the
+	// source's queue and cost a probe or two, which is not failover.
 	var probe *host.UDPApp
 	s.At(start, func() {
 		bulk = hosts[src].TCPBulk(dip.Addr(), demoBulkPort, 1<<40) // more than the run can carry
-		probe = hosts[src].UDP(dip.Addr(), demoProbePort, demoProbeRate, demoProbeSize, demoRun)
+		hosts[src].UDP(dip.Addr(), demoProbePort, demoProbeRate, demoProbeSize, demoFailAfter-demoProbeGap)
+	})
+	s.At(start+demoFailAfter-demoProbeGap, func() {
+		probe = hosts[src].UDP(dip.Addr(), demoProbePort, demoProbeRate, demoProbeSize, demoRun-demoFailAfter+demoProbeGap)
 	})
 	s.At(start+demoFailAfter, func() {
 		if err := s.SetLink(fail, false); err != nil {
 			s.Stop()
 		}
 	})
+	s.At(start+demoRun, func() { acked = bulk.BytesAcked() })
 	s.Run(start + demoRun + 100*element.Millisecond)
 	if err := s.Err(); err != nil {
 		return err
 	}
-	rep.Iperf3Mbps = float64(bulk.BytesAcked()) * 8 / demoRun.Seconds() / 1e6
+	rep.Iperf3Mbps = float64(acked) * 8 / demoRun.Seconds() / 1e6
 	pr := probe.Result()
 	fl, _ := hosts[dst].UDPFlow(sip.Addr(), pr.SrcPort, demoProbePort)
 	rep.FailoverSent = int(pr.Sent)

@@ -28,8 +28,9 @@ func TestDemoSim(t *testing.T) {
 	if rep.PingPairsTotal != 16*15 || rep.PingPairsOK != rep.PingPairsTotal {
 		t.Errorf("ping %d/%d, want 240/240", rep.PingPairsOK, rep.PingPairsTotal)
 	}
-	// The failure must cost something (a probe in flight on the link at
-	// least) and stay under the paper's 10 ms.
+	// The outage counts probes sent from just before the failure on and
+	// stays under the paper's 10 ms; often none is lost (stage 1 routes
+	// around within microseconds), sometimes one queued on the link.
 	if rep.FailoverOutageMS >= 10 {
 		t.Errorf("outage %.1f ms, want < 10 ms", rep.FailoverOutageMS)
 	}
