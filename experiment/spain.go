@@ -75,7 +75,7 @@ var spainRows = []spainRow{
 const (
 	ftNote    = "Gain PS=1: the paper's 1.00 means its Algorithm 1 broke ties the same way for every pair (all first paths through one core, like STP); ours breaks them at random, so first paths spread over the cores. PS=α: our α is p/2 (max-flow between edge switches), the paper's (p/2)²; random spreading lifts our gain above p/2. NCP STP: ours is the share of edge-switch pairs cut off, averaged over 10 random failure sets (noisy on small rows: FatTree(4) has 32 links, 1.3 failures per set); its expectation is about 14–16 % on every FatTree (FatTree(4) 14.2 %, FatTree(16) 14.5 %), below the paper's 35, 17, 21, 17 %, which we cannot reproduce: the paper does not say which node pairs it counts."
 	hxNote    = "Fewer VLANs than the paper: the parallel tree-cover packer (with its majority round for the paths in no BFS tree) and pruning (Table 2 shows what the serial Algorithm 2 gives). NCP STP below the paper's: the 802.1D tree of a HyperX is shallow (every switch is within two hops of the root), so tree paths have at most four links. Gains above the paper's: see the throughput note in docs/spain-plan.md."
-	ft2Note   = "The serial Algorithm 2 misses the paper's (p/2)² in one trial: first fit in random subgraph order lets paths through different cores share a subgraph until it can take no more, whatever the tie-breaking (FatTree(8), seed 1: 62 VLANs with random ties, 19 with ordered ones, 211 with k = (p/2)² = 16; docs/spain-plan.md). The parallel tree-cover packer reaches the optimum."
+	ft2Note   = "The serial Algorithm 2 misses the paper's (p/2)² in one trial: first fit in random subgraph order lets paths through different cores share a subgraph until it can take no more, whatever the tie-breaking (FatTree(8), seed 1: 62 VLANs with random ties, 19 with ordered ones; with k = (p/2)² = 16, 212 with random ties and 211 with ordered ones; docs/spain-plan.md). The parallel tree-cover packer reaches the optimum."
 	hx2Note   = "The serial Algorithm 2 needs more VLANs than the paper's 475/304-trial best; we run 10 trials."
 	cdNote    = "The uncovered links are the aggregation-pair and core-core links, as in the paper. More VLANs than the paper: random tie-breaking in Algorithm 1 diversifies the three paths per pair (the paper's deterministic ties give path sets that share more)."
 	cdBadRow  = "The paper's coverage figures for this row (34.15/92.68 %, 35.53/94.74 %) imply 41 and 76 links, not the 46 and 81 it lists; our counts follow the listed topology."
@@ -146,8 +146,9 @@ func trialsWords(opt Options) string {
 // paper's serial Algorithm 2 (best of N) and with the parallel packer.
 func SpainTable2(opt Options) (*Report, error) {
 	r := &Report{
-		Name:  "spain-table2",
-		Title: "SPAIN Table 2: performance of the VLAN mapping heuristic",
+		Name:    "spain-table2",
+		Command: opt.command("spain-table2"),
+		Title:   "SPAIN Table 2: performance of the VLAN mapping heuristic",
 		Columns: []Column{
 			{Key: "optimum", Title: "optimal VLANs", Digits: 0},
 			{Key: "serial", Title: "Alg. 2 serial", Digits: 0},
@@ -241,8 +242,9 @@ func SpainTable2(opt Options) (*Report, error) {
 // SpainTable3 reproduces Table 3.
 func SpainTable3(opt Options) (*Report, error) {
 	r := &Report{
-		Name:  "spain-table3",
-		Title: "SPAIN Table 3: summary of simulation results",
+		Name:    "spain-table3",
+		Command: opt.command("spain-table3"),
+		Title:   "SPAIN Table 3: summary of simulation results",
 		Columns: []Column{
 			{Key: "switches", Title: "#switches", Digits: 0},
 			{Key: "links", Title: "#links", Digits: 0},

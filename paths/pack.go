@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/edgefabric/edgefabric/topo"
 )
@@ -111,6 +112,9 @@ type Packing struct {
 	// "majority round" or "best fit" (see placeLoose), "" when none.
 	Loose    int
 	LooseWay string
+	// PruneSeconds is the time PruneEach spent pruning, summed over the
+	// trials (which may run at once: it can exceed the wall time).
+	PruneSeconds float64
 }
 
 // Pack maps the path set onto loop-free subgraphs (VLANs) with Algorithm
@@ -158,11 +162,15 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 	var bestSG *packState
 	bestIdx := -1
 	record := func(j job, st *packState, n int) {
+		var pruned time.Duration
 		if opt.PruneEach && n > 0 {
+			t0 := time.Now()
 			st.prune(ps) // each trial its own state: outside the lock
+			pruned = time.Since(t0)
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		res.PruneSeconds += pruned.Seconds()
 		res.TrialVLANs[j.idx] = n
 		if m := len(st.vlinks); n > 0 && (bestIdx < 0 || m < len(bestSG.vlinks) || m == len(bestSG.vlinks) && j.idx < bestIdx) {
 			bestSG, bestIdx = st, j.idx

@@ -46,13 +46,14 @@ Reproductions:
 			if err != nil {
 				return err
 			}
+			if slow < 1 || slow > plan.MaxTrials {
+				return badInput(fmt.Errorf("--slow-trials %d: must be 1 to %d", slow, plan.MaxTrials))
+			}
+			// Last of the checks: it creates the directory.
 			if outDir != "" {
 				if err := prepareOutDir("--out", outDir); err != nil {
 					return err
 				}
-			}
-			if slow < 1 || slow > plan.MaxTrials {
-				return badInput(fmt.Errorf("--slow-trials %d: must be 1 to %d", slow, plan.MaxTrials))
 			}
 			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed, Ties: tr, SlowTrials: slow}
 			if !quiet && !asJSON {
@@ -66,7 +67,11 @@ Reproductions:
 				return err
 			}
 			if len(rep.Rows) == 0 {
-				return badInput(fmt.Errorf("no row of %s matches --rows %s", r.Name, strings.Join(rows, ",")))
+				why := ""
+				if quick {
+					why = " (--quick leaves out the slow rows)"
+				}
+				return badInput(fmt.Errorf("no row of %s matches --rows %s%s", r.Name, strings.Join(rows, ","), why))
 			}
 			if outDir != "" {
 				if err := rep.Write(outDir); err != nil {

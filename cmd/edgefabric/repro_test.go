@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -30,5 +32,21 @@ func TestReproBadInput(t *testing.T) {
 		if code, _, errOut := topoCLI(args...); code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
 		}
+	}
+}
+
+// TestReproBadInputSaysWhyAndLeavesNothing: a bad flag is refused before
+// --out's directory is made, and a row that --quick hides is named as such.
+func TestReproBadInputSaysWhyAndLeavesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x")
+	if code, _, _ := topoCLI("repro", "spain-table2", "--out", out, "--slow-trials", "0"); code != 2 {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--out %s made for a refused run: %v", out, err)
+	}
+	code, _, errOut := topoCLI("repro", "spain-table3", "--quick", "--rows", "fattree(48)")
+	if code != 2 || !strings.Contains(errOut, "--quick leaves out the slow rows") {
+		t.Errorf("exit %d, %q", code, errOut)
 	}
 }

@@ -101,8 +101,9 @@ type Plan struct {
 type Timing struct {
 	Paths float64 `json:"paths"`
 	Pack  float64 `json:"pack"`
-	// Prune is the time pruning the best trial took (0 when it did not
-	// run; on path sets where every trial is pruned, that is in Pack).
+	// Prune is the time pruning took: the best trial's, or on path sets
+	// where every trial is pruned (inside Pack, on all cores) the sum over
+	// the trials; 0 when it did not run.
 	Prune  float64 `json:"prune"`
 	Verify float64 `json:"verify"`
 }
@@ -171,6 +172,7 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	}
 	t2 := time.Now()
 	p.Seconds.Pack = t2.Sub(t1).Seconds()
+	p.Seconds.Prune = p.Pack.PruneSeconds
 	if prune && !pruneEach && p.NumPaths <= paths.PruneLimit {
 		paths.Prune(f, p.PS, p.Pack)
 		t3 := time.Now()
