@@ -8,7 +8,10 @@
 //
 // Everything here is pure computation over a topo.Graph: no I/O, no clock,
 // no global random source. Randomness comes from a seed, and results do not
-// depend on how many goroutines computed them.
+// depend on how many goroutines computed them (one exception, in the
+// diagnostics only: which first-fit and best-fit trials Pack abandons, -1
+// in Packing.TrialVLANs, depends on which finished first; the packing it
+// keeps does not).
 //
 // Typical use, as the SPAIN planner does it:
 //

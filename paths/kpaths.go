@@ -133,11 +133,12 @@ const MaxPaths = 50_000_000
 //
 // Because |E| exceeds the length of any simple path, weighted cost orders
 // paths lexicographically by (edges shared with chosen paths, hops). The
-// search uses that: it first looks for a path of hop length dist(s,d) that
-// shares no edge, by a depth-first walk that only steps to nodes one hop
-// closer to d (cheap, and what succeeds whenever a link-disjoint shortest
-// path is left); only when none exists does it run A* on the weights with
-// the hop distance to d as the (consistent) heuristic. Both return a
+// search uses that: it first looks for a path that shares no edge, of
+// minimum length, by iterative deepening on the hop bound dist(s,d),
+// dist+1, ..., dist+MaxSlack (a depth-first walk that steps to a node only
+// if the bound still lets it reach d); only when none exists does it run
+// A* on the weights with the hop distance to d as the (consistent)
+// heuristic. Both return a
 // minimum-weight path, so the result is exactly Algorithm 1's; ties are
 // broken as opt.Ties says.
 func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
@@ -215,7 +216,14 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 					}
 					c.pathCount[i] = uint16(np)
 					for q := range np {
-						pathLen = append(pathLen, uint16(s.pathEnd(q)-s.offs[q]))
+						n := s.pathEnd(q) - s.offs[q]
+						if n > math.MaxUint16 {
+							errMu.Lock()
+							firstErr = fmt.Errorf("paths: %w: a path of %d links, more than %d", ErrTooLarge, n, math.MaxUint16)
+							errMu.Unlock()
+							return
+						}
+						pathLen = append(pathLen, uint16(n))
 					}
 					if narrow {
 						hops = s.appendPorts(hops, src, s.buf)

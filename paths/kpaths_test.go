@@ -2,10 +2,13 @@ package paths
 
 import (
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/topo"
@@ -253,5 +256,32 @@ func TestCloserScanSamePaths(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPathTooLong: path lengths are stored in 16 bits; a longer path is
+// refused (ErrTooLarge), not cut short (it once came back 463 links long
+// on a line of 66,000 switches).
+func TestPathTooLong(t *testing.T) {
+	b := topo.NewBuilder("long-line")
+	const n = math.MaxUint16 + 2 // switches: n-1 links between the ends
+	prev := b.AddNode("s0", topo.Switch)
+	b.Connect(prev, b.AddNode("h0", topo.Host))
+	for i := 1; i < n; i++ {
+		s := b.AddNode("s"+strconv.Itoa(i), topo.Switch)
+		b.Connect(prev, s)
+		prev = s
+	}
+	b.Connect(prev, b.AddNode("h1", topo.Host))
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := NewFabric(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ComputePathSets(f, PathOptions{K: 1, Seed: 1}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a path of %d links: %v, want ErrTooLarge", n-1, err)
 	}
 }

@@ -290,4 +290,16 @@ func TestPackStateClone(t *testing.T) {
 	if fmt.Sprint(st.uf[1][:1]) == fmt.Sprint(c.uf[1][:1]) && c.uf[1][0] == 7 {
 		t.Fatal("the clone shares a union-find with the original")
 	}
+	// Nor the per-link VLAN bitsets and flags: writing the clone's must
+	// leave the original's as they were.
+	bits, inAny := slices.Clone(st.bits), slices.Clone(st.inAny)
+	for i := range c.bits {
+		c.bits[i] = ^c.bits[i]
+	}
+	for i := range c.inAny {
+		c.inAny[i] = !c.inAny[i]
+	}
+	if !slices.Equal(st.bits, bits) || !slices.Equal(st.inAny, inAny) {
+		t.Fatal("the clone shares the link bitsets with the original")
+	}
 }

@@ -24,13 +24,14 @@ import (
 // to a few bit lookups per path), and then runs greedy set cover: repeatedly take the
 // tree that contains the most still-uncovered paths and make it a VLAN
 // holding exactly those paths (a subset of a tree, hence loop-free). Paths
-// that lie in no candidate tree are then packed into those VLANs, or new
-// ones, by best fit. All but the best fit runs on all cores: the per-root
-// trees, the per-path containment tests, and in each greedy step the
-// tests for paths already covered and the gathering of the new VLAN's
-// links (the steps only read the VLANs; each step's changes are applied
-// after it, in an order that does not depend on the number of workers, so
-// neither does the packing).
+// that lie in no candidate tree are then placed in two ways, the majority
+// round then best fit, and best fit alone, side by side on copies of the
+// VLANs, keeping the better (placeLoose). The per-root trees, the per-path
+// containment tests, and in each greedy step the tests for paths already
+// covered and the gathering of the new VLAN's links run on all cores (the
+// steps only read the VLANs; each step's changes are applied after it, in
+// an order that does not depend on the number of workers, so neither does
+// the packing); best fit places one path at a time.
 
 // treeCover returns the VLAN link sets (VLAN 1 first) and false when the
 // cover exceeded limit VLANs.
