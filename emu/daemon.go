@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -313,6 +314,9 @@ type CleanupReport struct {
 	// Leftovers are the namespaces still present after the daemon was
 	// gone: what a crashed daemon left behind. All were removed.
 	Leftovers []string `json:"leftovers,omitempty"`
+	// Killed are the processes still running in the lab's namespaces
+	// (commands started with exec) that were killed.
+	Killed []int `json:"killed_processes,omitempty"`
 	// StateRemoved says a state directory was removed.
 	StateRemoved bool `json:"state_removed"`
 }
@@ -329,8 +333,14 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 	if err := ValidateName(name); err != nil {
 		return rep, err
 	}
+	// Processes in the lab's namespaces go first, while the namespaces
+	// are still there to find them by: a daemon's teardown unlinks them.
+	if left, err := listNS(Prefix(name)); err == nil {
+		rep.Killed = killNSProcesses(left)
+	}
 	rep.Daemon = "none"
-	if _, alive := Owner(name); alive {
+	o, hasOwner := readOwner(name)
+	if hasOwner && alive(o.Pid, o.PidStart) {
 		rep.Daemon = "in-process" // a live process's lab, torn down as asked
 	}
 	st, serr := ReadState(name)
@@ -344,18 +354,21 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 				rep.Daemon = "stopped"
 			} else {
 				rep.Daemon = "killed"
-				unix.Kill(st.Pid, unix.SIGTERM)
-				if !waitGone(st.Pid, st.PidStart, timeout) {
-					unix.Kill(st.Pid, unix.SIGKILL)
-					waitGone(st.Pid, st.PidStart, 5*time.Second)
-				}
+				stopProcess(st.Pid, st.PidStart, timeout)
 			}
 		}
+	} else if rep.Daemon == "in-process" && o.Daemon {
+		// A daemon still building its lab (no state file yet): left
+		// running, it would tear down, by name, whatever lab takes the
+		// name next.
+		rep.Daemon = "killed"
+		stopProcess(o.Pid, o.PidStart, timeout)
 	}
 	left, err := listNS(Prefix(name))
 	if err != nil {
 		return rep, fmt.Errorf("emu: list namespaces: %w", err)
 	}
+	rep.Killed = append(rep.Killed, killNSProcesses(left)...)
 	var errs []error
 	for _, ns := range left {
 		if err := deleteNS(ns); err != nil {
@@ -460,6 +473,9 @@ func waitGone(pid int, start uint64, timeout time.Duration) bool {
 type owner struct {
 	Pid      int    `json:"pid"`
 	PidStart uint64 `json:"pid_start"`
+	// Daemon: the owner is a daemon SpawnDaemon started (down may stop
+	// it even before it wrote its state file), not a test or the demo.
+	Daemon bool `json:"daemon,omitempty"`
 }
 
 func ownerPath(name string) string { return filepath.Join(LabDir(name), "owner.json") }
@@ -468,7 +484,7 @@ func writeOwner(name string) error {
 	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
 		return fmt.Errorf("emu: %w", err)
 	}
-	o := owner{Pid: os.Getpid()}
+	o := owner{Pid: os.Getpid(), Daemon: os.Getenv(ReadyFDEnv) != ""}
 	o.PidStart, _ = procStart(o.Pid)
 	data, _ := json.Marshal(o)
 	if err := os.WriteFile(ownerPath(name), data, 0o644); err != nil {
@@ -481,15 +497,29 @@ func writeOwner(name string) error {
 // still runs. A lab whose owner is gone but whose namespaces remain has
 // crashed.
 func Owner(name string) (pid int, running bool) {
-	data, err := os.ReadFile(ownerPath(name))
-	if err != nil {
-		return 0, false
-	}
-	var o owner
-	if json.Unmarshal(data, &o) != nil || o.Pid <= 0 {
+	o, ok := readOwner(name)
+	if !ok {
 		return 0, false
 	}
 	return o.Pid, alive(o.Pid, o.PidStart)
+}
+
+func readOwner(name string) (owner, bool) {
+	var o owner
+	data, err := os.ReadFile(ownerPath(name))
+	if err != nil || json.Unmarshal(data, &o) != nil || o.Pid <= 0 {
+		return owner{}, false
+	}
+	return o, true
+}
+
+// stopProcess sends SIGTERM, waits up to timeout, then SIGKILL.
+func stopProcess(pid int, start uint64, timeout time.Duration) {
+	unix.Kill(pid, unix.SIGTERM)
+	if !waitGone(pid, start, timeout) {
+		unix.Kill(pid, unix.SIGKILL)
+		waitGone(pid, start, 5*time.Second)
+	}
 }
 
 // ReadyFDEnv names the environment variable through which SpawnDaemon tells
@@ -514,7 +544,15 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 	} else if slices.Contains(labs, name) {
 		return fmt.Errorf("emu: lab %q: %w (run 'edgefabric status %s', or 'edgefabric down %s' to remove it)", name, ErrLabExists, name, name)
 	}
-	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
+	// Claim the name atomically: of two ups with one name at once, the
+	// second fails here, before it could start a daemon (whose cleanup
+	// would remove the first one's namespaces).
+	if err := os.MkdirAll(filepath.Dir(LabDir(name)), 0o755); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	if err := os.Mkdir(LabDir(name), 0o755); errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("emu: lab %q: %w (another up of this name is starting)", name, ErrLabExists)
+	} else if err != nil {
 		return fmt.Errorf("emu: %w", err)
 	}
 	logf, err := os.OpenFile(LogPath(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)

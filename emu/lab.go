@@ -111,24 +111,9 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 	if l.log == nil {
 		l.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	if schemeName == KernelBridge {
-		c, err := parseKBParams(opts.Scheme.Params)
-		if err != nil {
-			return nil, err
-		}
-		l.kb = &c
-	} else {
-		reg := opts.Registry
-		if reg == nil {
-			reg = all.Registry()
-		}
-		s, err := reg.Get(schemeName)
-		if err != nil {
-			return nil, fmt.Errorf("emu: %w (or %s)", err, KernelBridge)
-		}
-		if l.fabric, err = s.New(g, opts.Scheme); err != nil {
-			return nil, fmt.Errorf("emu: scheme %s on %s: %w", schemeName, g.Name, err)
-		}
+	var err error
+	if l.kb, l.fabric, err = buildScheme(g, schemeName, opts); err != nil {
+		return nil, err
 	}
 	if w := neighWarning(len(g.Nodes(topo.Host)), readProc); w != "" {
 		l.log.Warn("emu: " + w)
@@ -471,6 +456,9 @@ func (l *Lab) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return fmt.Errorf("emu: lab %s: stopped before it was ready: %w", l.name, ctx.Err())
+			}
 			return fmt.Errorf("emu: lab %s: %w after %v: %s", l.name, ErrNotReady, timeout, why)
 		case <-tick.C:
 		}
@@ -493,6 +481,9 @@ func (l *Lab) waitReady(ctx context.Context) error {
 		for {
 			if _, err := ExecIn(ctx, src.ns, "ping", "-c", "1", "-W", "1", "-q", dst.ip.Addr().String()); err == nil {
 				break
+			}
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return fmt.Errorf("emu: lab %s: stopped before it was ready: %w", l.name, ctx.Err())
 			}
 			if ctx.Err() != nil {
 				return fmt.Errorf("emu: lab %s: %w after %v: %s cannot reach %s", l.name, ErrNotReady, timeout, src.name, dst.name)
@@ -724,3 +715,35 @@ func StartIn(ns string, cmd Cmd) error {
 }
 
 var _ io.Closer = (*packetPort)(nil)
+
+// buildScheme builds what runs in a lab's nodes: the kernel bridge's
+// configuration, or the scheme's fabric from the registry.
+func buildScheme(g *topo.Graph, schemeName string, opts Options) (*kbConfig, scheme.Fabric, error) {
+	if schemeName == KernelBridge {
+		c, err := parseKBParams(opts.Scheme.Params)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &c, nil, nil
+	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = all.Registry()
+	}
+	s, err := reg.Get(schemeName)
+	if err != nil {
+		return nil, nil, fmt.Errorf("emu: %w (or %s)", err, KernelBridge)
+	}
+	fab, err := s.New(g, opts.Scheme)
+	if err != nil {
+		return nil, nil, fmt.Errorf("emu: scheme %s on %s: %w", schemeName, g.Name, err)
+	}
+	return nil, fab, nil
+}
+
+// CheckScheme reports whether scheme schemeName and its parameters in
+// opts can run on g, before anything is built: what Up would refuse.
+func CheckScheme(g *topo.Graph, schemeName string, opts Options) error {
+	_, _, err := buildScheme(g, schemeName, opts)
+	return err
+}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -191,4 +192,46 @@ func openNS(name string) (netns.NsHandle, error) {
 		return -1, fmt.Errorf("emu: namespace %s: %w", name, err)
 	}
 	return h, nil
+}
+
+// killNSProcesses kills every process (but this one) that lives in one of
+// the named namespaces: commands run there with exec (iperf3 -s -D, a
+// backgrounded sleep) would otherwise keep the namespace, and its links,
+// alive after down, out of sight of ip netns and of status. It returns
+// their pids. Only processes in the lab's own namespaces are touched.
+func killNSProcesses(names []string) []int {
+	inodes := map[uint64]bool{}
+	for _, n := range names {
+		var st unix.Stat_t
+		if unix.Stat(filepath.Join(netnsDir, n), &st) == nil {
+			inodes[st.Ino] = true
+		}
+	}
+	if len(inodes) == 0 {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		link, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net"))
+		if err != nil {
+			continue
+		}
+		// "net:[4026532384]"
+		ino, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(link, "net:["), "]"), 10, 64)
+		if err != nil || !inodes[ino] {
+			continue
+		}
+		if unix.Kill(pid, unix.SIGKILL) == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }

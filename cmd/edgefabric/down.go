@@ -19,7 +19,9 @@ func newDownCmd() *cobra.Command {
 		Short: "Stop a lab and remove everything it created, also after a crash",
 		Long: `down stops the lab's daemon and removes every object named with the lab's
 prefix ef-LAB-: its namespaces and, with them, their veths, bridges, qdiscs and
-TAPs, and its state directory /run/edgefabric/LAB. When the daemon has crashed,
+TAPs, and its state directory /run/edgefabric/LAB. Processes still running in
+the lab's namespaces (commands started with exec, such as iperf3 -s -D) are
+killed first: they would keep a namespace alive. When the daemon has crashed,
 down reports the leftovers it found and removes them.`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -48,6 +50,9 @@ down reports the leftovers it found and removes them.`,
 				fmt.Fprintf(w, "lab %s: daemon did not answer and was killed\n", name)
 			case "dead":
 				fmt.Fprintf(w, "lab %s: the daemon had crashed\n", name)
+			}
+			if len(rep.Killed) > 0 {
+				fmt.Fprintf(w, "lab %s: killed %d processes still running in its namespaces (pids %s)\n", name, len(rep.Killed), strings.Trim(fmt.Sprint(rep.Killed), "[]"))
 			}
 			if len(rep.Leftovers) > 0 {
 				fmt.Fprintf(w, "lab %s: removed %d leftover namespaces: %s\n", name, len(rep.Leftovers), strings.Join(rep.Leftovers, " "))

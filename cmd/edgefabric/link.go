@@ -37,6 +37,9 @@ It returns when a repaired link passes traffic again.`,
 					return badInput(err)
 				}
 				if errors.Is(err, emu.ErrDaemon) {
+					if labs, _ := emu.Labs(); !contains(labs, name) {
+						return badInput(fmt.Errorf("no lab %q (labs: %s)", name, strings.Join(mustLabs(), ", ")))
+					}
 					return fmt.Errorf("%w (is lab %s up? see 'edgefabric status')", err, name)
 				}
 				return err

@@ -147,6 +147,11 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 	if len(g.Nodes(topo.Host)) == 0 {
 		return nil, o, fmt.Errorf("topology %s has no hosts", topoArg)
 	}
+	// Scheme parameters are input too: refuse them here (exit 2), not in
+	// the daemon.
+	if err := emu.CheckScheme(g, f.scheme, o); err != nil {
+		return nil, o, err
+	}
 	return g, o, nil
 }
 
@@ -167,9 +172,20 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 	if err != nil {
 		return fmt.Errorf("up: find own binary: %w", err)
 	}
-	if err := emu.SpawnDaemon(ctx, f.name, append([]string{exe}, f.args(topoArg)...)); err != nil {
+	// The daemon bounds its own waits by --timeout; this bounds the wait
+	// for the daemon, should it hang (then it is killed and cleaned up).
+	limit := 10 * time.Minute
+	if f.timeout > 0 {
+		limit = 2*f.timeout + time.Minute
+	}
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	if err := emu.SpawnDaemon(sctx, f.name, append([]string{exe}, f.args(topoArg)...)); err != nil {
 		if errors.Is(err, emu.ErrLabExists) {
 			return badInput(err)
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: the daemon did not report within %v (its log was %s)", err, limit, emu.LogPath(f.name))
 		}
 		return err
 	}

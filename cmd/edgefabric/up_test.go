@@ -29,6 +29,9 @@ func TestEmuVerbsBadInput(t *testing.T) {
 		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "--rate", "fast"}, "--rate"},
 		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "-p", "novalue"}, "key=value"},
 		{[]string{"up", "nosuchtopo:9", "--scheme", "kernel-bridge"}, ""},
+		// Scheme parameters are checked before a daemon starts.
+		{[]string{"up", "line:2", "--scheme", "stp", "-p", "bogus=1"}, `unknown param "bogus"`},
+		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "-p", "bogus=1"}, `unknown param "bogus"`},
 		{[]string{"up"}, "takes 1 argument"},
 		{[]string{"down"}, "takes 1 argument"},
 		{[]string{"down", "a-b"}, "bad lab name"},
@@ -145,4 +148,111 @@ func TestEmuVerbsLifecycle(t *testing.T) {
 	}
 	ef(2, "down", name) // nothing left
 	ef(2, "exec", name, "h1", "--", "true")
+}
+
+// TestEmuDownWhileStarting: down on a lab whose up is still starting stops
+// its daemon (it once kept running and, failing a minute later, removed by
+// name the next lab of that name), and two ups of one name at once leave
+// the winner whole and refuse the other with exit 2.
+func TestEmuDownWhileStarting(t *testing.T) {
+	if err := emu.CheckRoot(os.Geteuid()); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	bin := buildBinary(t)
+	name := fmt.Sprintf("w%d", os.Getpid()%1000000)
+	t.Cleanup(func() { emu.Cleanup(name, 10*time.Second) })
+	// STP with 802.1D timers: the up waits about 30 s for convergence.
+	up := exec.Command(bin, "up", "ring:3", "--scheme", "stp", "--name", name)
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if pid, ok := emu.Owner(name); ok && pid > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon never recorded itself")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	pid, _ := emu.Owner(name)
+	if out, err := exec.Command(bin, "down", name).CombinedOutput(); err != nil {
+		t.Fatalf("down: %v\n%s", err, out)
+	}
+	done := make(chan error, 1)
+	go func() { done <- up.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		up.Process.Kill()
+		t.Fatal("up still waiting 30 s after down")
+	}
+	if syscall.Kill(pid, 0) == nil {
+		if data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); !strings.Contains(string(data), ") Z") {
+			t.Fatalf("daemon %d still runs after down", pid)
+		}
+	}
+	// Two ups of one name at once.
+	type res struct {
+		code int
+		out  string
+	}
+	results := make(chan res, 2)
+	for range 2 {
+		go func() {
+			cmd := exec.Command(bin, "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name)
+			out, err := cmd.CombinedOutput()
+			code := 0
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				code = ee.ExitCode()
+			}
+			results <- res{code, string(out)}
+		}()
+	}
+	a, b := <-results, <-results
+	if a.code+b.code != 2 || a.code*b.code != 0 {
+		t.Fatalf("two ups: exit %d and %d, want 0 and 2\n%s\n%s", a.code, b.code, a.out, b.out)
+	}
+	labs, _ := emu.Labs()
+	if !contains(labs, name) {
+		t.Fatal("the winner's lab is gone")
+	}
+	// Every namespace of the winner's lab is still there.
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), emu.Prefix(name)); n != 6 {
+		t.Fatalf("%d namespaces named %s*, want 6 (line:2)", n, emu.Prefix(name))
+	}
+}
+
+// TestEmuDownKillsExecProcesses: a command left running in a lab's
+// namespace (exec ... &, iperf3 -s -D) is killed by down; it would keep
+// the namespace, and its links, alive out of sight.
+func TestEmuDownKillsExecProcesses(t *testing.T) {
+	if err := emu.CheckRoot(os.Geteuid()); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	bin := buildBinary(t)
+	name := fmt.Sprintf("k%d", os.Getpid()%1000000)
+	t.Cleanup(func() { emu.Cleanup(name, 10*time.Second) })
+	if out, err := exec.Command(bin, "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name).CombinedOutput(); err != nil {
+		t.Fatalf("up: %v\n%s", err, out)
+	}
+	marker := fmt.Sprintf("sleep %d", 600+os.Getpid()%1000)
+	if out, err := exec.Command(bin, "exec", name, "h2", "--", "sh", "-c", "setsid "+marker+" >/dev/null 2>&1 &").CombinedOutput(); err != nil {
+		t.Fatalf("exec: %v\n%s", err, out)
+	}
+	time.Sleep(300 * time.Millisecond)
+	out, err := exec.Command(bin, "down", name).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "killed 1 processes") {
+		t.Fatalf("down: %v\n%s", err, out)
+	}
+	if p, _ := exec.Command("pgrep", "-f", marker).Output(); len(p) > 0 {
+		exec.Command("pkill", "-f", marker).Run()
+		t.Fatalf("%q still runs after down (pid %s)", marker, p)
+	}
 }
