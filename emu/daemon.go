@@ -286,8 +286,11 @@ func call(name string, req Request, timeout time.Duration) (*Response, error) {
 }
 
 // RemoteStatus asks a lab's daemon for its status.
-func RemoteStatus(name string) (*Status, error) {
-	resp, err := call(name, Request{Op: "status"}, 30*time.Second)
+func RemoteStatus(name string) (*Status, error) { return RemoteStatusWithin(name, 30*time.Second) }
+
+// RemoteStatusWithin is RemoteStatus with its own bound on the wait.
+func RemoteStatusWithin(name string, timeout time.Duration) (*Status, error) {
+	resp, err := call(name, Request{Op: "status"}, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -502,6 +505,13 @@ func Owner(name string) (pid int, running bool) {
 		return 0, false
 	}
 	return o.Pid, alive(o.Pid, o.PidStart)
+}
+
+// OwnerIsDaemon reports whether lab name was built by a daemon (rather
+// than in-process by a test or the demo) that still runs.
+func OwnerIsDaemon(name string) bool {
+	o, ok := readOwner(name)
+	return ok && o.Daemon && alive(o.Pid, o.PidStart)
 }
 
 func readOwner(name string) (owner, bool) {

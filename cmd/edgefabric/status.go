@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/edgefabric/edgefabric/emu"
 	"github.com/spf13/cobra"
@@ -83,7 +84,7 @@ func mustLabs() []string {
 // labEntry is one line of the lab list.
 type labEntry struct {
 	Name  string `json:"name"`
-	State string `json:"state"` // "running" (a daemon), "in-process" (emu.Up in a live process) or "crashed"
+	State string `json:"state"` // "running" (a daemon), "starting" or "not answering" (a daemon that does not answer yet, or any more), "in-process" (emu.Up in a live process) or "crashed"
 	Pid   int    `json:"pid,omitempty"`
 }
 
@@ -95,10 +96,16 @@ func listLabs(w io.Writer, asJSON bool) error {
 	out := []labEntry{}
 	for _, n := range names {
 		e := labEntry{Name: n, State: "crashed"}
-		if st, err := emu.RemoteStatus(n); err == nil {
+		if st, err := emu.RemoteStatusWithin(n, 5*time.Second); err == nil {
 			e.State, e.Pid = "running", st.Pid
 		} else if pid, alive := emu.Owner(n); alive {
 			e.State, e.Pid = "in-process", pid
+			if emu.OwnerIsDaemon(n) {
+				e.State = "not answering"
+				if _, serr := emu.ReadState(n); serr != nil {
+					e.State = "starting" // no state file yet
+				}
+			}
 		}
 		out = append(out, e)
 	}
@@ -115,6 +122,10 @@ func listLabs(w io.Writer, asJSON bool) error {
 			fmt.Fprintf(w, "%s\trunning (pid %d)\n", e.Name, e.Pid)
 		case "in-process":
 			fmt.Fprintf(w, "%s\trunning in process %d, no daemon\n", e.Name, e.Pid)
+		case "starting":
+			fmt.Fprintf(w, "%s\tstarting (daemon pid %d)\n", e.Name, e.Pid)
+		case "not answering":
+			fmt.Fprintf(w, "%s\tdaemon %d does not answer: run 'edgefabric down %s'\n", e.Name, e.Pid, e.Name)
 		default:
 			fmt.Fprintf(w, "%s\tcrashed: run 'edgefabric down %s'\n", e.Name, e.Name)
 		}
