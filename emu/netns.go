@@ -116,6 +116,9 @@ func createNS(name string, ipv6 bool) (netns.NsHandle, error) {
 	if err != nil {
 		if h >= 0 {
 			h.Close()
+			// Created but not set up: the caller never gets a handle,
+			// so its teardown would not know to remove it.
+			deleteNS(name)
 		}
 		return -1, fmt.Errorf("emu: namespace %s: %w", name, err)
 	}
