@@ -154,13 +154,7 @@ func TestPcapCapture(t *testing.T) {
 // the frames the port receives between.
 func TestCaptureOnlyStartedFrames(t *testing.T) {
 	const ms = 1000 * us
-	g := line(t, 0, 1_000_000, 0)
-	s := mustNew(t, g, Options{})
-	a, b := &rec{}, &rec{}
-	must(t, s.Place(0, a))
-	must(t, s.Place(1, b))
-	cp := &capRec{}
-	must(t, s.Capture(0, 1, cp))
+	s, a, b, cp := slowPairCaptured(t)
 	s.At(0, func() {
 		for i := range 5 {
 			a.env.Send(1, frameOf(1000, byte(i)))
@@ -190,13 +184,8 @@ func TestCaptureOnlyStartedFrames(t *testing.T) {
 // since; a writer swapped later keeps what started under it.
 func TestCaptureFlushedAtRunEnd(t *testing.T) {
 	const ms = 1000 * us
-	g := line(t, 0, 1_000_000, 0)
-	s := mustNew(t, g, Options{})
-	a, b := &rec{}, &rec{}
-	must(t, s.Place(0, a))
-	must(t, s.Place(1, b))
-	c1, c2 := &capRec{}, &capRec{}
-	must(t, s.Capture(0, 1, c1))
+	s, a, _, c1 := slowPairCaptured(t)
+	c2 := &capRec{}
 	s.At(0, func() {
 		a.env.Send(1, frameOf(1000, 1))
 		a.env.Send(1, frameOf(1000, 2)) // starts at 8.192 ms
@@ -210,4 +199,16 @@ func TestCaptureFlushedAtRunEnd(t *testing.T) {
 	if len(c1.pkts) != 2 || len(c2.pkts) != 0 {
 		t.Fatalf("records: first writer %d, second %d; want 2, 0", len(c1.pkts), len(c2.pkts))
 	}
+}
+
+// slowPairCaptured is two nodes on a 1 Mb/s link without delay, the first
+// one's port captured.
+func slowPairCaptured(t *testing.T) (s *Sim, a, b *rec, cp *capRec) {
+	t.Helper()
+	s = mustNew(t, line(t, 0, 1_000_000, 0), Options{})
+	a, b, cp = &rec{}, &rec{}, &capRec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, b))
+	must(t, s.Capture(0, 1, cp))
+	return s, a, b, cp
 }
