@@ -155,12 +155,7 @@ func TestEmuVerbsLifecycle(t *testing.T) {
 // name the next lab of that name), and two ups of one name at once leave
 // the winner whole and refuse the other with exit 2.
 func TestEmuDownWhileStarting(t *testing.T) {
-	if err := emu.CheckRoot(os.Geteuid()); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	bin := buildBinary(t)
-	name := fmt.Sprintf("w%d", os.Getpid()%1000000)
-	t.Cleanup(func() { emu.Cleanup(name, 10*time.Second) })
+	bin, name := rootLab(t, "w")
 	// STP with 802.1D timers: the up waits about 30 s for convergence.
 	up := exec.Command(bin, "up", "ring:3", "--scheme", "stp", "--name", name)
 	if err := up.Start(); err != nil {
@@ -233,12 +228,7 @@ func TestEmuDownWhileStarting(t *testing.T) {
 // namespace (exec ... &, iperf3 -s -D) is killed by down; it would keep
 // the namespace, and its links, alive out of sight.
 func TestEmuDownKillsExecProcesses(t *testing.T) {
-	if err := emu.CheckRoot(os.Geteuid()); err != nil {
-		t.Skipf("skipping: %v", err)
-	}
-	bin := buildBinary(t)
-	name := fmt.Sprintf("k%d", os.Getpid()%1000000)
-	t.Cleanup(func() { emu.Cleanup(name, 10*time.Second) })
+	bin, name := rootLab(t, "k")
 	if out, err := exec.Command(bin, "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name).CombinedOutput(); err != nil {
 		t.Fatalf("up: %v\n%s", err, out)
 	}
@@ -255,4 +245,17 @@ func TestEmuDownKillsExecProcesses(t *testing.T) {
 		exec.Command("pkill", "-f", marker).Run()
 		t.Fatalf("%q still runs after down (pid %s)", marker, p)
 	}
+}
+
+// rootLab skips without root, else builds the binary and returns it with a
+// lab name of this process (prefix + pid) removed when the test ends.
+func rootLab(t *testing.T, prefix string) (bin, name string) {
+	t.Helper()
+	if err := emu.CheckRoot(os.Geteuid()); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	bin = buildBinary(t)
+	name = fmt.Sprintf("%s%d", prefix, os.Getpid()%1000000)
+	t.Cleanup(func() { emu.Cleanup(name, 10*time.Second) })
+	return bin, name
 }
