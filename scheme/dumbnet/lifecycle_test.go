@@ -16,13 +16,7 @@ import (
 // checks that the controller re-verified it with a probe, marked it up
 // and patched every host (two patches each: down, then up).
 func TestLinkRepairVerifiedAndPatched(t *testing.T) {
-	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
-	l.discover(t)
-	core := coreLink(t, l)
-	now := l.s.Now()
-	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
-	l.s.At(now+100*element.Millisecond, func() { _ = l.s.SetLink(core, true) })
-	l.s.Run(now + 300*element.Millisecond)
+	l := flapCoreLink(t, 100*element.Millisecond, 300*element.Millisecond)
 	c := l.f.Controller()
 	for _, lk := range c.Topology().Links {
 		if !lk.Up {
@@ -325,13 +319,7 @@ func stage1Flood(t *testing.T, spec string) {
 // withdraws the check, whose probe left while the link was down and would
 // otherwise book it down for good (the switch reports "up" once).
 func TestLinkFlapDuringDownCheck(t *testing.T) {
-	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
-	l.discover(t)
-	core := coreLink(t, l)
-	now := l.s.Now()
-	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
-	l.s.At(now+20*element.Millisecond, func() { _ = l.s.SetLink(core, true) })
-	l.s.Run(now + 2*element.Second)
+	l := flapCoreLink(t, 20*element.Millisecond, 2*element.Second)
 	for _, lk := range l.f.Controller().Topology().Links {
 		if !lk.Up {
 			t.Fatalf("link %+v down at the controller though the fabric link is up", lk)
@@ -358,4 +346,19 @@ func coreLink(t *testing.T, l *lab) topo.LinkID {
 	}
 	t.Fatal("no core link")
 	return topo.NoLink
+}
+
+// flapCoreLink discovers fattree:4 (alarms suppressed 10 ms), fails a core
+// link 1 ms later, repairs it at up and runs until until, all counted from
+// the end of discovery.
+func flapCoreLink(t *testing.T, up, until element.Time) *lab {
+	t.Helper()
+	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
+	l.discover(t)
+	core := coreLink(t, l)
+	now := l.s.Now()
+	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
+	l.s.At(now+up, func() { _ = l.s.SetLink(core, true) })
+	l.s.Run(now + until)
+	return l
 }
