@@ -462,7 +462,14 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 		return
 	}
 	now := b.env.Now()
-	switch b.fdb.learn(src, pn, now) {
+	res := b.fdb.learn(src, pn, now)
+	if res == learnFull {
+		if n := b.fdb.reclaim(now, b.agingTime()); n > 0 {
+			b.ctr.Add("aged_out", uint64(n))
+			res = b.fdb.learn(src, pn, now)
+		}
+	}
+	switch res {
 	case learnNew:
 		b.ctr.Inc("learned")
 		b.armSweep()
@@ -772,10 +779,32 @@ func (b *Bridge) recordConfigInformation(p *port, c *BPDU) {
 
 // recordConfigTimeoutValues is §8.6.3: the root's timers rule the tree.
 func (b *Bridge) recordConfigTimeoutValues(c *BPDU) {
-	b.maxAge = c.MaxAge.Time()
-	b.hello = c.HelloTime.Time()
-	b.fwdDelay = c.ForwardDelay.Time()
+	b.setTimes(c.MaxAge.Time(), c.HelloTime.Time(), c.ForwardDelay.Time())
 	b.setTC(c.TC)
+}
+
+// setTimes sets the max age, hello time and forward delay in force. The
+// standard's message age and forward delay timers count up and are
+// checked against the values in force at every tick, so running timers
+// keep their value and expire at the new limit: information that arrived
+// older than this bridge's own max age but younger than the root's is
+// kept, and a root's shorter max age or forward delay takes effect at
+// once.
+func (b *Bridge) setTimes(maxAge, hello, fwdDelay element.Time) {
+	ma, fd := maxAge != b.maxAge, fwdDelay != b.fwdDelay
+	b.maxAge, b.hello, b.fwdDelay = maxAge, hello, fwdDelay
+	if !ma && !fd {
+		return
+	}
+	for i := range b.ports {
+		p := &b.ports[i]
+		if ma {
+			b.rearmTimer(&p.msgAge, maxAge)
+		}
+		if fd {
+			b.rearmTimer(&p.fwdDelay, fwdDelay)
+		}
+	}
 }
 
 // configBPDUGeneration is §8.6.4.
@@ -977,6 +1006,16 @@ func (b *Bridge) bindTimer(t *timer, expire func()) {
 	}
 }
 
+// rearmTimer makes an active timer expire when its value reaches limit.
+func (b *Bridge) rearmTimer(t *timer, limit element.Time) {
+	if !t.active {
+		return
+	}
+	v := t.value(b.env.Now())
+	b.startTimer(t, limit-v)
+	t.base = v
+}
+
 // startTimer (re)arms t to expire after d.
 func (b *Bridge) startTimer(t *timer, d element.Time) {
 	t.stop()
@@ -1010,7 +1049,7 @@ func (b *Bridge) messageAgeTimerExpiry(p *port) {
 // itself root takes its own timers, announces a topology change and starts
 // sending hellos.
 func (b *Bridge) becameRoot() {
-	b.maxAge, b.hello, b.fwdDelay = b.cfg.MaxAge, b.cfg.HelloTime, b.cfg.ForwardDelay
+	b.setTimes(b.cfg.MaxAge, b.cfg.HelloTime, b.cfg.ForwardDelay)
 	b.topologyChangeDetection()
 	b.tcnT.stop()
 	b.configBPDUGeneration()

@@ -17,6 +17,9 @@ type fdb struct {
 	ents []fdbEntry
 	free []int32
 	max  int // capacity; learning beyond it is refused and counted
+	// oldest is at most the last-seen time of every entry (exact after
+	// a sweep), so that reclaim scans only when an entry may have aged.
+	oldest element.Time
 }
 
 type fdbEntry struct {
@@ -111,11 +114,30 @@ func (f *fdb) flushPort(p element.Port) int {
 // sweep deletes every entry older than aging and returns how many.
 func (f *fdb) sweep(now, aging element.Time) int {
 	n := 0
+	oldest := now
 	for i := range f.ents {
-		if e := &f.ents[i]; e.port != 0 && now-e.seen > aging {
+		e := &f.ents[i]
+		if e.port == 0 {
+			continue
+		}
+		if now-e.seen > aging {
 			f.del(int32(i))
 			n++
+		} else if e.seen < oldest {
+			oldest = e.seen
 		}
 	}
+	f.oldest = oldest
 	return n
+}
+
+// reclaim deletes the entries older than aging of a full table, so that
+// under lazy aging a station that continuous aging would have forgotten
+// does not keep a new one out. It scans only when some entry may have
+// aged, so a full table of live stations costs no scan per frame.
+func (f *fdb) reclaim(now, aging element.Time) int {
+	if now-f.oldest <= aging {
+		return 0
+	}
+	return f.sweep(now, aging)
 }

@@ -386,6 +386,9 @@ func TestLinkDownFlushesAndSignals(t *testing.T) {
 	}
 	// Frames arriving on a disabled port (an engine race) are counted.
 	s1.Receive(1, append([]byte(nil), n.node("h2").st.rx[0]...))
+	if c := s1.Counters()["drop_port_disabled"]; c != 1 {
+		t.Fatalf("BPDU on a disabled port: drop_port_disabled = %d", c)
+	}
 	n.setLink("s1", "h1", true)
 	if s, r := s1.PortState(1); s != Listening || r != RoleDesignated {
 		t.Fatalf("after link up: %v/%v", s, r)
@@ -490,5 +493,97 @@ func TestAddCostSaturates(t *testing.T) {
 	}
 	if got := addCost(math.MaxUint32-1, 200_000_000); got != math.MaxUint32 {
 		t.Fatalf("saturating sum %d", got)
+	}
+}
+
+// The root's timers rule the tree (§8.6.3): the message age and forward
+// delay timers run against the max age and forward delay in force, which
+// a root port's BPDU may have just changed, as the standard's timers are
+// checked against the bridge's current values at every tick. A root that
+// raised max age for a deep tree must be accepted by a bridge whose own
+// max age is lower than the age the information arrives with.
+func TestRootTimersRuleRunningTimers(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		age, maxAge, fwd Time256
+		expire           element.Time // after arrival
+		learning         element.Time // of designated port 2, from 0 s
+	}{
+		// Max age 40 s, information 20 s old: 20 s left, not 20-20 = 0;
+		// forward delay 18 s, not 15.
+		{"larger", 20 * 256, 40 * 256, 18 * 256, 20 * sec, 18 * sec},
+		// Max age 6 s: the information lives 6 s, not the bridge's own 20.
+		{"smaller", 0, 6 * 256, 4 * 256, 6 * sec, 4 * sec},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := newFakeNet(t, star(t, 2), nil)
+			n.runUntil(sec / 2)
+			sup := superior(c.age)
+			sup.MaxAge, sup.HelloTime, sup.ForwardDelay = c.maxAge, 256, c.fwd
+			n.inject("h1", AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &sup))
+			arrival := sec/2 + us
+			n.runUntil(arrival)
+			s1 := n.bridge("s1")
+			if st := s1.Status(); st.IsRoot() || st.RootPort != 1 || st.MaxAge != c.maxAge.Time() || st.ForwardDelay != c.fwd.Time() {
+				t.Fatalf("after the root's BPDU: %+v", st)
+			}
+			// Port 2 has listened since 0 s: it learns once the root's
+			// forward delay has passed.
+			n.runUntil(c.learning - 1)
+			if s, _ := s1.PortState(2); s != Listening {
+				t.Fatalf("port 2 %v before the root's forward delay", s)
+			}
+			n.runUntil(c.learning)
+			if s, _ := s1.PortState(2); s != Learning {
+				t.Fatalf("port 2 %v after the root's forward delay", s)
+			}
+			n.runUntil(arrival + c.expire - 1)
+			if s1.Status().IsRoot() || s1.Counters()["message_age_expired"] != 0 {
+				t.Fatalf("root information expired early: %+v %v", s1.Status(), s1.Counters())
+			}
+			n.runUntil(arrival + c.expire)
+			if !s1.Status().IsRoot() || s1.Counters()["message_age_expired"] != 1 {
+				t.Fatalf("root information did not expire at max age: %+v %v", s1.Status(), s1.Counters())
+			}
+		})
+	}
+}
+
+// A full MAC table makes room for a new station by dropping entries that
+// have aged, whether or not anything looked them up: under the
+// standard's continuous aging they are gone, and a dead station must not
+// keep a live one out (nor flood its frames as learn_table_full).
+func TestFullTableReclaimsAgedEntries(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		tc   bool         // during a topology change: aging is forward delay
+		gap  element.Time // between h1's frame and h2's
+	}{
+		{"aging time", false, 61 * sec},
+		{"topology change", true, 16 * sec},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := newFakeNet(t, star(t, 3), map[string]string{"aging": "60s", "max_entries": "1"})
+			n.runUntil(70 * sec) // after the topology change of 30 s to 65 s
+			s1 := n.bridge("s1")
+			if c.tc {
+				n.inject("h3", AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeTCN}))
+				n.run(us)
+				if !s1.Status().TopologyChange {
+					t.Fatal("no topology change")
+				}
+			}
+			n.sendFrom("h1", n.hostMAC("h3"), "a")
+			n.run(us)
+			n.run(c.gap)
+			n.sendFrom("h2", n.hostMAC("h3"), "b")
+			n.run(10 * us)
+			if p, ok := s1.Lookup(n.hostMAC("h2")); !ok || p != 2 {
+				t.Fatalf("h2 not learned in place of aged h1: %d %v, counters %v", p, ok, s1.Counters())
+			}
+			if c := s1.Counters(); c["learn_table_full"] != 0 || c["learned"] != 2 || c["aged_out"] != 1 {
+				t.Fatalf("counters %v", c)
+			}
+		})
 	}
 }
