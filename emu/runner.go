@@ -321,9 +321,21 @@ func (r *runner) After(d element.Time, f func()) (cancel func()) {
 		d = 0
 	}
 	r.tseq++
-	t := &timer{at: time.Since(r.start) + time.Duration(d/element.Nanosecond), seq: r.tseq, f: f}
+	t := &timer{at: time.Since(r.start) + ceilNanoseconds(d), seq: r.tseq, f: f}
 	heap.Push(&r.timers, t)
 	return func() { t.cancelled = true }
+}
+
+// ceilNanoseconds rounds d up to whole nanoseconds, the clock's
+// resolution: an element may check, when its timer fires, that Now() has
+// reached the deadline it asked for (stp's timers do), and a delay rounded
+// down could fire up to 1 ns before it and be ignored for good.
+func ceilNanoseconds(d element.Time) time.Duration {
+	ns := d / element.Nanosecond
+	if d%element.Nanosecond != 0 {
+		ns++
+	}
+	return time.Duration(ns)
 }
 
 func (r *runner) Rand() *rand.Rand { return r.rnd }

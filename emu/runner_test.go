@@ -187,6 +187,21 @@ func TestRunnerNow(t *testing.T) {
 	}
 }
 
+// A delay with a picosecond part is rounded up, never down: the runner's
+// clock counts nanoseconds, and a timer that fired before its deadline
+// would be ignored by an element that checks it (stp's hello timer with
+// hello=2.0000000005).
+func TestCeilNanoseconds(t *testing.T) {
+	for _, c := range []struct {
+		d    element.Time
+		want time.Duration
+	}{{0, 0}, {1, 1}, {999, 1}, {1000, 1}, {1001, 2}, {2*element.Second + 500, 2*time.Second + 1}} {
+		if got := ceilNanoseconds(c.d); got != c.want {
+			t.Errorf("ceilNanoseconds(%d ps) = %v, want %v", c.d, got, c.want)
+		}
+	}
+}
+
 func TestLongestGap(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := time.Millisecond
