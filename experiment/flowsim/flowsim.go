@@ -15,6 +15,10 @@ var (
 	ErrBadLink = errors.New("flow path names a link outside the network")
 	ErrBadSize = errors.New("flow size must be positive and finite")
 	ErrBadCap  = errors.New("link capacity must be positive and finite")
+	// ErrRange: a rate or a completion time the run needs is not a
+	// positive finite float64 (capacities or sizes so extreme that a fair
+	// share underflows to 0 or a completion time overflows).
+	ErrRange = errors.New("rate or time out of floating-point range")
 )
 
 // Network is a set of directed links, identified by index.
@@ -23,7 +27,8 @@ type Network struct {
 }
 
 // Flow is a transfer of Size units along Path (directed link indices).
-// A flow with an empty path completes at time 0.
+// A flow with an empty path completes at time 0; a link repeated in Path
+// is crossed, and loaded, once per occurrence (MaxLoad counts it so too).
 type Flow struct {
 	Path []int32
 	Size float64
@@ -158,10 +163,18 @@ func Run(net Network, flows []Flow) (Result, error) {
 		dt := math.Inf(1)
 		for _, c := range classes {
 			if !c.done {
+				if !(c.rate > 0) {
+					// A rate of 0 would never complete the flow: the
+					// loop would not end.
+					return Result{}, fmt.Errorf("flowsim: %w: a flow's fair share is %v", ErrRange, c.rate)
+				}
 				dt = min(dt, c.remaining/c.rate)
 			}
 		}
 		now += dt
+		if math.IsInf(now, 0) {
+			return Result{}, fmt.Errorf("flowsim: %w: a completion time overflows", ErrRange)
+		}
 		res.Events++
 		for _, c := range classes {
 			if c.done {
@@ -206,6 +219,9 @@ func (h *linkHeap) Pop() any {
 // (nl links): the makespan, in units of size/capacity, of equal-size flows
 // on equal-capacity links (see the package comment).
 func MaxLoad(nl int, paths [][]int32) (int, error) {
+	if nl < 0 {
+		return 0, fmt.Errorf("flowsim: %w: %d links", ErrBadLink, nl)
+	}
 	load := make([]int32, nl)
 	m := int32(0)
 	for i, p := range paths {

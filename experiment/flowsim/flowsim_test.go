@@ -4,7 +4,9 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
+	"time"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -86,6 +88,136 @@ func TestBadInput(t *testing.T) {
 	res, err := Run(Network{Cap: []float64{1}}, []Flow{{Size: 1}})
 	if err != nil || res.Makespan != 0 {
 		t.Errorf("empty path: %+v %v", res, err)
+	}
+}
+
+// Capacities or sizes so extreme that a fair share underflows to 0 or a
+// completion time overflows are an error: the first once looped forever
+// (a flow at rate 0 never completes), the second returned +Inf with no
+// error. MaxLoad with a negative link count once panicked.
+func TestOutOfRange(t *testing.T) {
+	type out struct {
+		res Result
+		err error
+	}
+	run := func(net Network, flows []Flow) (Result, error) {
+		ch := make(chan out, 1)
+		go func() { r, err := Run(net, flows); ch <- out{r, err} }()
+		select {
+		case o := <-ch:
+			return o.res, o.err
+		case <-time.After(10 * time.Second):
+			t.Fatal("Run does not return")
+			return Result{}, nil
+		}
+	}
+	// The smallest subnormal capacity shared by two flows: 5e-324/2 = 0.
+	if res, err := run(Network{Cap: []float64{5e-324}}, []Flow{{Path: []int32{0}, Size: 1}, {Path: []int32{0}, Size: 1}}); !errors.Is(err, ErrRange) {
+		t.Errorf("underflowing share: %+v %v", res, err)
+	}
+	if res, err := run(Network{Cap: []float64{1e-300}}, []Flow{{Path: []int32{0}, Size: 1e300}}); !errors.Is(err, ErrRange) {
+		t.Errorf("overflowing time: %+v %v", res, err)
+	}
+	// Small but representable: still exact.
+	if res, err := run(Network{Cap: []float64{1e-300}}, []Flow{{Path: []int32{0}, Size: 1e-290}}); err != nil || !near(res.Makespan, 1e10) {
+		t.Errorf("small capacity: %+v %v", res, err)
+	}
+	if _, err := MaxLoad(-1, nil); !errors.Is(err, ErrBadLink) {
+		t.Errorf("negative link count: %v", err)
+	}
+}
+
+// refMakespan is progressive filling written the slow, obvious way: one
+// flow at a time, every link's share recomputed from scratch.
+func refMakespan(caps []float64, flows []Flow) float64 {
+	n := len(flows)
+	rem := make([]float64, n)
+	done := make([]bool, n)
+	active := 0
+	for i, f := range flows {
+		rem[i] = f.Size
+		done[i] = len(f.Path) == 0
+		if !done[i] {
+			active++
+		}
+	}
+	now := 0.0
+	for active > 0 {
+		rate := make([]float64, n)
+		frozen := make([]bool, n)
+		left := slices.Clone(caps)
+		for {
+			w := make([]float64, len(caps))
+			for i, f := range flows {
+				if !done[i] && !frozen[i] {
+					for _, l := range f.Path {
+						w[l]++
+					}
+				}
+			}
+			best, bl := math.Inf(1), int32(-1)
+			for l := range caps {
+				if w[l] > 0 && left[l]/w[l] < best {
+					best, bl = left[l]/w[l], int32(l)
+				}
+			}
+			if bl < 0 {
+				break
+			}
+			for i, f := range flows {
+				if !done[i] && !frozen[i] && slices.Contains(f.Path, bl) {
+					frozen[i], rate[i] = true, best
+					for _, l := range f.Path {
+						left[l] -= best
+					}
+				}
+			}
+		}
+		dt := math.Inf(1)
+		for i := range flows {
+			if !done[i] {
+				dt = min(dt, rem[i]/rate[i])
+			}
+		}
+		now += dt
+		for i := range flows {
+			if !done[i] {
+				if rem[i] -= rate[i] * dt; rem[i] <= 1e-9*flows[i].Size {
+					done[i] = true
+					active--
+				}
+			}
+		}
+	}
+	return now
+}
+
+// Unequal capacities and sizes, repeated links in a route, empty routes,
+// many flows of one class: Run agrees with the reference.
+func TestMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	capVals := []float64{1, 0.7, 0.1, 1.0 / 3, 2, 1e-6, 1e6}
+	sizeVals := []float64{1, 0.1, 0.7, 1.0 / 3, 3, 1e-6, 1e6}
+	for trial := range 3000 {
+		caps := make([]float64, 1+r.IntN(10))
+		for i := range caps {
+			caps[i] = capVals[r.IntN(len(capVals))]
+		}
+		var flows []Flow
+		for range r.IntN(30) {
+			var p []int32
+			for range r.IntN(4) {
+				p = append(p, int32(r.IntN(len(caps))))
+			}
+			flows = append(flows, Flow{Path: p, Size: sizeVals[r.IntN(len(sizeVals))]})
+		}
+		res, err := Run(Network{Cap: caps}, flows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := refMakespan(caps, flows); math.Abs(res.Makespan-want) > 1e-6*want {
+			t.Fatalf("trial %d: makespan %v, reference %v (caps %v, flows %v)", trial, res.Makespan, want, caps, flows)
+		}
 	}
 }
 
