@@ -201,7 +201,7 @@ func SpainTable2(opt Options) (*Report, error) {
 		}
 		note += "."
 		if p.NumPaths <= serialPathLimit {
-			pk, err := paths.Pack(p.F, p.PS, p.Tree.Links, paths.PackOptions{Trials: spainTrials, Seed: opt.Seed})
+			pk, err := paths.Pack(p.F, p.PS, p.Tree.Links, paths.PackOptions{Trials: rowTrials(row, opt), Seed: opt.Seed})
 			switch {
 			case errors.Is(err, paths.ErrTooManyVLANs):
 				note += " Serial Algorithm 2 exceeded 4094 VLANs in every trial."
@@ -350,6 +350,9 @@ func throughputGain(p *plan.Plan, seed uint64) (g1, ga float64, method string, e
 				}
 			}
 		}
+	}
+	if len(hosts) < 2 {
+		return 0, 0, "", fmt.Errorf("throughput gain needs at least 2 hosts, the topology has %d", len(hosts))
 	}
 	nl := 2 * g.NumLinks()
 	dir := func(l topo.LinkID, from topo.NodeID) int32 {

@@ -260,3 +260,19 @@ func stpForwarding(t *testing.T, g *topo.Graph) []topo.LinkID {
 	}
 	return ls
 }
+
+// A topology with a single host has no pair to send flows between: an
+// error, not a panic (rand.IntN(0)).
+func TestThroughputGainOneHost(t *testing.T) {
+	b := topo.NewBuilder("one-host")
+	s1, s2 := b.AddNode("S1", topo.Switch), b.AddNode("S2", topo.Switch)
+	b.Connect(s1, s2)
+	b.Connect(s1, b.AddNode("h1", topo.Host))
+	p, err := plan.Compute(mustGraph(t, b), plan.Options{Trials: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := throughputGain(p, 1); err == nil || !strings.Contains(err.Error(), "at least 2 hosts") {
+		t.Fatalf("one host: %v", err)
+	}
+}
