@@ -587,3 +587,53 @@ func TestFullTableReclaimsAgedEntries(t *testing.T) {
 		})
 	}
 }
+
+// FuzzReceiveSequence feeds a bridge a sequence of frames, each on a port
+// and after a gap the input chooses (records of port, gap in 1/4 s,
+// length, frame), so that forged BPDUs can build on each other: a
+// superior root, then an inferior one, then a TCN, across timer expiries.
+// Every frame is accounted for by exactly one outcome, and the bridge's
+// view stays consistent: it is root exactly when it has no root port.
+func FuzzReceiveSequence(f *testing.F) {
+	rec := func(port, gap byte, frame []byte) []byte {
+		return append([]byte{port, gap, byte(len(frame))}, frame...)
+	}
+	sup := superior(0)
+	inf := superior(0)
+	inf.Root = MakeBridgeID(0xf000, [6]byte{2, 0, 0, 0, 0, 8})
+	inf.Bridge = inf.Root
+	raised := superior(19 * 256)
+	raised.MaxAge = 40 * 256
+	var seed []byte
+	seed = append(seed, rec(1, 0, AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &sup))...)
+	seed = append(seed, rec(2, 8, AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 8}, &inf))...)
+	seed = append(seed, rec(3, 80, AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeTCN}))...)
+	seed = append(seed, rec(1, 90, AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &raised))...)
+	f.Add(seed)
+	f.Add(rec(0, 255, []byte{1, 2, 3}))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		n := newFakeNet(t, star(t, 3), nil)
+		n.runUntil(sec)
+		s1 := n.bridge("s1")
+		for frames := 0; len(in) >= 3 && frames < 16; frames++ {
+			port, gap, ln := element.Port(in[0]%6), element.Time(in[1])*sec/4, int(in[2])
+			in = in[3:]
+			ln = min(ln, len(in))
+			frame := append([]byte(nil), in[:ln]...)
+			in = in[ln:]
+			n.run(gap)
+			before := outcomes(s1.Counters())
+			s1.Receive(port, frame)
+			if got := outcomes(s1.Counters()) - before; got != 1 {
+				t.Fatalf("frame %x on port %d: %d outcomes counted (%v)", frame, port, got, s1.Counters())
+			}
+			if st := s1.Status(); st.IsRoot() != (st.RootPort == 0) {
+				t.Fatalf("root %v with root port %d", st.IsRoot(), st.RootPort)
+			}
+		}
+		n.run(60 * sec)
+		if st := s1.Status(); st.IsRoot() != (st.RootPort == 0) {
+			t.Fatalf("after the timers: root %v with root port %d", st.IsRoot(), st.RootPort)
+		}
+	})
+}
