@@ -267,6 +267,11 @@ func AxonProbeStamp(pkt []byte, port uint8, dir ProbeDir, t int64) ([]byte, erro
 	if len(a.Payload()) < axonProbeFixed {
 		return pkt, fmt.Errorf("wire: axon probe: body of %d bytes, needs %d: %w", len(a.Payload()), axonProbeFixed, ErrTruncated)
 	}
+	if rest := len(a.Payload()) - axonProbeFixed; rest%AxonProbeRecordLen != 0 {
+		// AxonProbeBody.DecodeFromBytes rejects it: a record appended
+		// now would not even start on a record boundary.
+		return pkt, fmt.Errorf("wire: axon probe: %d bytes of records, not a multiple of %d: %w", rest, AxonProbeRecordLen, ErrBadLength)
+	}
 	n := len(pkt)
 	pkt = grow(pkt, AxonProbeRecordLen)
 	pkt[n] = port

@@ -230,25 +230,30 @@ func (m *DumbNetPortStatus) DecodeFromBytes(b []byte) error {
 	return r.end()
 }
 
+// dumbNetPortStatusLen is the size of a port-status message, subtype
+// included.
+const dumbNetPortStatusLen = 17
+
 // DumbNetPortStatusHop decrements the hop limit of a port-status message
 // in place (b starts at the subtype byte) and reports whether the switch
-// should re-broadcast it. 0 allocations.
+// should re-broadcast it. It checks what DecodeMessage checks (length,
+// subtype, state), so that a switch never floods a notification every
+// host would drop; on error b is unchanged. 0 allocations.
 func DumbNetPortStatusHop(b []byte) (forward bool, err error) {
-	if len(b) != 17 || Subtype(b[0]) != SubDumbNetPortStatus {
-		return false, fmt.Errorf("wire: dumbnet port status: %d bytes or subtype %#02x: %w", len(b), firstByte(b), ErrBadLength)
+	if len(b) > 0 && Subtype(b[0]) != SubDumbNetPortStatus {
+		return false, fmt.Errorf("wire: dumbnet port status: subtype %#02x: %w", b[0], ErrUnknownType)
+	}
+	if len(b) != dumbNetPortStatusLen {
+		return false, fmt.Errorf("wire: dumbnet port status: %d bytes, want %d: %w", len(b), dumbNetPortStatusLen, ErrBadLength)
+	}
+	if err := checkState("dumbnet port status", PortState(b[11])); err != nil {
+		return false, err
 	}
 	if b[12] == 0 {
 		return false, nil
 	}
 	b[12]--
 	return b[12] > 0, nil
-}
-
-func firstByte(b []byte) byte {
-	if len(b) == 0 {
-		return 0
-	}
-	return b[0]
 }
 
 // DumbNetHostNotify is the host-to-host flood of stage 1 (DumbNet §4.2): a

@@ -112,7 +112,12 @@ func FuzzAxon(f *testing.F) {
 			}
 		}
 		_, _ = AxonDecap(b)
-		_, _ = AxonProbeStamp(bytes.Clone(b), 1, ProbeIn, 1)
+		if st, err := AxonProbeStamp(bytes.Clone(b), 1, ProbeIn, 1); err == nil && len(st) != len(b) {
+			// A record is only ever appended on a record boundary.
+			if n := len(st) - a.HeaderLen() - axonProbeFixed; len(st) != len(b)+AxonProbeRecordLen || n%AxonProbeRecordLen != 0 {
+				t.Fatalf("stamp: %d bytes from %d, records part %d", len(st), len(b), n)
+			}
+		}
 	})
 }
 
@@ -227,6 +232,10 @@ func FuzzVLAN(f *testing.F) {
 	seed(f, ethOnly)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		tpid, tag, out, err := VLANPop(bytes.Clone(b))
+		otpid, otag, ok := VLANOf(b)
+		if ok != (err == nil) || (ok && (otpid != tpid || otag != tag)) {
+			t.Fatalf("VLANOf %#x %v %v, VLANPop %#x %v %v", otpid, otag, ok, tpid, tag, err)
+		}
 		if err != nil {
 			return
 		}
@@ -330,6 +339,42 @@ func FuzzDumbNetNeighbors(f *testing.F)  { fuzzMessage(f, SubDumbNetNeighbors) }
 func FuzzOverlayVPort(f *testing.F)      { fuzzMessage(f, SubOverlayVPort) }
 func FuzzOverlayVNet(f *testing.F)       { fuzzMessage(f, SubOverlayVNet) }
 func FuzzBackplaneNextHop(f *testing.F)  { fuzzMessage(f, SubBackplaneNextHop) }
+
+// FuzzDumbNetPortStatusHop checks the switch's in-place hop decrement
+// against the decoder: it accepts exactly the port-status messages
+// DecodeMessage accepts, changes only the hop limit, and leaves rejected
+// input untouched.
+func FuzzDumbNetPortStatusHop(f *testing.F) {
+	seed(f, func(g golden, b []byte) []byte {
+		if m := messageOf(g, b); len(m) > 0 && Subtype(m[0]) == SubDumbNetPortStatus {
+			return m
+		}
+		return nil
+	})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, derr := DecodeMessage(b)
+		ps, isPS := m.(*DumbNetPortStatus)
+		c := bytes.Clone(b)
+		fwd, err := DumbNetPortStatusHop(c)
+		if (err == nil) != (derr == nil && isPS) {
+			t.Fatalf("hop error %v, decode error %v (%T)", err, derr, m)
+		}
+		if err != nil {
+			if !bytes.Equal(c, b) {
+				t.Fatalf("rejected message changed: %x -> %x", b, c)
+			}
+			return
+		}
+		want := *ps
+		if want.HopLimit > 0 {
+			want.HopLimit--
+		}
+		var got DumbNetPortStatus
+		if err := got.DecodeFromBytes(c); err != nil || got != want || fwd != (want.HopLimit > 0) {
+			t.Fatalf("after the hop: %+v (forward %v), want %+v: %v", got, fwd, want, err)
+		}
+	})
+}
 
 // FuzzControlFrame covers the frame-level entry point (Ethernet, tags,
 // EtherType, subtype dispatch).

@@ -513,7 +513,22 @@ func describeEthernet(b []byte) (fieldList, []byte, error) {
 			if _, _, _, err := DecodeUDP(inner); err != nil {
 				return nil, nil, err
 			}
-			return f, b, nil // outer headers: checked against gopacket in TestVXLANAgainstGopacket
+			// Re-encapsulate with the outer fields read back, so that the
+			// round trip covers the outer headers too (they are checked
+			// against gopacket in TestVXLANAgainstGopacket).
+			o := &VXLANOuter{SrcMAC: fr.Src(), DstMAC: fr.Dst(), VNI: vni}
+			ip := b[off:]
+			var udp []byte
+			if et == EtherTypeIPv4 {
+				o.Src, o.Dst, o.TTL = netip.AddrFrom4([4]byte(ip[12:16])), netip.AddrFrom4([4]byte(ip[16:20])), ip[8]
+				udp = ip[int(ip[0]&0xf)*4:]
+			} else {
+				o.Src, o.Dst, o.TTL = netip.AddrFrom16([16]byte(ip[8:24])), netip.AddrFrom16([16]byte(ip[24:40])), ip[7]
+				udp = ip[ipv6HdrLen:]
+			}
+			o.SrcPort = uint16(udp[0])<<8 | uint16(udp[1])
+			re, err := VXLANEncap(nil, o, inner)
+			return f, re, err
 		}
 		if m, err := DecodeDHCP(b); err == nil {
 			f.add("dhcp.hw.mac_addr", MAC(m.ClientHWAddr))
@@ -614,7 +629,9 @@ func describeMessage(b []byte) (fieldList, []byte, error) {
 		path(m.Path)
 	case *DumbNetSwitchID:
 		f.add("edgefabric.dnswid.switch_id", m.SwitchID)
-		f.add("edgefabric.dnswid.echo", m.Echo)
+		if len(m.Echo) > 0 { // an empty field is not shown
+			f.add("edgefabric.dnswid.echo", m.Echo)
+		}
 	case *DumbNetPortStatus:
 		f.add("edgefabric.dnport.switch_id", m.SwitchID)
 		f.add("edgefabric.dnport.port", m.Port)
@@ -664,7 +681,9 @@ func describeMessage(b []byte) (fieldList, []byte, error) {
 		f.add("edgefabric.vnet.op", uint8(m.Op))
 		f.add("edgefabric.vnet.vni", m.VNI)
 		f.add("edgefabric.vnet.vlan", m.VLAN)
-		f.add("edgefabric.vnet.name", m.Name)
+		if m.Name != "" {
+			f.add("edgefabric.vnet.name", m.Name)
+		}
 	case *BackplaneNextHop:
 		f.add("edgefabric.nexthop.kind", uint8(m.Kind))
 		if m.Prefix.IsValid() {

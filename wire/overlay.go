@@ -3,6 +3,7 @@ package wire
 import (
 	"fmt"
 	"net/netip"
+	"unicode/utf8"
 )
 
 // VNI bounds: a VXLAN network identifier has 24 bits.
@@ -94,6 +95,8 @@ func (m *OverlayVNet) AppendTo(b []byte) ([]byte, error) {
 		return b, fmt.Errorf("wire: overlay vnet: VLAN %d above 4095: %w", m.VLAN, ErrBadValue)
 	case len(m.Name) > 255:
 		return b, fmt.Errorf("wire: overlay vnet: name of %d bytes, at most 255: %w", len(m.Name), ErrBadLength)
+	case !utf8.ValidString(m.Name):
+		return b, fmt.Errorf("wire: overlay vnet: name %q is not UTF-8: %w", m.Name, ErrBadValue)
 	}
 	b = append(b, byte(SubOverlayVNet), byte(m.Op))
 	b = append(b, byte(m.VNI>>16), byte(m.VNI>>8), byte(m.VNI))
@@ -117,7 +120,11 @@ func (m *OverlayVNet) DecodeFromBytes(b []byte) error {
 		r.fail("VLAN %d above 4095: %w", m.VLAN, ErrBadValue)
 	}
 	n := int(r.u8("name length"))
-	m.Name = string(r.bytes(n, "name"))
+	name := r.bytes(n, "name")
+	if r.err == nil && !utf8.Valid(name) {
+		r.fail("name %q is not UTF-8: %w", name, ErrBadValue)
+	}
+	m.Name = string(name)
 	return r.end()
 }
 

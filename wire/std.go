@@ -56,6 +56,9 @@ type ARP struct {
 // AppendARPFrame appends an Ethernet frame from a.SenderMAC to dst
 // carrying a, on VLAN vid if vid is not 0.
 func AppendARPFrame(b []byte, dst MAC, vid uint16, a *ARP) ([]byte, error) {
+	if vid > 0xfff {
+		return b, fmt.Errorf("wire: arp: VLAN %d above 4095: %w", vid, ErrBadValue)
+	}
 	sip, err := ip4("sender", a.SenderIP)
 	if err != nil {
 		return b, fmt.Errorf("wire: arp: %w", err)
@@ -71,7 +74,7 @@ func AppendARPFrame(b []byte, dst MAC, vid uint16, a *ARP) ([]byte, error) {
 		return SerializeLayers(b, eth, arp)
 	}
 	eth.EthernetType = layers.EthernetTypeDot1Q
-	return SerializeLayers(b, eth, &layers.Dot1Q{VLANIdentifier: vid & 0xfff, Type: layers.EthernetTypeARP}, arp)
+	return SerializeLayers(b, eth, &layers.Dot1Q{VLANIdentifier: vid, Type: layers.EthernetTypeARP}, arp)
 }
 
 // stdParser decodes Ethernet, up to two VLAN tags, and one of the

@@ -58,3 +58,20 @@ func TestAxonProbeBodyAppendLeavesBOnError(t *testing.T) {
 		t.Fatalf("AppendTo: % x, %v; want aa and ErrBadValue", got, err)
 	}
 }
+
+// TestAppendARPFrameRefusesBadVLAN: a VID above 4095 does not fit the
+// 12-bit field; it was masked into another VLAN (4097 became VLAN 1)
+// instead of refused, as AppendChirpFrame and VLAN records refuse it.
+func TestAppendARPFrameRefusesBadVLAN(t *testing.T) {
+	a := &ARP{Op: ARPRequest, SenderMAC: macA, SenderIP: ipA, TargetIP: ipB}
+	b := []byte{0xaa}
+	got, err := AppendARPFrame(b, Broadcast, 4097, a)
+	if !errors.Is(err, ErrBadValue) || len(got) != 1 {
+		t.Fatalf("VLAN 4097: %d bytes, %v; want b unchanged and ErrBadValue", len(got), err)
+	}
+	if f, err := AppendARPFrame(nil, Broadcast, 4095, a); err != nil {
+		t.Fatalf("VLAN 4095: %v", err)
+	} else if _, tag, ok := VLANOf(f); !ok || tag.VID() != 4095 {
+		t.Fatalf("VLAN 4095 written as %v %v", tag.VID(), ok)
+	}
+}

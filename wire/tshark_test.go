@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -238,4 +239,223 @@ func luaErrors(stderr string) string {
 		}
 	}
 	return fmt.Sprint(strings.Join(bad, "\n"))
+}
+
+// edgefabricVerdict is what the Go decoders say about a frame of one of
+// edgefabric's own formats, for comparison with the Lua dissector. ours is
+// false for frames that are not ours (tshark's own dissectors judge them).
+// When exact is false, only the header was judged: the payload is a
+// standard frame (an Axon-encapsulated or DumbNet-tagged Ethernet/IP
+// frame) that Wireshark may flag on its own, so only "Go rejects it, the
+// dissector must flag it" can be asserted.
+func edgefabricVerdict(encap string, b []byte) (ours, exact bool, err error) {
+	if encap == "axon" {
+		var h AxonHeader
+		payload, err := h.DecodeFromBytes(b)
+		if err != nil {
+			return true, true, err
+		}
+		switch h.Type {
+		case AxonControl:
+			_, err = DecodeMessage(payload)
+			return true, true, err
+		case AxonProbe:
+			var p AxonProbeBody
+			return true, true, p.DecodeFromBytes(payload)
+		case AxonEthernet:
+			_, err = AxonDecap(b)
+			return true, false, err
+		}
+		return true, false, nil
+	}
+	f, err := ParseFrame(b)
+	if err != nil {
+		return false, false, nil
+	}
+	if f.EtherType() == EtherTypeDumbNet {
+		_, inner, payload, err := ParseDumbNet(b)
+		if err != nil {
+			return true, true, err
+		}
+		if inner != EtherTypeLocalExp {
+			return true, false, nil
+		}
+		_, err = DecodeMessage(payload)
+		return true, true, err
+	}
+	et, _, off, err := f.InnerEtherType()
+	if err != nil || et != EtherTypeLocalExp || off == len(b) {
+		// Not ours, or an 0x88B5 frame with no payload at all, which
+		// Wireshark's ethertype dissector never hands to ours.
+		return false, false, nil
+	}
+	_, err = DecodeControlFrame(b)
+	return true, true, err
+}
+
+// TestTsharkAgreesWithGo: every golden frame of edgefabric's own formats,
+// cut at every length, with each byte flipped (all bits, the lowest, the
+// lowest two: ingress <-> egress, up <-> down) and with a byte appended, is
+// dissected by tshark. The Lua dissector must flag exactly the frames the
+// Go decoders reject (a malformed frame shown as valid hides a bug in a
+// capture; a valid one flagged sends its reader looking for one), and show
+// the fields of every frame Go accepts as describe, the Go twin of the
+// dissector, lists them: values and order.
+func TestTsharkAgreesWithGo(t *testing.T) {
+	bin, err := exec.LookPath("tshark")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tshark not found and CI=%s", os.Getenv("CI"))
+		}
+		t.Skip("tshark not found")
+	}
+	lua, _ := filepath.Abs(filepath.Join("..", "contrib", "wireshark", "edgefabric.lua"))
+	pcap := filepath.Join(t.TempDir(), "verdicts.pcap")
+	f, err := os.Create(pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewPcapWriter(f, LinkTypeEdgefabric, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type frame struct {
+		name   string
+		b      []byte
+		exact  bool
+		err    error
+		fields map[string][]string // edgefabric.* fields describe lists, for exact frames Go accepts
+	}
+	var frames []frame
+	names := map[string]bool{}
+	add := func(g golden, what string, b []byte) {
+		ours, exact, verr := edgefabricVerdict(g.Encap, b)
+		if !ours {
+			return
+		}
+		fr := frame{name: g.Name + " " + what, b: b, exact: exact, err: verr}
+		encap := EncapEthernet
+		if g.Encap == "axon" {
+			encap = EncapAxon
+			err = w.WriteAxon(0, b)
+		} else {
+			err = w.WriteEthernet(0, b)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exact && verr == nil {
+			fl, _, err := describe(encap, b)
+			if err != nil {
+				t.Fatalf("%s: Go accepts it, describe fails: %v", fr.name, err)
+			}
+			fr.fields = map[string][]string{}
+			for _, fv := range fl {
+				if strings.HasPrefix(fv[0], "edgefabric.") {
+					fr.fields[fv[0]] = append(fr.fields[fv[0]], fv[1])
+					names[fv[0]] = true
+				}
+			}
+		}
+		frames = append(frames, fr)
+	}
+	for _, g := range loadGoldens(t) {
+		b := g.bytes(t)
+		if ours, _, _ := edgefabricVerdict(g.Encap, b); !ours {
+			continue
+		}
+		add(g, "as is", b)
+		add(g, "with a byte appended", append(bytes.Clone(b), 0))
+		for n := range len(b) {
+			add(g, fmt.Sprintf("cut to %d bytes", n), b[:n])
+		}
+		if g.Name == "backplane-nexthop-egress" {
+			// An ingress entry with no prefix and port 0: no flip below makes it.
+			c := bytes.Clone(b)
+			c[EthHeaderLen+1] = byte(NextHopIngress)
+			c[len(c)-2], c[len(c)-1] = 0, 0
+			add(g, "as an ingress entry without a prefix", c)
+		}
+		if g.Name == "overlay-vnet" {
+			// Names at the edges of UTF-8 (valid: 2, 3 and 4 bytes; not:
+			// overlong, surrogate, above U+10FFFF, cut, lone continuation).
+			for _, name := range []string{"\u00e9", "\u20ac", "\U0001f600", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "\x80"} {
+				c := append(bytes.Clone(b[:len(b)-len("acme")-1]), byte(len(name)))
+				add(g, fmt.Sprintf("named %q", name), append(c, name...))
+			}
+		}
+		for i := range b {
+			for _, x := range []byte{0xff, 0x01, 0x03} {
+				c := bytes.Clone(b)
+				c[i] ^= x
+				add(g, fmt.Sprintf("byte %d ^ %#02x", i, x), c)
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cols := slices.Sorted(maps.Keys(names))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Our expert items are in the MALFORMED group, which also sets
+	// _ws.malformed; so do Wireshark's own bounds errors.
+	args := []string{"-n", "-X", "lua_script:" + lua, "-r", pcap, "-T", "fields", "-E", "separator=/t",
+		"-E", "occurrence=a", "-E", "aggregator=\x1f", "-e", "frame.number", "-e", "_ws.malformed"}
+	for _, c := range cols {
+		args = append(args, "-e", c)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "WIRESHARK_CONFIG_DIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", cmd, err, stderr.String())
+	}
+	if s := luaErrors(stderr.String()); s != "" {
+		t.Fatalf("tshark reported Lua errors:\n%s", s)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(frames) {
+		t.Fatalf("tshark shows %d frames, wrote %d", len(lines), len(frames))
+	}
+	bad, flagged := 0, 0
+	for i, fr := range frames {
+		row := strings.Split(lines[i], "\t")
+		if len(row) != 2+len(cols) || row[0] != fmt.Sprint(i+1) {
+			t.Fatalf("tshark line %d: %q", i+1, lines[i])
+		}
+		isFlagged := row[1] != ""
+		if isFlagged {
+			flagged++
+		}
+		switch {
+		case fr.err != nil && !isFlagged:
+			t.Errorf("%s: Go rejects it (%v), the dissector shows it as valid: %x", fr.name, fr.err, fr.b)
+		case fr.err == nil && fr.exact && isFlagged:
+			t.Errorf("%s: Go accepts it, the dissector flags it: %x", fr.name, fr.b)
+		case fr.fields != nil:
+			var diffs []string
+			for j, c := range cols {
+				var got []string
+				if row[2+j] != "" {
+					got = strings.Split(row[2+j], "\x1f")
+				}
+				if !slices.Equal(got, fr.fields[c]) {
+					diffs = append(diffs, fmt.Sprintf("%s: tshark %q, Go %q", c, got, fr.fields[c]))
+				}
+			}
+			if diffs == nil {
+				continue
+			}
+			t.Errorf("%s: fields differ: %x\n\t%s", fr.name, fr.b, strings.Join(diffs, "\n\t"))
+		default:
+			continue
+		}
+		if bad++; bad == 40 {
+			t.Fatal("too many disagreements")
+		}
+	}
+	t.Logf("%d frames, %d flagged", len(frames), flagged)
 }

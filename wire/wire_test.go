@@ -493,3 +493,57 @@ func TestHeaderStrings(t *testing.T) {
 		t.Errorf("DumbNetHeader.String() = %q, want %q", got, want)
 	}
 }
+
+// TestAxonProbeStampBadBody: a probe unit must not stamp a body that the
+// probe decoder rejects (records not a whole number of 10-byte records):
+// the stamped packet would still be undecodable, and the stamp misplaced.
+func TestAxonProbeStampBadBody(t *testing.T) {
+	body, _ := (&AxonProbeBody{Origin: 1, Seq: 2}).AppendTo(nil)
+	pkt := mustAxon(t, AxonHeader{Type: AxonProbe, Options: AxonOptTimestampIn, Fwd: []uint8{2}}, append(body, 1, 2, 3))
+	out, err := AxonProbeStamp(pkt, 3, ProbeIn, 10)
+	if !errors.Is(err, ErrBadLength) || len(out) != len(pkt) {
+		t.Fatalf("stamp of a body with 3 stray bytes: %d bytes (was %d), %v; want ErrBadLength", len(out), len(pkt), err)
+	}
+}
+
+// TestDumbNetPortStatusHopValidates: a switch re-broadcasts only a
+// notification the hosts can decode; the hop helper checks what
+// DecodeMessage checks about the state, and names a wrong subtype as such.
+func TestDumbNetPortStatusHopValidates(t *testing.T) {
+	good, _ := (&DumbNetPortStatus{SwitchID: 1, Port: 2, State: PortUp, HopLimit: 3}).AppendTo(nil)
+	badState := bytes.Clone(good)
+	badState[11] = 7
+	if fwd, err := DumbNetPortStatusHop(badState); !errors.Is(err, ErrBadValue) || fwd || badState[12] != 3 {
+		t.Errorf("state 7: forward %v, hop limit %d, %v; want ErrBadValue and the message untouched", fwd, badState[12], err)
+	}
+	other := bytes.Clone(good)
+	other[0] = byte(SubDumbNetHostNotify)
+	if _, err := DumbNetPortStatusHop(other); !errors.Is(err, ErrUnknownType) {
+		t.Errorf("subtype 0x24: %v, want ErrUnknownType", err)
+	}
+	if _, err := DumbNetPortStatusHop(good[:16]); !errors.Is(err, ErrBadLength) {
+		t.Errorf("16 bytes: %v, want ErrBadLength", err)
+	}
+}
+
+// TestOverlayVNetNameUTF8: the name is UTF-8 (docs/wire.md); bytes that
+// are not were accepted both ways, and shown by Wireshark as U+FFFD, so
+// the capture and the decoded record disagreed.
+func TestOverlayVNetNameUTF8(t *testing.T) {
+	m := &OverlayVNet{Op: RecordAdd, VNI: 5000, VLAN: 20, Name: "\x9ecme"}
+	if b, err := m.AppendTo([]byte{0xaa}); !errors.Is(err, ErrBadValue) || len(b) != 1 {
+		t.Errorf("encode of a non-UTF-8 name: %x, %v; want ErrBadValue and b unchanged", b, err)
+	}
+	good, err := (&OverlayVNet{Op: RecordAdd, VNI: 5000, VLAN: 20, Name: "ačme"}).AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeMessage(good); err != nil {
+		t.Fatalf("UTF-8 name: %v", err)
+	}
+	bad := bytes.Clone(good)
+	bad[len(bad)-4] = 0x9e // the first byte of "č" becomes a lone continuation byte
+	if _, err := DecodeMessage(bad); !errors.Is(err, ErrBadValue) {
+		t.Errorf("decode of a non-UTF-8 name: %v, want ErrBadValue", err)
+	}
+}

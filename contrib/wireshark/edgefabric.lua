@@ -93,7 +93,7 @@ local LAYOUT = {
   [0x11] = "aarp", [0x12] = "aarp",
   [0x13] = { {"u64", u64("edgefabric.eprobe.axon_id", "Axon ID")}, {"u16", u16("edgefabric.eprobe.src_port", "Source port")},
              {"u16", u16("edgefabric.eprobe.dst_port", "Destination port")}, {"u32", u32("edgefabric.eprobe.seq", "Seq")},
-             {"u8", u8("edgefabric.eprobe.phase", "Phase", PHASES)}, {"i64", i64("edgefabric.eprobe.sent_at", "Sent at (ps)")} },
+             {"enum", u8("edgefabric.eprobe.phase", "Phase", PHASES), PHASES}, {"i64", i64("edgefabric.eprobe.sent_at", "Sent at (ps)")} },
   [0x20] = { {"u32", u32("edgefabric.dnprobe.seq", "Seq")}, {"mac", mac("edgefabric.dnprobe.src_mac", "Source MAC")},
              {"ip", ip("edgefabric.dnprobe.src", "Source IP")}, {"path"} },
   [0x21] = { {"u32", u32("edgefabric.dnreply.seq", "Seq")}, {"mac", mac("edgefabric.dnreply.host_mac", "Host MAC")},
@@ -102,11 +102,11 @@ local LAYOUT = {
   [0x22] = { {"u64", u64("edgefabric.dnswid.switch_id", "Switch ID")},
              {"echo", add(mf, "edgefabric.dnswid.echo", ProtoField.bytes("edgefabric.dnswid.echo", "Echoed query", base.COLON))} },
   [0x23] = { {"u64", u64("edgefabric.dnport.switch_id", "Switch ID")}, {"u16", u16("edgefabric.dnport.port", "Port")},
-             {"u8", u8("edgefabric.dnport.state", "State", STATES)}, {"u8", u8("edgefabric.dnport.hop_limit", "Hop limit")},
+             {"enum", u8("edgefabric.dnport.state", "State", STATES), STATES}, {"u8", u8("edgefabric.dnport.hop_limit", "Hop limit")},
              {"u32", u32("edgefabric.dnport.seq", "Seq")} },
   [0x24] = { {"mac", mac("edgefabric.dnnotify.origin", "Origin")}, {"u32", u32("edgefabric.dnnotify.seq", "Seq")},
              {"u64", u64("edgefabric.dnnotify.switch_id", "Switch ID")}, {"u16", u16("edgefabric.dnnotify.port", "Port")},
-             {"u8", u8("edgefabric.dnnotify.state", "State", STATES)} },
+             {"enum", u8("edgefabric.dnnotify.state", "State", STATES), STATES} },
   [0x25] = { {"u64", u64("edgefabric.dnpatch.version", "Topology version")}, {"links"} },
   [0x26] = { {"u32", u32("edgefabric.dnquery.id", "Query ID")}, {"mac", mac("edgefabric.dnquery.src", "Source MAC")},
              {"mac", mac("edgefabric.dnquery.dst", "Destination MAC")}, {"ip", ip("edgefabric.dnquery.dst", "Destination IP")} },
@@ -116,14 +116,14 @@ local LAYOUT = {
              {"u64", u64("edgefabric.dnpath.dst_switch", "Destination switch")}, {"u16", u16("edgefabric.dnpath.dst_port", "Destination port")},
              {"links"} },
   [0x28] = { {"u64", u64("edgefabric.dnnbr.version", "Topology version")}, {"neighbors"} },
-  [0x30] = { {"u8", u8("edgefabric.vport.op", "Op", OPS)}, {"u64", u64("edgefabric.vport.switch", "Switch")},
+  [0x30] = { {"enum", u8("edgefabric.vport.op", "Op", OPS), OPS}, {"u64", u64("edgefabric.vport.switch", "Switch")},
              {"mac", mac("edgefabric.vport.mac", "MAC")}, {"u24", u24("edgefabric.vport.vni", "VNI")},
              {"u16", u16("edgefabric.vport.port", "Port")}, {"ip", ip("edgefabric.vport", "IP")} },
-  [0x31] = { {"u8", u8("edgefabric.vnet.op", "Op", OPS)}, {"u24", u24("edgefabric.vnet.vni", "VNI")},
-             {"u16", u16("edgefabric.vnet.vlan", "VLAN")},
+  [0x31] = { {"enum", u8("edgefabric.vnet.op", "Op", OPS), OPS}, {"u24", u24("edgefabric.vnet.vni", "VNI")},
+             {"vlan", u16("edgefabric.vnet.vlan", "VLAN")},
              {"name", add(mf, "edgefabric.vnet.name", ProtoField.string("edgefabric.vnet.name", "Name"))} },
-  [0x40] = { {"u8", u8("edgefabric.nexthop.kind", "Kind", KINDS)}, {"prefix"},
-             {"u16", u16("edgefabric.nexthop.vlan", "VLAN")}, {"mac", mac("edgefabric.nexthop.mac", "MAC")},
+  [0x40] = { {"enum", u8("edgefabric.nexthop.kind", "Kind", KINDS), KINDS}, {"prefix"},
+             {"vlan", u16("edgefabric.nexthop.vlan", "VLAN")}, {"mac", mac("edgefabric.nexthop.mac", "MAC")},
              {"u16", u16("edgefabric.nexthop.port", "Port")} },
 }
 local AARP = { {"u32", u32("edgefabric.aarp.seq", "Seq")}, {"mac", mac("edgefabric.aarp.real_mac", "Real MAC")},
@@ -143,7 +143,38 @@ msg.experts = { ef_malformed }
 
 local SIZES = { u8 = 1, u16 = 2, u24 = 3, u32 = 4, u64 = 8, i64 = 8, mac = 6 }
 
+local MAX_TAGS = 64 -- wire.DumbNetMaxTags: a path in a message has at most 64 tags
+
+-- valid_utf8 reports whether n bytes of tvb at off are UTF-8 as Go's
+-- utf8.Valid accepts it: no overlong forms, no surrogates, at most U+10FFFF.
+local function valid_utf8(tvb, off, n)
+  local i, e = off, off + n
+  while i < e do
+    local c = tvb(i, 1):uint()
+    local k, v, min
+    if c < 0x80 then k, v, min = 0, c, 0
+    elseif c >= 0xC2 and c <= 0xDF then k, v, min = 1, bit.band(c, 0x1F), 0x80
+    elseif c >= 0xE0 and c <= 0xEF then k, v, min = 2, bit.band(c, 0x0F), 0x800
+    elseif c >= 0xF0 and c <= 0xF4 then k, v, min = 3, bit.band(c, 0x07), 0x10000
+    else return false end
+    if i + k >= e then return false end
+    for j = 1, k do
+      local cc = tvb(i + j, 1):uint()
+      if bit.band(cc, 0xC0) ~= 0x80 then return false end
+      v = v * 64 + bit.band(cc, 0x3F)
+    end
+    if v < min or (v >= 0xD800 and v <= 0xDFFF) or v > 0x10FFFF then return false end
+    i = i + 1 + k
+  end
+  return true
+end
+
 -- dissect_message returns the number of bytes used, or nil if malformed.
+-- It flags everything wire.DecodeMessage rejects: a field cut short, bytes
+-- after the message, reserved flag bits, values outside an enumeration, a
+-- VLAN above 4095, a path longer than 64 tags or holding the end marker
+-- 0xFF, unknown link flags, and a backplane prefix that does not fit its
+-- address or its kind.
 local function dissect_message(tvb, pinfo, tree)
   local len = tvb:len()
   if len < 1 then return nil end
@@ -155,6 +186,13 @@ local function dissect_message(tvb, pinfo, tree)
   local layout = LAYOUT[st]
   if not layout then t:add_proto_expert_info(ef_malformed, "unknown subtype"); return nil end
   local off = 1
+  local valid = true
+  local vals = {} -- small integer fields by ProtoField, for the cross-field checks
+  -- invalid flags a value the format forbids; dissection goes on.
+  local function invalid(fmt, ...)
+    t:add_proto_expert_info(ef_malformed, string.format(fmt, ...))
+    valid = false
+  end
   local function need(n)
     if off + n > len then error(string.format("truncated: needs %d bytes at offset %d, has %d", n, off, len), 0) end
   end
@@ -166,29 +204,57 @@ local function dissect_message(tvb, pinfo, tree)
     elseif n == 16 then need(16); t:add(F[abbr .. "_ipv6"], tvb(off, 16))
     elseif n ~= 0 then error(string.format("address length %d, want 0, 4 or 16", n), 0) end
     off = off + n
+    return n
+  end
+  -- path reads a count byte and that many tags into tr.
+  local function path(tr)
+    need(1)
+    local n = tvb(off, 1):uint()
+    tr:add(F["edgefabric.path_len"], tvb(off, 1)); off = off + 1
+    if n > MAX_TAGS then error(string.format("path of %d tags, at most %d", n, MAX_TAGS), 0) end
+    need(n)
+    for i = 0, n - 1 do
+      tr:add(F["edgefabric.path_tag"], tvb(off + i, 1))
+      if tvb(off + i, 1):uint() == 0xFF then invalid("path tag %d is the end marker 0xff", i) end
+    end
+    off = off + n
   end
   local ok, err = pcall(function()
     for _, step in ipairs(layout) do
       local kind, f = step[1], step[2]
+      local pf = F[f] or f -- the ProtoField (steps name it by object or abbreviation)
       if SIZES[kind] then
-        need(SIZES[kind]); t:add(F[f] or f, tvb(off, SIZES[kind])); off = off + SIZES[kind]
+        local n = SIZES[kind]
+        need(n)
+        if n <= 4 then vals[pf] = tvb(off, n):uint() end
+        t:add(pf, tvb(off, n)); off = off + n
+      elseif kind == "enum" then
+        need(1)
+        local v = tvb(off, 1):uint()
+        vals[pf] = v
+        t:add(pf, tvb(off, 1)); off = off + 1
+        if not step[3][v] then invalid("value %d at offset %d is not defined", v, off - 1) end
+      elseif kind == "vlan" then
+        need(2)
+        local v = tvb(off, 2):uint()
+        t:add(pf, tvb(off, 2)); off = off + 2
+        if v > 4095 then invalid("VLAN %d above 4095", v) end
       elseif kind == "flags1" then
-        need(1); t:add(F[f], tvb(off, 1), bit.band(tvb(off, 1):uint(), 1)); off = off + 1
+        need(1)
+        local v = tvb(off, 1):uint()
+        t:add(pf, tvb(off, 1), bit.band(v, 1)); off = off + 1
+        if bit.band(v, 0xFE) ~= 0 then invalid("flags 0x%02x: reserved bits set", v) end
       elseif kind == "helloflags" then
         need(1)
         local v = tvb(off, 1):uint()
         t:add(F["edgefabric.hello.reply"], tvb(off, 1), bit.band(v, 1))
         t:add(F["edgefabric.hello.wide"], tvb(off, 1), bit.band(v, 2) ~= 0 and 1 or 0)
         off = off + 1
+        if bit.band(v, 0xFC) ~= 0 then invalid("flags 0x%02x: reserved bits set", v) end
       elseif kind == "ip" then
         addr(f)
       elseif kind == "path" then
-        need(1)
-        local n = tvb(off, 1):uint()
-        t:add(F["edgefabric.path_len"], tvb(off, 1)); off = off + 1
-        need(n)
-        for i = 0, n - 1 do t:add(F["edgefabric.path_tag"], tvb(off + i, 1)) end
-        off = off + n
+        path(t)
       elseif kind == "links" then
         need(2)
         local n = tvb(off, 2):uint()
@@ -201,6 +267,8 @@ local function dissect_message(tvb, pinfo, tree)
           lt:add(F["edgefabric.link.b"], tvb(off + 10, 8))
           lt:add(F["edgefabric.link.b_port"], tvb(off + 18, 2))
           lt:add(F["edgefabric.link.flags"], tvb(off + 20, 1))
+          local fl = tvb(off + 20, 1):uint()
+          if bit.band(fl, 0xF0) ~= 0 then invalid("link %d flags 0x%02x: reserved bits set", i, fl) end
           off = off + 21
         end
       elseif kind == "neighbors" then
@@ -209,37 +277,44 @@ local function dissect_message(tvb, pinfo, tree)
         t:add(F["edgefabric.dnnbr.count"], tvb(off, 1)); off = off + 1
         for i = 1, n do
           -- MAC, then the path and the alternative path (count, tags).
-          need(7)
-          local plen = tvb(off + 6, 1):uint()
-          need(8 + plen)
-          local alen = tvb(off + 7 + plen, 1):uint()
-          need(8 + plen + alen)
-          local nt = t:add(msg, tvb(off, 8 + plen + alen), "Neighbour " .. i)
-          nt:add(F["edgefabric.dnnbr.mac"], tvb(off, 6))
-          local p = off + 6
-          for _, len_ in ipairs({plen, alen}) do
-            nt:add(F["edgefabric.path_len"], tvb(p, 1))
-            for j = 1, len_ do nt:add(F["edgefabric.path_tag"], tvb(p + j, 1)) end
-            p = p + 1 + len_
-          end
-          off = p
+          need(6)
+          local start = off
+          local nt = t:add(msg, tvb(off, 6), "Neighbour " .. i)
+          nt:add(F["edgefabric.dnnbr.mac"], tvb(off, 6)); off = off + 6
+          path(nt)
+          path(nt)
+          nt:set_len(off - start)
         end
       elseif kind == "echo" then
-        if off < len then t:add(F[f] or f, tvb(off, len - off)) end
+        if off < len then t:add(pf, tvb(off, len - off)) end
         off = len
       elseif kind == "name" then
         need(1)
         local n = tvb(off, 1):uint(); off = off + 1
         need(n)
-        if n > 0 then t:add(F[f] or f, tvb(off, n)) end
+        if n > 0 then t:add_packet_field(pf, tvb(off, n), ENC_UTF_8) end -- t:add reads ASCII
+        if not valid_utf8(tvb, off, n) then invalid("name is not UTF-8") end
         off = off + n
       elseif kind == "prefix" then
+        local a = off + 1
+        local n = addr("edgefabric.nexthop.prefix")
         need(1)
-        local n = tvb(off, 1):uint()
-        addr("edgefabric.nexthop.prefix")
-        need(1)
+        local bits = tvb(off, 1):uint()
         if n > 0 then t:add(F["edgefabric.nexthop.prefix_len"], tvb(off, 1)) end
         off = off + 1
+        vals.prefix = n
+        if n == 0 and bits ~= 0 then
+          invalid("prefix length %d without an address", bits)
+        elseif bits > 8 * n then
+          invalid("prefix length %d for a %d-bit address", bits, 8 * n)
+        else
+          for i = 0, n - 1 do
+            local keep = bits - 8 * i -- network bits in this byte
+            local host = tvb(a + i, 1):uint()
+            if keep >= 8 then host = 0 elseif keep > 0 then host = bit.band(host, bit.rshift(0xFF, keep)) end
+            if host ~= 0 then invalid("prefix has host bits set after /%d", bits); break end
+          end
+        end
       end
     end
   end)
@@ -247,6 +322,14 @@ local function dissect_message(tvb, pinfo, tree)
     t:add_proto_expert_info(ef_malformed, tostring(err))
     return nil
   end
+  if off < len then invalid("%d bytes after the message", len - off) end
+  if st == 0x40 then
+    local kind, port = vals[F["edgefabric.nexthop.kind"]], vals[F["edgefabric.nexthop.port"]]
+    if kind == 1 and vals.prefix == 0 then invalid("ingress entry without a prefix") end
+    if kind == 1 and port ~= 0 then invalid("ingress entry with port %d", port) end
+    if kind == 2 and vals.prefix ~= 0 then invalid("egress entry with a prefix") end
+  end
+  if not valid then return nil end
   return off
 end
 
@@ -283,7 +366,10 @@ function dumbnet.dissector(tvb, pinfo, tree)
       t:append_text(" [" .. table.concat(tags, "-") .. (#tags > 0 and "-" or "") .. "end]")
       pinfo.cols.info = "DumbNet path " .. table.concat(tags, "-") .. (#tags > 0 and "-" or "") .. "end"
       local inner = tvb(i + 1, 2):uint()
-      if i + 3 < len then
+      if i + 3 == len and inner == 0x88B5 then
+        -- wire.DecodeMessage: a control message has at least its subtype.
+        t:add_proto_expert_info(dn_malformed, "no control message after inner EtherType 0x88b5")
+      elseif i + 3 < len then
         local payload = tvb(i + 3):tvb()
         call_sub(function()
           if ethertype_table:try(inner, payload, pinfo, tree) == 0 then
@@ -350,6 +436,13 @@ function axon.dissector(tvb, pinfo, tree)
   t:add(ax_fcnt, tvb(2, 1))
   t:add(ax_rcnt, tvb(3, 1))
   t:add(ax_opts, tvb(4, 1))
+  -- What wire.ParseAxon rejects besides the lengths: an unknown type,
+  -- options other than the probe's two bits, hop 0, a non-zero pad nibble.
+  if not AXON_TYPES[typ] then t:add_proto_expert_info(ax_malformed, string.format("unknown type %d", typ)) end
+  local opts = tvb(4, 1):uint()
+  if bit.band(opts, 0xFC) ~= 0 or (opts ~= 0 and typ ~= 4) then
+    t:add_proto_expert_info(ax_malformed, string.format("options 0x%02x on a type %d packet", opts, typ))
+  end
   local want = 5 + (wide and (nf + nr) or math.floor((nf + nr + 1) / 2))
   if hlen ~= want or hlen > len then
     t:add_proto_expert_info(ax_malformed, string.format("header length %d, hop counts need %d, packet has %d", hlen, want, len))
@@ -361,15 +454,32 @@ function axon.dissector(tvb, pinfo, tree)
   for i = 0, nf - 1 do
     local r, v = hop_at(tvb, wide, i)
     t:add(fh, r, v); fwd[#fwd + 1] = tostring(v)
+    if v == 0 then t:add_proto_expert_info(ax_malformed, string.format("forward hop %d is 0", i)) end
   end
   for i = 0, nr - 1 do
     local r, v = hop_at(tvb, wide, nf + i)
     t:add(rh, r, v); rev[#rev + 1] = tostring(v)
+    if v == 0 then t:add_proto_expert_info(ax_malformed, string.format("reverse hop %d is 0", i)) end
+  end
+  if not wide and (nf + nr) % 2 == 1 and bit.band(tvb(hlen - 1, 1):uint(), 0x0F) ~= 0 then
+    t:add_proto_expert_info(ax_malformed, "pad nibble is not 0")
   end
   local summary = string.format("Axon %s fwd [%s] rev [%s]", AXON_TYPES[typ] or ("type " .. typ),
     table.concat(fwd, " "), table.concat(rev, " "))
   t:append_text(": " .. summary)
   pinfo.cols.info = summary
+  -- wire.AxonDecap needs a whole Ethernet header, wire.DecodeMessage a
+  -- subtype, wire.AxonProbeBody its 12 fixed bytes.
+  if typ == 1 and len - hlen < 14 then
+    t:add_proto_expert_info(ax_malformed, string.format("encapsulated frame of %d bytes, shorter than an Ethernet header", len - hlen))
+    return len
+  elseif typ == 2 and hlen >= len then
+    t:add_proto_expert_info(ax_malformed, "no control message")
+    return len
+  elseif typ == 4 and hlen >= len then
+    t:add_proto_expert_info(ax_malformed, "probe body is not 12 bytes plus 10-byte records")
+    return len
+  end
   if hlen >= len then return len end
   local payload = tvb(hlen):tvb()
   if typ == 1 or typ == 3 then
@@ -390,6 +500,8 @@ function axon.dissector(tvb, pinfo, tree)
       local rt = pt:add(axon, payload(off, 10), "Timestamp record")
       rt:add(pr_port, payload(off, 1))
       rt:add(pr_dir, payload(off + 1, 1))
+      local d = payload(off + 1, 1):uint()
+      if not DIRS[d] then rt:add_proto_expert_info(ax_malformed, string.format("unit %d, want 1 (in) or 2 (out)", d)) end
       rt:add(pr_time, payload(off + 2, 8))
       off = off + 10
     end
