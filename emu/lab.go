@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"runtime"
 	"sync"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // Options configures a lab.
@@ -702,16 +704,50 @@ func (l *Lab) Start(node string, cmd Cmd) error {
 // Cmd is what StartIn starts: an *exec.Cmd.
 type Cmd interface{ Start() error }
 
-// StartIn starts cmd inside the named namespace. The child is forked from a
-// thread switched into the namespace, so it is born there; the Go process
-// itself stays where it was.
+// StartIn starts cmd inside the named namespace, as "ip netns exec" does:
+// the child is forked from a thread switched into the namespace, so it is
+// born there, with a mount namespace of its own where /sys is sysfs as seen
+// from the namespace (/sys/class/net lists the node's interfaces, not the
+// machine's). The Go process itself stays where it was.
 func StartIn(ns string, cmd Cmd) error {
 	h, err := openNS(ns)
 	if err != nil {
 		return err
 	}
 	defer h.Close()
-	return inNS(h, cmd.Start)
+	errc := make(chan error, 1)
+	go func() {
+		// The thread is never unlocked: the runtime retires it when this
+		// goroutine ends, so no other goroutine runs in its namespaces.
+		runtime.LockOSThread()
+		errc <- startWithOwnSys(h, ns, cmd)
+	}()
+	return <-errc
+}
+
+// startWithOwnSys runs on a locked thread that is thrown away afterwards.
+func startWithOwnSys(h netns.NsHandle, name string, cmd Cmd) error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("emu: own mount namespace: %w", err)
+	}
+	// Nothing mounted or unmounted below may propagate back to the
+	// machine's mount namespace.
+	if err := unix.Mount("", "/", "", unix.MS_SLAVE|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("emu: make mounts private: %w", err)
+	}
+	if err := netns.Set(h); err != nil {
+		return fmt.Errorf("emu: enter namespace: %w", err)
+	}
+	if err := unix.Unmount("/sys", unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("emu: unmount /sys: %w", err)
+	}
+	if err := unix.Mount(name, "/sys", "sysfs", 0, ""); err != nil {
+		// As "ip netns exec": where sysfs may only be mounted read-only.
+		if err2 := unix.Mount(name, "/sys", "sysfs", unix.MS_RDONLY, ""); err2 != nil {
+			return fmt.Errorf("emu: mount /sys: %w", err)
+		}
+	}
+	return cmd.Start()
 }
 
 var _ io.Closer = (*packetPort)(nil)

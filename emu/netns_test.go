@@ -77,3 +77,46 @@ func netnsRaceChild(t *testing.T, prepare bool) {
 		t.Fatalf("namespaces left: %v", left)
 	}
 }
+
+// TestExecSeesOwnSys: a program started in a namespace sees sysfs as the
+// namespace does (/sys/class/net lists its interfaces only, here lo), as
+// under "ip netns exec", and the remount stays in the child's own mount
+// namespace: this process still sees the machine's interfaces afterwards.
+func TestExecSeesOwnSys(t *testing.T) {
+	needRoot(t)
+	before, err := os.ReadDir("/sys/class/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := Prefix(labName()) + "sys"
+	h, err := createNS(name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	defer func() {
+		if err := deleteNS(name); err != nil {
+			t.Errorf("deleteNS: %v", err)
+		}
+	}()
+	out, err := ExecIn(t.Context(), name, "ls", "/sys/class/net")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if got := strings.Fields(string(out)); len(got) != 1 || got[0] != "lo" {
+		t.Fatalf("/sys/class/net in the namespace lists %q, want only lo (the machine has %d entries)", got, len(before))
+	}
+	after, err := os.ReadDir("/sys/class/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("the machine's /sys/class/net changed: %d entries before, %d after", len(before), len(after))
+	}
+	// Twice more: every start gets its own mount namespace on a fresh thread.
+	for range 2 {
+		if out, err := ExecIn(t.Context(), name, "ls", "/sys/class/net"); err != nil || strings.TrimSpace(string(out)) != "lo" {
+			t.Fatalf("again: %q %v", out, err)
+		}
+	}
+}
