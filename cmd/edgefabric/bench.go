@@ -79,6 +79,9 @@ on a 2-core machine; the last column says whether this run met it.
 
 Rows that exceed --timeout are killed and reported as such. See
 docs/performance.md for the checked-in figures.`,
+		Example: `  edgefabric bench spain-plan --quick
+  edgefabric bench spain-plan --rows 'fattree(8)' --json
+  edgefabric bench spain-plan --trials 10 --timeout 5m`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if args[0] != "spain-plan" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/edgefabric/edgefabric/emu"
 	"github.com/edgefabric/edgefabric/experiment"
 )
 
@@ -50,6 +51,11 @@ in hosts, or has no switch-to-switch link between the iperf3 hosts).`,
 			case "", "emu", "sim":
 			default:
 				return badInput(fmt.Errorf("--engine %q: want emu or sim", o.Engine))
+			}
+			// The emulator would refuse a bad lab name only after its
+			// checks, as a failure while running (exit 1).
+			if err := emu.ValidateName(o.Name); err != nil {
+				return badInput(fmt.Errorf("--name: %w", err))
 			}
 			if !quiet {
 				o.Progress = cmd.ErrOrStderr()

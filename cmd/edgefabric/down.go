@@ -23,11 +23,18 @@ TAPs, and its state directory /run/edgefabric/LAB. Processes still running in
 the lab's namespaces (commands started with exec, such as iperf3 -s -D) are
 killed first: they would keep a namespace alive. When the daemon has crashed,
 down reports the leftovers it found and removes them.`,
+		Example: `  edgefabric down demo
+  edgefabric down demo --json --timeout 1m`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			name := args[0]
 			if err := emu.ValidateName(name); err != nil {
 				return badInput(err)
+			}
+			if timeout <= 0 {
+				// Zero or less would kill the daemon at once, with no
+				// time to tear its lab down in order.
+				return badInput(fmt.Errorf("--timeout %v: must be positive", timeout))
 			}
 			if err := emu.CheckRoot(os.Geteuid()); err != nil {
 				return err

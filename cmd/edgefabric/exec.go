@@ -16,7 +16,7 @@ var exitFunc = os.Exit
 
 func newExecCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "exec LAB HOST -- CMD [ARGS...]",
+		Use:   "exec LAB NODE -- CMD [ARGS...]",
 		Short: "Run a command inside a node of a running lab (ping, iperf3, ip, ...)",
 		Long: `exec runs an ordinary program inside a node's network namespace, with this
 terminal's stdin, stdout and stderr, and exits with the program's status. Hosts
@@ -31,12 +31,15 @@ taken for exec's own.`,
 				return badInput(fmt.Errorf("%s needs a lab, a node and a command (usage: %s)", c.CommandPath(), c.UseLine()))
 			}
 			if d := c.ArgsLenAtDash(); d >= 0 && d != 2 {
-				return badInput(fmt.Errorf(`%s: put "--" right after LAB and HOST (usage: %s)`, c.CommandPath(), c.UseLine()))
+				return badInput(fmt.Errorf(`%s: put "--" right after LAB and NODE (usage: %s)`, c.CommandPath(), c.UseLine()))
 			}
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
 			name, node, argv := args[0], args[1], args[2:]
+			if argv[0] == "" {
+				return badInput(fmt.Errorf("%s: the command is an empty string (usage: %s)", c.CommandPath(), c.UseLine()))
+			}
 			if err := emu.ValidateName(name); err != nil {
 				return badInput(err)
 			}
@@ -51,7 +54,7 @@ taken for exec's own.`,
 				return err
 			}
 			cmd := exec.Command(argv[0], argv[1:]...)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = c.InOrStdin(), c.OutOrStdout(), c.ErrOrStderr()
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = c.InOrStdin(), rawOut(c.OutOrStdout()), c.ErrOrStderr()
 			if err := emu.StartIn(ns, cmd); err != nil {
 				return fmt.Errorf("exec %s in %s/%s: %w", argv[0], name, node, err)
 			}

@@ -90,12 +90,18 @@ refused with advice. Bad options and topologies exit with code 2, and a bad
 
 Edge switches are switches with hosts; in BCube the servers themselves.
 See docs/spain-plan.md.`,
-		Example: `  edgefabric plan spain fattree:8 --json              # 16 VLANs, coverage 1, STP coverage 0.15625
-  edgefabric plan spain spain-testbed --out /tmp/spain # per-switch VLAN config and V_reach maps
-  edgefabric plan spain my-fabric.yaml --k 2 --vlans   # two paths per pair, every VLAN listed
-  edgefabric plan spain hyperx:4 --fail-prob 0.04      # add NCP against STP`,
+		Example: `  edgefabric plan spain fattree:8 --json                                # 16 VLANs, coverage 1, STP coverage 0.15625
+  edgefabric plan spain spain-testbed --out /tmp/spain                  # per-switch VLAN config and V_reach maps
+  edgefabric plan spain examples/topologies/two-tier.yaml --k 2 --vlans # two paths per pair, every VLAN listed
+  edgefabric plan spain hyperx:4 --fail-prob 0.04                       # add NCP against STP`,
 		Args: exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) (err error) {
+			undo := func() {} // removes an --out directory a refused run made
+			defer func() {
+				if err != nil {
+					undo()
+				}
+			}()
 			seed := topoF.seed
 			opt := plan.Options{Trials: trials, Seed: seed, Serial: serial, NoPrune: noPrune}
 			ties, err := parseTiesFlag(tiesArg)
@@ -119,7 +125,7 @@ See docs/spain-plan.md.`,
 			}
 			if outDir != "" {
 				// Refused now, not after minutes of planning.
-				if err := prepareOutDir("--out", outDir); err != nil {
+				if undo, err = prepareOutDir("--out", outDir); err != nil {
 					return err
 				}
 			}

@@ -36,8 +36,17 @@ checked-in full runs).
 
 Reproductions:
   ` + strings.Join(list, "\n  "),
+		Example: `  edgefabric repro spain-table3 --quick                  # every row but the slow ones
+  edgefabric repro spain-table3 --rows 'fattree(4)' --json
+  edgefabric repro spain-table2 --ties ordered --out /tmp/repro`,
 		Args: exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) (err error) {
+			undo := func() {} // removes an --out directory a refused run made
+			defer func() {
+				if err != nil {
+					undo()
+				}
+			}()
 			r, err := experiment.Get(args[0])
 			if err != nil {
 				return badInput(err)
@@ -51,7 +60,7 @@ Reproductions:
 			}
 			// Last of the checks: it creates the directory.
 			if outDir != "" {
-				if err := prepareOutDir("--out", outDir); err != nil {
+				if undo, err = prepareOutDir("--out", outDir); err != nil {
 					return err
 				}
 			}

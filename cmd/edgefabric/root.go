@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -52,15 +53,15 @@ topology files, scenarios).`,
 	for _, mk := range commands {
 		root.AddCommand(mk())
 	}
-	for _, c := range root.Commands() {
-		refuseUnknownSubcommands(c)
-	}
+	// The root too: cobra's own "unknown command" error spans four lines
+	// ("Did you mean this?" and the suggestion on lines of their own).
+	refuseUnknownSubcommands(root)
 	root.SetHelpCommand(newHelpCmd())
 	return root
 }
 
-// refuseUnknownSubcommands makes a command that only groups others (topo,
-// plan) print its help when called alone and refuse anything else with exit
+// refuseUnknownSubcommands makes a command that only groups others (the
+// root, topo, plan) print its help when called alone and refuse anything else with exit
 // code 2: cobra would print the help for "topo shwo" too, and exit 0.
 func refuseUnknownSubcommands(c *cobra.Command) {
 	if !c.HasSubCommands() || c.Runnable() {
@@ -111,9 +112,16 @@ func newHelpCmd() *cobra.Command {
 func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
-	root.SetOut(stdout)
+	out := &outWriter{w: stdout}
+	root.SetOut(out)
 	root.SetErr(stderr)
 	err := root.Execute()
+	if err == nil && out.err != nil {
+		// The human-readable reports print with fmt.Fprint*, which
+		// nobody checks: a report that did not reach stdout (a full
+		// disk) is a failure, not a success.
+		err = fmt.Errorf("writing the output: %w", out.err)
+	}
 	if err == nil {
 		return 0
 	}
@@ -123,6 +131,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	return 1
+}
+
+// outWriter is stdout, remembering the first write error.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
+// rawOut is the writer under c.OutOrStdout(): exec hands it to the
+// command it runs, which then gets the terminal (a file) itself.
+func rawOut(w io.Writer) io.Writer {
+	if o, ok := w.(*outWriter); ok {
+		return o.w
+	}
+	return w
 }
 
 // inputError marks an error caused by the user's input: exit code 2.
@@ -170,16 +204,42 @@ func exactArgs(n int) cobra.PositionalArgs {
 
 // prepareOutDir makes sure the directory an output flag names exists
 // (creating it) and takes files: a bad one is a wrong argument, refused
-// before a long computation rather than after it.
-func prepareOutDir(flag, dir string) error {
+// before a long computation rather than after it. undo removes the
+// directories it created, if they are still empty: a run refused after
+// this check (a bad topology, no matching row) leaves nothing behind.
+func prepareOutDir(flag, dir string) (undo func(), err error) {
+	undo = func() {}
+	// The directories MkdirAll will create, deepest first.
+	var made []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return badInput(fmt.Errorf("%s: %w", flag, err))
+		return undo, badInput(fmt.Errorf("%s: %w", flag, err))
+	}
+	undo = func() {
+		for _, d := range made {
+			if os.Remove(d) != nil { // not empty: keep it and its parents
+				return
+			}
+		}
 	}
 	f, err := os.CreateTemp(dir, ".edgefabric-write-test-*")
 	if err != nil {
-		return badInput(fmt.Errorf("%s: %s is not writable: %w", flag, dir, err))
+		undo()
+		return func() {}, badInput(fmt.Errorf("%s: %s is not writable: %w", flag, dir, err))
 	}
 	name := f.Name()
 	f.Close()
-	return os.Remove(name)
+	if err := os.Remove(name); err != nil {
+		undo()
+		return func() {}, err
+	}
+	return undo, nil
 }

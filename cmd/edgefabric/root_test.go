@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// TestUnknownSubcommand: a mistyped subcommand under a group (topo, plan)
-// or an unknown help topic is bad input, exit 2 with one line on stderr;
-// cobra alone printed the group's help and exited 0. A group alone and
+// TestUnknownSubcommand: a mistyped command, at the root or under a group
+// (topo, plan), or an unknown help topic is bad input, exit 2 with one line
+// on stderr; cobra alone printed the group's help and exited 0, and four
+// lines at the root. A group alone and
 // help on a real command still print help and succeed.
 func TestUnknownSubcommand(t *testing.T) {
 	bad := []struct {
@@ -19,6 +20,9 @@ func TestUnknownSubcommand(t *testing.T) {
 		{[]string{"plan", "axon"}, "edgefabric: unknown command \"axon\" for \"edgefabric plan\" (see 'edgefabric plan --help')\n"},
 		{[]string{"help", "bogus"}, "edgefabric: unknown help topic \"bogus\" (see 'edgefabric --help')\n"},
 		{[]string{"help", "topo", "shwo"}, "edgefabric: unknown help topic \"topo shwo\" (see 'edgefabric --help')\n"},
+		// At the root too: cobra's own error took four lines.
+		{[]string{"topp", "fattree:4"}, "edgefabric: unknown command \"topp\" for \"edgefabric\"; did you mean \"topo\"? (see 'edgefabric --help')\n"},
+		{[]string{"nosuch"}, "edgefabric: unknown command \"nosuch\" for \"edgefabric\" (see 'edgefabric --help')\n"},
 	}
 	for _, c := range bad {
 		code, out, errOut := topoCLI(c.args...)

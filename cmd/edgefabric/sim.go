@@ -28,12 +28,18 @@ virtual time. It prints per-flow results (throughput, RTT percentiles, loss),
 their aggregate, engine drops by reason and the run's trace_hash: the same
 scenario and seed give the same hash on any machine.
 
-The scenario format is described in docs/sim.md; examples/ has working files:
-
-  edgefabric sim examples/stp-fattree4.yaml
-  edgefabric sim examples/stp-fattree4.yaml --json --pcap /tmp/caps --seed 2`,
+The scenario format is described in docs/sim.md; examples/ has working files.`,
+		Example: `  edgefabric sim examples/stp-fattree4.yaml
+  edgefabric sim examples/stp-fattree4.yaml --json --pcap /tmp/caps --seed 2
+  edgefabric sim examples/stp-ring3-node-failure.yaml --log debug`,
 		Args: exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, args []string) (err error) {
+			undo := func() {} // removes a --pcap directory a refused run made
+			defer func() {
+				if err != nil {
+					undo()
+				}
+			}()
 			opt := scenario.Options{}
 			if c.Flags().Changed("seed") {
 				opt.Seed, opt.SeedSet = seed, true
@@ -70,7 +76,7 @@ The scenario format is described in docs/sim.md; examples/ has working files:
 			if pcapDir != "" {
 				// Checked before the run, not after minutes of it: a
 				// directory that cannot be made is a wrong argument.
-				if err := prepareOutDir("--pcap", pcapDir); err != nil {
+				if undo, err = prepareOutDir("--pcap", pcapDir); err != nil {
 					return err
 				}
 			}

@@ -23,6 +23,9 @@ func newStatusCmd() *cobra.Command {
 frames, bytes and drops by reason, the elements' own counters, kernel bridge
 port states, and which links are up. Without LAB it lists the labs on this
 machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
+		Example: `  edgefabric status
+  edgefabric status demo
+  edgefabric status demo --json`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return badInput(fmt.Errorf("%s takes at most one lab (usage: %s)", c.CommandPath(), c.UseLine()))

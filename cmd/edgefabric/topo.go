@@ -175,7 +175,12 @@ topology (.clab.yml) or GraphML, to standard output or to --output.`,
 			}
 			if err := topo.Export(w, g, ff); err != nil {
 				w.Close()
-				os.Remove(out) // leave no half-written topology behind
+				// Leave no half-written topology behind, but never
+				// remove what is not a plain file (-o /dev/full as root
+				// once deleted the device).
+				if fi, serr := os.Lstat(out); serr == nil && fi.Mode().IsRegular() {
+					os.Remove(out)
+				}
 				return err
 			}
 			return w.Close()

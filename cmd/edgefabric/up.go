@@ -174,10 +174,7 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 	}
 	// The daemon bounds its own waits by --timeout; this bounds the wait
 	// for the daemon, should it hang (then it is killed and cleaned up).
-	limit := 10 * time.Minute
-	if f.timeout > 0 {
-		limit = 2*f.timeout + time.Minute
-	}
+	limit := daemonWaitLimit(f.timeout)
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	if err := emu.SpawnDaemon(sctx, f.name, append([]string{exe}, f.args(topoArg)...)); err != nil {
@@ -215,6 +212,21 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 		fmt.Fprintf(c.OutOrStdout(), "try: edgefabric exec %s %s -- ping -c 3 %s   (%s)\n", st.Name, hostNames[0], ips[1], hostNames[1])
 	}
 	return nil
+}
+
+// daemonWaitLimit is how long up waits for its daemon to report: twice
+// the daemon's own --timeout and a minute, 10 minutes without one. It
+// saturates: twice a huge --timeout overflowed into a negative limit, and
+// up gave up on the daemon it had just started.
+func daemonWaitLimit(timeout time.Duration) time.Duration {
+	const maxDuration = time.Duration(1<<63 - 1)
+	switch {
+	case timeout <= 0:
+		return 10 * time.Minute
+	case timeout > (maxDuration-time.Minute)/2:
+		return maxDuration
+	}
+	return 2*timeout + time.Minute
 }
 
 // runForeground runs the lab in this process: it is the daemon when
@@ -256,11 +268,21 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 		}
 	}
 	emu.NotifyReady(nil)
-	fmt.Fprintf(c.OutOrStdout(), "%s\n", l.Status())
+	// With --json stdout carries the lab's state as one JSON document and
+	// nothing else; the closing line is for a person, on stderr then.
+	bye := c.OutOrStdout()
+	if f.asJSON {
+		if err := writeJSON(c.OutOrStdout(), l.Status()); err != nil {
+			return err
+		}
+		bye = c.ErrOrStderr()
+	} else {
+		fmt.Fprintf(c.OutOrStdout(), "%s\n", l.Status())
+	}
 	err = <-serveErr
 	if derr := l.Down(); derr != nil {
 		err = errors.Join(err, derr)
 	}
-	fmt.Fprintf(c.OutOrStdout(), "lab %s down\n", f.name)
+	fmt.Fprintf(bye, "lab %s down\n", f.name)
 	return err
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -258,4 +260,88 @@ func rootLab(t *testing.T, prefix string) (bin, name string) {
 	name = fmt.Sprintf("%s%d", prefix, os.Getpid()%1000000)
 	t.Cleanup(func() { emu.Cleanup(name, 10*time.Second) })
 	return bin, name
+}
+
+// up --foreground --json: stdout is the lab's state as one JSON document
+// and nothing else (it printed the text status, then "lab X down"); the
+// closing line goes to stderr.
+func TestUpForegroundJSON(t *testing.T) {
+	if err := emu.CheckRoot(os.Geteuid()); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	bin := buildBinary(t)
+	name := fmt.Sprintf("f%d", os.Getpid()%1000000)
+	t.Cleanup(func() {
+		emu.Cleanup(name, 10*time.Second)
+		if labs, _ := emu.Labs(); contains(labs, name) {
+			t.Errorf("lab %s left behind", name)
+		}
+	})
+	up := exec.Command(bin, "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground", "--json")
+	var stdout, stderr lockedBuffer
+	up.Stdout, up.Stderr = &stdout, &stderr
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- up.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		// Up once the status is printed (the JSON document ends in "}").
+		if strings.HasSuffix(strings.TrimSpace(stdout.String()), "}") {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("up exited early: %v\n%s%s", err, stdout.String(), stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			up.Process.Kill()
+			t.Fatalf("no JSON status on stdout within 60 s:\n%s", stdout.String())
+		}
+	}
+	downOut, err := exec.Command(bin, "down", name).CombinedOutput()
+	if err != nil {
+		t.Fatalf("down: %v\n%s", err, downOut)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("up: %v\n%s\ndown said: %s", err, stderr.String(), downOut)
+		}
+	case <-time.After(60 * time.Second):
+		up.Process.Kill()
+		t.Fatal("up did not exit after down")
+	}
+	var st emu.Status
+	out := stdout.String()
+	dec := json.NewDecoder(strings.NewReader(out))
+	if err := dec.Decode(&st); err != nil || st.Name != name {
+		t.Fatalf("stdout is not the lab's JSON state: %v\n%s", err, out)
+	}
+	if rest, _ := io.ReadAll(io.MultiReader(dec.Buffered(), strings.NewReader(out[dec.InputOffset():]))); len(bytes.TrimSpace(rest)) > 0 {
+		t.Fatalf("more than the JSON document on stdout: %q", rest)
+	}
+	if !strings.Contains(stderr.String(), "lab "+name+" down") {
+		t.Fatalf("stderr lacks the closing line:\n%s", stderr.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a test may read while a command writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
