@@ -336,17 +336,27 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 	if err := ValidateName(name); err != nil {
 		return rep, err
 	}
+	o, hasOwner := readOwner(name)
+	st, serr := ReadState(name)
+	// The lab's own process is stopped below, in order; it may be caught
+	// inside one of its namespaces, so the sweep must spare it.
+	// (Only while the pid is still that process: a recycled one is not.)
+	var spare []int
+	if hasOwner && alive(o.Pid, o.PidStart) {
+		spare = append(spare, o.Pid)
+	}
+	if serr == nil && st.Pid > 0 && alive(st.Pid, st.PidStart) {
+		spare = append(spare, st.Pid)
+	}
 	// Processes in the lab's namespaces go first, while the namespaces
 	// are still there to find them by: a daemon's teardown unlinks them.
 	if left, err := listNS(Prefix(name)); err == nil {
-		rep.Killed = killNSProcesses(left)
+		rep.Killed = killNSProcesses(left, spare...)
 	}
 	rep.Daemon = "none"
-	o, hasOwner := readOwner(name)
 	if hasOwner && alive(o.Pid, o.PidStart) {
 		rep.Daemon = "in-process" // a live process's lab, torn down as asked
 	}
-	st, serr := ReadState(name)
 	if serr == nil && st.Pid > 0 {
 		rep.Daemon = "dead"
 		if alive(st.Pid, st.PidStart) {
@@ -371,7 +381,7 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("emu: list namespaces: %w", err)
 	}
-	rep.Killed = append(rep.Killed, killNSProcesses(left)...)
+	rep.Killed = append(rep.Killed, killNSProcesses(left, spare...)...)
 	var errs []error
 	for _, ns := range left {
 		if err := deleteNS(ns); err != nil {

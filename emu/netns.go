@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,12 +198,16 @@ func openNS(name string) (netns.NsHandle, error) {
 	return h, nil
 }
 
-// killNSProcesses kills every process (but this one) that lives in one of
-// the named namespaces: commands run there with exec (iperf3 -s -D, a
-// backgrounded sleep) would otherwise keep the namespace, and its links,
-// alive after down, out of sight of ip netns and of status. It returns
-// their pids. Only processes in the lab's own namespaces are touched.
-func killNSProcesses(names []string) []int {
+// killNSProcesses kills every process (but this one and spare) that lives
+// in one of the named namespaces: commands run there with exec (iperf3 -s
+// -D, a backgrounded sleep) would otherwise keep the namespace, and its
+// links, alive after down, out of sight of ip netns and of status. It
+// returns their pids. Only processes in the lab's own namespaces are
+// touched. spare is the lab's own daemon or owner: a Go process that runs
+// a lab enters its namespaces on locked threads, and when that thread is
+// its main one, /proc/PID/ns/net names a lab namespace for that moment;
+// it is stopped in order, not killed on sight.
+func killNSProcesses(names []string, spare ...int) []int {
 	inodes := map[uint64]bool{}
 	for _, n := range names {
 		var st unix.Stat_t
@@ -220,7 +225,7 @@ func killNSProcesses(names []string) []int {
 	var pids []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+		if err != nil || pid == os.Getpid() || slices.Contains(spare, pid) {
 			continue
 		}
 		link, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net"))

@@ -120,3 +120,37 @@ func TestExecSeesOwnSys(t *testing.T) {
 		}
 	}
 }
+
+// killNSProcesses kills what runs in a lab namespace but the pids it is
+// told to spare (the lab's own daemon, caught on a thread inside one of its
+// namespaces, is stopped in order instead; down once SIGKILLed a
+// foreground lab that way).
+func TestKillNSProcessesSpares(t *testing.T) {
+	needRoot(t)
+	name := Prefix(labName()) + "kill"
+	h, err := createNS(name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	defer deleteNS(name)
+	start := func() *exec.Cmd {
+		cmd := exec.Command("sleep", "60")
+		if err := StartIn(name, cmd); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	a, b := start(), start()
+	defer a.Process.Kill()
+	defer b.Process.Kill()
+	killed := killNSProcesses([]string{name}, a.Process.Pid)
+	if len(killed) != 1 || killed[0] != b.Process.Pid {
+		t.Fatalf("killed %v, want only %d (spared %d)", killed, b.Process.Pid, a.Process.Pid)
+	}
+	b.Wait()
+	if killed := killNSProcesses([]string{name}); len(killed) != 1 || killed[0] != a.Process.Pid {
+		t.Fatalf("killed %v, want %d", killed, a.Process.Pid)
+	}
+	a.Wait()
+}
