@@ -8,13 +8,15 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 )
 
-// Fault is a link impairment, applied to every frame as it is queued for
+// Fault is a link impairment, drawn for every frame as it is queued for
 // transmission, with draws from a random source seeded by the run seed and
 // the link direction (so that faulting one link leaves the others' draws
 // alone). It plays the role of smoltcp's FaultInjector wrapper.
 type Fault struct {
-	// Loss is the probability that a frame vanishes on the wire (counted as
-	// fault_loss on the sending port).
+	// Loss is the probability that a frame vanishes on the wire: it is
+	// transmitted (it occupies the link, is in TxFrames and the sender's
+	// capture) and never arrives (counted as fault_loss on the sending
+	// port when it would have).
 	Loss float64
 	// Corrupt is the probability that one random bit of the frame flips
 	// and its FCS no longer matches: the next store-and-forward receiver

@@ -178,15 +178,31 @@ func TestLossFault(t *testing.T) {
 	must(t, s.Place(1, h2))
 	must(t, s.SetFault(0, Fault{Loss: 0.25}))
 	s.At(0, func() {
-		for range 1000 {
-			h1.env.Send(1, frameOf(100, 1))
+		for i := range 1000 {
+			f := frameOf(100, 1)
+			f[0], f[1] = byte(i>>8), byte(i)
+			h1.env.Send(1, f)
 		}
 	})
 	s.RunAll()
 	st, _ := s.PortStats(0, 1)
 	lost := st.DropCount(DropFaultLoss)
-	if lost+uint64(len(h2.got)) != 1000 || st.TxFrames != uint64(len(h2.got)) {
-		t.Fatalf("lost %d + delivered %d != 1000", lost, len(h2.got))
+	// Every frame was transmitted; the lost ones vanished on the wire.
+	if lost+uint64(len(h2.got)) != 1000 || st.TxFrames != 1000 {
+		t.Fatalf("lost %d + delivered %d != 1000 transmitted (%d)", lost, len(h2.got), st.TxFrames)
+	}
+	// Lost frames took their time on the link (they once did not, and a
+	// lossy link carried more than its rate): frame i, numbered in its
+	// first two bytes, arrives when it would without loss, after i frames
+	// and gaps and its own serialization.
+	fr := &s.framing
+	ser := s.pipes[0].ser(fr.Preamble + max(100, fr.MinFrame) + fr.FCS)
+	gap := s.pipes[0].ser(fr.IFG)
+	for _, g := range h2.got {
+		i := int(g.frame[0])<<8 | int(g.frame[1])
+		if want := ser + element.Time(i)*(ser+gap); g.t != want {
+			t.Fatalf("frame %d arrived at %v, want %v: lost frames did not occupy the link", i, g.t, want)
+		}
 	}
 	// A 25 % loss over 1000 frames: well within 4 sigma (~55) of 250.
 	if lost < 195 || lost > 305 {
@@ -195,3 +211,42 @@ func TestLossFault(t *testing.T) {
 }
 
 func topoID(i int) nodeID { return nodeID(i) }
+
+// TestCorruptFault: a corruption probability is applied as given (a fixed
+// seed, 1000 frames) and flips exactly one bit of each frame it hits,
+// which a cut-through receiver (it forwards before the FCS) shows.
+func TestCorruptFault(t *testing.T) {
+	g := line(t, 0, 1_000_000_000, 0)
+	s := mustNew(t, g, Options{Seed: 3})
+	h1 := &rec{}
+	h2 := &ctRec{rec{ct: 6}}
+	must(t, s.Place(0, h1))
+	must(t, s.Place(1, h2))
+	must(t, s.SetFault(0, Fault{Corrupt: 0.25}))
+	s.At(0, func() {
+		for range 1000 {
+			h1.env.Send(1, frameOf(100, 0))
+		}
+	})
+	s.RunAll()
+	if len(h2.got) != 1000 {
+		t.Fatalf("cut-through receiver got %d of 1000", len(h2.got))
+	}
+	bad := 0
+	for _, g := range h2.got {
+		flipped := 0
+		for _, b := range g.frame {
+			for ; b != 0; b &= b - 1 {
+				flipped++
+			}
+		}
+		if flipped > 1 {
+			t.Fatalf("%d bits flipped in one frame", flipped)
+		}
+		bad += flipped
+	}
+	// 25 % of 1000: within 4 sigma (~55) of 250.
+	if bad < 195 || bad > 305 {
+		t.Errorf("%d of 1000 frames corrupted at p=0.25", bad)
+	}
+}

@@ -212,3 +212,34 @@ func slowPairCaptured(t *testing.T) (s *Sim, a, b *rec, cp *capRec) {
 	must(t, s.Capture(0, 1, cp))
 	return s, a, b, cp
 }
+
+// TestStackDropsReported: on a host with an agent, what the stack sends
+// while the host is down (and sends on a port it does not have) is
+// counted on the stack's own port, which no accessor reached: the drops
+// were silent. StackPortStats and BadPortSends now report them, and every
+// frame is accounted for.
+func TestStackDropsReported(t *testing.T) {
+	g := line(t, 0, 1_000_000_000, us)
+	s := mustNew(t, g, Options{})
+	agent := &rec{fwd: map[element.Port]element.Port{1: 2, 2: 1}}
+	stack, peer := &rec{}, &rec{}
+	must(t, s.PlaceHost(0, agent, stack))
+	must(t, s.Place(1, peer))
+	s.At(10*us, func() { must(t, s.SetNode(0, false)) })
+	s.At(20*us, func() {
+		stack.env.Send(1, frameOf(100, 1)) // the host is down
+		stack.env.Send(1, frameOf(100, 2))
+		stack.env.Send(2, frameOf(100, 3)) // no such port
+	})
+	s.RunAll()
+	st, ok := s.StackPortStats(0)
+	if !ok || st.DropCount(DropNodeDown) != 2 {
+		t.Fatalf("stack port: %+v, %v; want 2 node_down", st, ok)
+	}
+	if b := s.BadPortSends(0); b != 1 {
+		t.Errorf("BadPortSends(h1) = %d, want the stack's 1", b)
+	}
+	if _, ok := s.StackPortStats(1); ok {
+		t.Error("StackPortStats of a host without an agent")
+	}
+}

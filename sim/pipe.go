@@ -52,6 +52,7 @@ type flight struct {
 	tail     element.Time // the frame's last byte has arrived at the far end
 	qlen     int32
 	poisoned bool
+	lost     bool // a loss fault: transmitted, never delivered
 }
 
 func (pp *pipe) init(s *Sim, from int32, fp element.Port, to int32, tp element.Port, rate int64, delay element.Time, limit, idx int) {
@@ -164,17 +165,17 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 		s.recycle(frame)
 		return
 	}
-	poisoned := false
+	poisoned, lost := false, false
 	if pp.fault.active() {
 		if pp.rng == nil {
 			pp.rng = rand.New(rand.NewPCG(s.opts.Seed^0xFA017, splitmix(uint64(pp.idx)+1)))
 		}
+		// A lost frame vanishes on the wire: it is transmitted (it takes
+		// its time on the link, counts in TxFrames and the sender's
+		// capture) and never delivered (fault_loss, at delivery time).
 		if pp.fault.Loss > 0 && pp.rng.Float64() < pp.fault.Loss {
-			st.Drops[DropFaultLoss]++
-			s.recycle(frame)
-			return
-		}
-		if pp.fault.Corrupt > 0 && len(frame) > 0 && pp.rng.Float64() < pp.fault.Corrupt {
+			lost = true
+		} else if pp.fault.Corrupt > 0 && len(frame) > 0 && pp.rng.Float64() < pp.fault.Corrupt {
 			bit := pp.rng.IntN(8 * len(frame))
 			frame[bit/8] ^= 1 << (bit % 8)
 			poisoned = true
@@ -218,7 +219,7 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 	if pp.qbytes > st.MaxQueue {
 		st.MaxQueue = pp.qbytes
 	}
-	pp.fl = append(pp.fl, flight{frame: frame, start: start, end: end, deliver: deliver, tail: addTime(tail, to.timing.Latency), qlen: int32(len(frame)), poisoned: poisoned})
+	pp.fl = append(pp.fl, flight{frame: frame, start: start, end: end, deliver: deliver, tail: addTime(tail, to.timing.Latency), qlen: int32(len(frame)), poisoned: poisoned, lost: lost})
 	pp.capture(now)
 	if !pp.pending {
 		pp.pending = true
@@ -245,6 +246,8 @@ func (s *Sim) deliver(ev event) {
 	to := &s.nodes[pp.to]
 	pt := &to.ports[pp.toPort-1]
 	switch {
+	case f.lost:
+		s.nodes[pp.from].ports[pp.fromPort-1].stats.Drops[DropFaultLoss]++
 	case !to.up:
 		pt.stats.Drops[DropNodeDown]++
 	case f.poisoned && (to.timing.CutThrough == 0 || linkLocal(f.frame)):

@@ -428,13 +428,29 @@ func (s *Sim) PortStats(n topo.NodeID, p element.Port) (st PortStats, ok bool) {
 	return nd.ports[p-1].stats, true
 }
 
-// BadPortSends returns how many frames node n sent on ports it does not
-// have; they were dropped.
+// StackPortStats returns the counters of the stack's own port (its port
+// 1, facing the agent's Local port) of a host placed with an agent. Frames
+// the stack sends while the host is down, and frames that reach it then,
+// are counted there (node_down) and nowhere else. ok is false for a node
+// without such a stack.
+func (s *Sim) StackPortStats(n topo.NodeID) (st PortStats, ok bool) {
+	if n < 0 || int(n) >= s.g.NumNodes() || s.nodes[n].stack < 0 {
+		return st, false
+	}
+	return s.nodes[s.nodes[n].stack].ports[0].stats, true
+}
+
+// BadPortSends returns how many frames node n (or, on a host with an
+// agent, its stack) sent on ports it does not have; they were dropped.
 func (s *Sim) BadPortSends(n topo.NodeID) uint64 {
 	if n < 0 || int(n) >= s.g.NumNodes() {
 		return 0
 	}
-	return s.nodes[n].badPort
+	b := s.nodes[n].badPort
+	if si := s.nodes[n].stack; si >= 0 {
+		b += s.nodes[si].badPort
+	}
+	return b
 }
 
 // start attaches every element, in node order, so that the order of Place

@@ -138,6 +138,16 @@ func (r *Run) collect() *Result {
 			res.Ports = append(res.Ports, PortResult{Node: g.Node(n).Name, Port: element.Port(p), TxFrames: st.TxFrames,
 				RxFrames: st.RxFrames, Drops: dm, MaxQueue: st.MaxQueue})
 		}
+		// The stack of a host with an agent has a port of its own: what
+		// it sends while the host is down is dropped there.
+		if st, ok := s.StackPortStats(n); ok && st.TotalDrops() > 0 {
+			dm := st.DropMap()
+			for k, v := range dm {
+				res.Drops[k] += v
+			}
+			res.Ports = append(res.Ports, PortResult{Node: g.Node(n).Name + "/stack", Port: 1, TxFrames: st.TxFrames,
+				RxFrames: st.RxFrames, Drops: dm, MaxQueue: st.MaxQueue})
+		}
 		if b := s.BadPortSends(n); b > 0 {
 			res.Drops["bad_port"] += b
 		}

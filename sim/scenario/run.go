@@ -126,9 +126,11 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 		return nil, fmt.Errorf("%s: scheme %s on %s: %w: %v", sc.File, sc.Scheme.Name, g.Name, ErrScenario, err)
 	}
 	r.Fab = fab
+	elems := make([]element.Element, g.NumNodes())
 	for i := range g.NumNodes() {
 		n := topo.NodeID(i)
 		e := fab.Element(n)
+		elems[i] = e
 		if g.Node(n).Kind != topo.Host {
 			if e != nil {
 				if err := s.Place(n, e); err != nil {
@@ -147,8 +149,30 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 			return nil, err
 		}
 	}
+	// Timing entries apply in order, each changing only the fields it
+	// names; cut-through starts from what the node's element declares, so
+	// that an entry giving only a latency does not turn it off.
+	timing := map[topo.NodeID]*sim.Timing{}
+	var timed []topo.NodeID
 	for _, t := range sc.Timing {
-		if err := s.SetTiming(t.Node, t.Timing); err != nil {
+		tm := timing[t.Node]
+		if tm == nil {
+			tm = &sim.Timing{}
+			if c, ok := elems[t.Node].(sim.CutThrougher); ok {
+				tm.CutThrough = max(c.CutThrough(), 0)
+			}
+			timing[t.Node] = tm
+			timed = append(timed, t.Node)
+		}
+		if t.LatencySet {
+			tm.Latency = t.Timing.Latency
+		}
+		if t.CutThroughSet {
+			tm.CutThrough = t.Timing.CutThrough
+		}
+	}
+	for _, n := range timed {
+		if err := s.SetTiming(n, *timing[n]); err != nil {
 			return nil, err
 		}
 	}

@@ -330,3 +330,66 @@ func TestCaptureDefaultEveryNIC(t *testing.T) {
 		}
 	}
 }
+
+// TestStackDropsReported: a host with an agent fails while it pings; the
+// echo requests its stack sends meanwhile are dropped (node_down) on the
+// stack's own port, which the result did not report: ping counted them
+// lost and the engine's drops said nothing.
+func TestStackDropsReported(t *testing.T) {
+	res := run(t, `
+topology: line:1
+scheme: agent
+duration: 1s
+workloads:
+  - ping: {from: h1, to: h2, count: 10, interval: 50ms, at: 10ms}
+failures:
+  - {at: 100ms, node: h1, down}
+  - {at: 300ms, node: h1, up}
+`, RunOptions{})
+	f := res.Flows[0]
+	lost := f.Sent - f.Received
+	if lost < 3 {
+		t.Fatalf("flow %+v: the failure should have cost several probes", f)
+	}
+	if res.Drops["node_down"] < uint64(lost) {
+		t.Errorf("ping lost %d, engine drops %v", lost, res.Drops)
+	}
+	found := false
+	for _, p := range res.Ports {
+		if p.Node == "h1/stack" && p.Port == 1 && p.Drops["node_down"] > 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no h1/stack port among %+v", res.Ports)
+	}
+}
+
+// TestTimingEntriesMerge: timing entries change only the fields they
+// name, as link: entries do. A latency-only entry after a cut-through one
+// used to reset the node to store-and-forward. With s1 cut-through
+// (6 bytes) each of the two switch hops of an echo and its reply saves
+// (98 + 4 - 6) bytes = 768 ns over TestPingExactRTT's 4 x (880 ns + 1 us),
+// and the latency adds 300 ns per hop.
+func TestTimingEntriesMerge(t *testing.T) {
+	res := run(t, `
+topology: line:1
+scheme: learn
+duration: 1s
+timing:
+  - {nodes: all, cut_through: 6}
+  - {nodes: [s1], latency: 300ns}
+workloads:
+  - ping: {from: h1, to: h2, count: 3, interval: 10ms, at: 10ms}
+`, RunOptions{})
+	d := res.Flows[0].Detail.(host.PingResult)
+	if d.Received != 3 {
+		t.Fatalf("ping %+v", d)
+	}
+	want := 4*(880*element.Nanosecond+element.Microsecond) - 2*768*element.Nanosecond + 2*300*element.Nanosecond
+	for i, rtt := range d.RTTs[1:] {
+		if rtt != want {
+			t.Errorf("RTT %d = %v, want %v (cut-through kept, latency added)", i+1, rtt, want)
+		}
+	}
+}

@@ -60,10 +60,15 @@ type LinkSetting struct {
 	CorruptSet bool
 }
 
-// NodeTiming is a node's processing latency and cut-through mode.
+// NodeTiming sets a node's processing latency and cut-through mode.
+// Entries apply in file order, each changing only the fields it names
+// (LatencySet, CutThroughSet); a node whose cut_through no entry names
+// keeps its element's own (sim.CutThrougher).
 type NodeTiming struct {
-	Node   topo.NodeID
-	Timing sim.Timing
+	Node          topo.NodeID
+	Timing        sim.Timing
+	LatencySet    bool
+	CutThroughSet bool
 }
 
 // Kind is a workload kind. The zero value is invalid.
@@ -459,6 +464,24 @@ func (r *resolver) timing(t *rawTiming, field string) []NodeTiming {
 	var tm sim.Timing
 	tm.Latency = r.time(t.Latency, field+".latency")
 	tm.CutThrough = r.intv(t.CutThrough, field+".cut_through", 0, 1<<16)
+	if !t.Latency.Set && !t.CutThrough.Set && r.err == nil {
+		r.fail(t.line, field, "say what to set: latency, cut_through or both")
+		return nil
+	}
+	// One selector: with two, all but one would be silently ignored.
+	var sel []string
+	for _, c := range []struct {
+		name string
+		set  bool
+	}{{"nodes", t.Nodes.Set}, {"role", t.Role.Set}, {"kind", t.Kind.Set}} {
+		if c.set {
+			sel = append(sel, c.name)
+		}
+	}
+	if len(sel) > 1 && r.err == nil {
+		r.fail(t.line, field, "give one of nodes, role or kind, not %s", strings.Join(sel, " and "))
+		return nil
+	}
 	var nodes []topo.NodeID
 	switch {
 	case t.Nodes.Set:
@@ -505,7 +528,7 @@ func (r *resolver) timing(t *rawTiming, field string) []NodeTiming {
 	}
 	out := make([]NodeTiming, len(nodes))
 	for i, n := range nodes {
-		out[i] = NodeTiming{Node: n, Timing: tm}
+		out[i] = NodeTiming{Node: n, Timing: tm, LatencySet: t.Latency.Set, CutThroughSet: t.CutThrough.Set}
 	}
 	return out
 }
@@ -548,6 +571,14 @@ func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Wo
 	}
 	base.Interval = r.time(a.Interval, field+".interval")
 	base.Duration = r.time(a.Duration, field+".duration")
+	// Zero is how a Workload says "default" (1 s between pings, to the
+	// end of the run): written out, it must not silently mean that.
+	if a.Interval.Set && base.Interval <= 0 && r.err == nil {
+		r.fail(a.Interval.Line, field+".interval", "%q must be positive", a.Interval.V)
+	}
+	if a.Duration.Set && base.Duration <= 0 && r.err == nil {
+		r.fail(a.Duration.Line, field+".duration", "%q must be positive (leave it out to send until the end of the run)", a.Duration.V)
+	}
 	// The host's own limits, checked here so that a scenario asking past
 	// them fails to load instead of running with a flow that reports an
 	// error: ping sequence numbers are 16 bits, and neither ping nor udp
@@ -558,7 +589,9 @@ func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Wo
 		maxCount = 65536
 	}
 	base.Count = r.intv(a.Count, field+".count", 1, maxCount)
-	base.Size = r.intv(a.Size, field+".size", 0, host.DefaultMTU-28)
+	// At least one byte: a size of 0 would be taken as "the default"
+	// (56 for ping, 1472 for udp).
+	base.Size = r.intv(a.Size, field+".size", 1, host.DefaultMTU-28)
 	base.Request = r.intv(a.Request, field+".request", 1, 1<<24)
 	base.Response = r.intv(a.Response, field+".response", 1, 1<<24)
 	base.Port = uint16(r.intv(a.Port, field+".port", 1, 65535))

@@ -48,6 +48,10 @@ func TestParseErrors(t *testing.T) {
 		{"timing no selector", head + "timing:\n  - {latency: 1us}\n", "test.yaml:5: timing[0]: bad scenario: say which nodes"},
 		{"timing role", head + "timing:\n  - {role: core, latency: 1us}\n", "test.yaml:5: timing[0].role: bad scenario: no node of line:3 has role \"core\""},
 		{"timing ct", head + "timing:\n  - {kind: switch, cut_through: -6}\n", "test.yaml:5: timing[0].cut_through: bad scenario"},
+		// Two selectors: the second was silently ignored.
+		{"timing nodes and role", head + "timing:\n  - {nodes: [s1], role: core, latency: 1us}\n", "test.yaml:5: timing[0]: bad scenario: give one of nodes, role or kind, not nodes and role"},
+		{"timing kind and role", head + "timing:\n  - {kind: switch, role: core, latency: 1us}\n", "test.yaml:5: timing[0]: bad scenario: give one of nodes, role or kind, not role and kind"},
+		{"timing nothing to set", head + "timing:\n  - {nodes: [s1]}\n", "test.yaml:5: timing[0]: bad scenario: say what to set"},
 		{"workload kind", head + "workloads:\n  - iperf: {from: h1, to: h2}\n", "test.yaml:5: workloads[0]: bad scenario: unknown workload \"iperf\""},
 		{"workload two kinds", head + "workloads:\n  - {ping: {from: h1, to: h2}, tcp: {from: h1, to: h2}}\n", "line 5: a workload is one of"},
 		{"workload setting", head + "workloads:\n  - ping: {from: h1, to: h2, bytes: 10MB}\n", "test.yaml:5: workloads[0].ping.bytes: bad scenario: not a setting of ping"},
@@ -57,6 +61,13 @@ func TestParseErrors(t *testing.T) {
 		{"workload self", head + "workloads:\n  - ping: {from: h1, to: h1}\n", "test.yaml:5: workloads[0].ping: bad scenario: no pair of distinct hosts"},
 		{"workload late", head + "workloads:\n  - ping: {from: h1, to: h2, at: 2s}\n", "test.yaml:5: workloads[0].ping.at: bad scenario: starts at 2s"},
 		{"tcp no bytes", head + "workloads:\n  - tcp: {from: h1, to: h2}\n", "workloads[0].tcp.bytes: bad scenario: missing"},
+		// Written-out zeros meant the defaults: a 56-byte ping, a 1472-byte
+		// datagram, 1 s between pings, udp until the end of the run.
+		{"ping size 0", head + "workloads:\n  - ping: {from: h1, to: h2, size: 0}\n", "test.yaml:5: workloads[0].ping.size: bad scenario: \"0\" is not an integer in [1, 1472]"},
+		{"udp size 0", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, size: 0}\n", "test.yaml:5: workloads[0].udp.size: bad scenario"},
+		{"ping interval 0", head + "workloads:\n  - ping: {from: h1, to: h2, count: 3, interval: 0s}\n", "test.yaml:5: workloads[0].ping.interval: bad scenario: \"0s\" must be positive"},
+		{"ping interval rounds to 0", head + "workloads:\n  - ping: {from: h1, to: h2, count: 3, interval: 0.1ps}\n", "workloads[0].ping.interval: bad scenario"},
+		{"udp duration 0", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, duration: 0}\n", "test.yaml:5: workloads[0].udp.duration: bad scenario: \"0\" must be positive"},
 		{"udp no rate", head + "workloads:\n  - udp: {from: h1, to: h2}\n", "workloads[0].udp.rate: bad scenario: missing"},
 		{"udp bad port", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, port: 70000}\n", "test.yaml:5: workloads[0].udp.port: bad scenario"},
 		{"shuffle one host", head + "workloads:\n  - shuffle: {hosts: [h1], bytes: 1MB}\n", "workloads[0].shuffle.hosts: bad scenario: a shuffle needs at least two hosts"},
@@ -66,8 +77,8 @@ func TestParseErrors(t *testing.T) {
 		{"failure field", head + "failures:\n  - {at: 500ms, link: [s1, s2], down, colour: 1}\n", "line 5: failure: unknown field \"colour\""},
 		{"failure down value", head + "failures:\n  - {at: 500ms, link: [s1, s2], down: 3}\n", "line 5: failure: write a bare \"down\""},
 		{"ping count", head + "workloads:\n  - ping: {from: h1, to: h2, count: 65537}\n", "test.yaml:5: workloads[0].ping.count: bad scenario: \"65537\" is not an integer in [1, 65536]"},
-		{"ping size", head + "workloads:\n  - ping: {from: h1, to: h2, size: 1473}\n", "test.yaml:5: workloads[0].ping.size: bad scenario: \"1473\" is not an integer in [0, 1472]"},
-		{"udp size", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, size: 9000}\n", "test.yaml:5: workloads[0].udp.size: bad scenario: \"9000\" is not an integer in [0, 1472]"},
+		{"ping size", head + "workloads:\n  - ping: {from: h1, to: h2, size: 1473}\n", "test.yaml:5: workloads[0].ping.size: bad scenario: \"1473\" is not an integer in [1, 1472]"},
+		{"udp size", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, size: 9000}\n", "test.yaml:5: workloads[0].udp.size: bad scenario: \"9000\" is not an integer in [1, 1472]"},
 		{"failure late", head + "failures:\n  - {at: 1s, link: [s1, s2], down}\n", "test.yaml:5: failures[0].at: bad scenario: at 1s, at or after the end of the run (1s)"},
 		{"failure no at", head + "failures:\n  - {link: [s1, s2], down}\n", "failures[0].at: bad scenario: missing"},
 		{"capture port", head + "captures:\n  - {node: h1, port: 2}\n", "test.yaml:5: captures[0].port: bad scenario: \"2\" is not a port of h1 (1..1)"},
@@ -166,7 +177,7 @@ func TestUnits(t *testing.T) {
 			t.Errorf("ParseTime(%q) = %v, %v; want %v", s, got, err, want)
 		}
 	}
-	for s, want := range map[string]int64{"1Gbps": 1e9, "10Gb/s": 1e10, "100Mbps": 1e8, "1e9": 1e9, "64kbps": 64000, "2.5G": 2.5e9} {
+	for s, want := range map[string]int64{"1Gbps": 1e9, "10Gb/s": 1e10, "100Mbps": 1e8, "1e9": 1e9, "64kbps": 64000, "2.5G": 2.5e9, "1Gbit/s": 1e9, "1GBit/s": 1e9, "10Gbit": 1e10} {
 		if got, err := ParseRate(s); err != nil || got != want {
 			t.Errorf("ParseRate(%q) = %v, %v; want %v", s, got, err, want)
 		}
@@ -181,7 +192,8 @@ func TestUnits(t *testing.T) {
 			t.Errorf("ParseTime(%q): %v", s, err)
 		}
 	}
-	for _, s := range []string{"fast", "0.1bps", "1Xbps", "-1Gbps"} {
+	// Byte rates (capital B) used to be read as bit rates, 8 times too slow.
+	for _, s := range []string{"fast", "0.1bps", "1Xbps", "-1Gbps", "1GB/s", "100MBps", "10GBps", "1KB/s"} {
 		if _, err := ParseRate(s); !errors.Is(err, ErrBadUnit) {
 			t.Errorf("ParseRate(%q): %v", s, err)
 		}

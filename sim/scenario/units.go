@@ -83,6 +83,11 @@ func ParseRate(s string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A capital B is bytes (GB/s, MBps): the rate would be 8 times what
+	// was meant. Rates are in bits; say so rather than read it as bits.
+	if strings.Contains(strings.ReplaceAll(u, "Bit", "bit"), "B") {
+		return 0, fmt.Errorf("%w: %q: rates are in bits per second (Gbps, Gb/s, Mbps); %q reads as bytes", ErrBadUnit, s, u)
+	}
 	u = strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(u), "ps"), "/s")
 	u = strings.TrimSuffix(u, "bit")
 	u = strings.TrimSuffix(u, "b")
