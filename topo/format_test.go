@@ -343,12 +343,13 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestUnits(t *testing.T) {
-	for s, want := range map[string]int64{"1G": 1e9, "10Gbps": 1e10, "100M": 1e8, "2.5G": 2.5e9, "40Gb/s": 4e10, "1000": 1000, "1t": 1e12, " 25 G ": 25e9} {
+	for s, want := range map[string]int64{"1G": 1e9, "10Gbps": 1e10, "100M": 1e8, "2.5G": 2.5e9, "40Gb/s": 4e10, "1000": 1000, "1t": 1e12, " 25 G ": 25e9, "10GBit/s": 1e10, "10Gbit/s": 1e10} {
 		if got, err := ParseRate(s); err != nil || got != want {
 			t.Errorf("ParseRate(%q) = %d, %v", s, got, err)
 		}
 	}
-	for _, s := range []string{"", "G", "fast", "-1G", "0", "1e30", "NaN", "Inf"} {
+	// Bytes per second (a capital B) are refused, not read as bits.
+	for _, s := range []string{"", "G", "fast", "-1G", "0", "1e30", "NaN", "Inf", "1GB/s", "10GBps", "100MB"} {
 		if _, err := ParseRate(s); !errors.Is(err, ErrBadValue) {
 			t.Errorf("ParseRate(%q): %v", s, err)
 		}

@@ -14,6 +14,11 @@ import (
 // "1000000000". Units are decimal (1G = 10⁹ b/s), as Ethernet rates are.
 func ParseRate(s string) (int64, error) {
 	t := strings.TrimSpace(s)
+	// A capital B is bytes (1GB/s, 10GBps): read as bits, the link would
+	// be 8 times slower than meant.
+	if strings.Contains(strings.ReplaceAll(t, "Bit", "bit"), "B") {
+		return 0, fmt.Errorf("%w: rate %q: rates are in bits per second (10Gbps, 10Gb/s, 10G), and a capital B is bytes", ErrBadValue, s)
+	}
 	low := strings.ToLower(t)
 	for _, suf := range []string{"bps", "b/s", "bit/s"} {
 		low = strings.TrimSuffix(low, suf)
