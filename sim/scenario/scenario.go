@@ -414,18 +414,56 @@ func (r *resolver) link(ns names, line int, field string) topo.LinkID {
 		r.fail(max(line, ns.Line), field, "expected two node names, like [s1, s2]")
 		return -1
 	}
-	a := r.nodeName(ns.V[0], field)
-	b := r.nodeName(ns.V[1], field)
+	a, pa := r.linkEnd(ns.V[0], field)
+	b, pb := r.linkEnd(ns.V[1], field)
 	if r.err != nil {
 		return -1
 	}
-	for _, l := range r.g.Ports(a) {
-		if l != topo.NoLink && r.g.Link(l).Other(a).Node == b {
-			return l
+	// Every link between the two, on the ports named if any: with
+	// parallel links, taking the first would silently leave the others
+	// as they were.
+	var found []topo.LinkID
+	for p, l := range r.g.Ports(a) {
+		if l == topo.NoLink || pa != 0 && element.Port(p+1) != pa {
+			continue
+		}
+		if o := r.g.Link(l).Other(a); o.Node == b && (pb == 0 || element.Port(o.Port) == pb) {
+			found = append(found, l)
 		}
 	}
-	r.fail(ns.Line, field, "no link between %s and %s", ns.V[0].V, ns.V[1].V)
+	switch len(found) {
+	case 0:
+		r.fail(ns.Line, field, "no link between %s and %s", ns.V[0].V, ns.V[1].V)
+		return -1
+	case 1:
+		return found[0]
+	}
+	pa = r.g.Link(found[0]).A.Port
+	if r.g.Link(found[0]).A.Node != a {
+		pa = r.g.Link(found[0]).B.Port
+	}
+	r.fail(ns.Line, field, "%d links between %s and %s: name a port, like [%s:%d, %s]", len(found), ns.V[0].V, ns.V[1].V,
+		r.g.Node(a).Name, pa, r.g.Node(b).Name)
 	return -1
+}
+
+// linkEnd resolves one end of a link: a node name, or NAME:PORT to pick
+// one of several parallel links.
+func (r *resolver) linkEnd(s scalar, field string) (topo.NodeID, element.Port) {
+	if s.Set {
+		if _, ok := r.g.Lookup(s.V); !ok {
+			if i := strings.LastIndexByte(s.V, ':'); i > 0 {
+				if p, err := strconv.ParseUint(s.V[i+1:], 10, 16); err == nil && p > 0 {
+					n := r.nodeName(scalar{V: s.V[:i], Set: true, Line: s.Line}, field)
+					if r.err == nil && int(p) > len(r.g.Ports(n)) {
+						r.fail(s.Line, field, "%s has no port %d", s.V[:i], p)
+					}
+					return n, element.Port(p)
+				}
+			}
+		}
+	}
+	return r.nodeName(s, field), 0
 }
 
 func (r *resolver) linkParams(p *rawLinkParams, field string, l topo.LinkID) (LinkSetting, bool) {

@@ -291,3 +291,56 @@ link:
 		}
 	}
 }
+
+// TestParallelLinks: with two links between s1 and s2, ends [s1, s2] is
+// ambiguous (the first link used to be taken silently, leaving the other
+// as it was) and NAME:PORT picks one, in link: overrides and failures.
+func TestParallelLinks(t *testing.T) {
+	dir := t.TempDir()
+	topoYAML := `name: parallel
+nodes:
+  - {name: s1, kind: switch}
+  - {name: s2, kind: switch}
+  - {name: h1, kind: host}
+  - {name: h2, kind: host}
+links:
+  - [s1:1, s2:1]
+  - [s1:2, s2:2]
+  - [s1:3, h1:1]
+  - [s2:3, h2:1]
+`
+	if err := os.WriteFile(filepath.Join(dir, "parallel.yaml"), []byte(topoYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func(body string) (*Scenario, error) {
+		p := filepath.Join(dir, "sc.yaml")
+		if err := os.WriteFile(p, []byte("topology: parallel.yaml\nscheme: learn\nduration: 1s\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return Load(p, Options{Registry: testRegistry()})
+	}
+	for _, c := range []struct{ body, want string }{
+		{"link:\n  - {ends: [s1, s2], loss: 1}\n", "link[0].ends: bad scenario: 2 links between s1 and s2: name a port, like [s1:1, s2]"},
+		{"failures:\n  - {at: 1ms, link: [s2, s1], down}\n", "2 links between s2 and s1: name a port, like [s2:1, s1]"},
+		{"link:\n  - {ends: [s1:9, s2], loss: 1}\n", "link[0].ends: bad scenario: s1 has no port 9"},
+		{"link:\n  - {ends: [s1:3, s2], loss: 1}\n", "link[0].ends: bad scenario: no link between s1:3 and s2"},
+		{"link:\n  - {ends: [s1:1, s2:2], loss: 1}\n", "no link between s1:1 and s2:2"},
+	} {
+		if _, err := load(c.body); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.body, err, c.want)
+		}
+	}
+	sc, err := load("link:\n  - {ends: [s1:2, s2], loss: 0.5}\nfailures:\n  - {at: 1ms, link: [s2:1, s1:1], down}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := sc.Graph
+	l2, _ := g.PortLink(0, 2)
+	l1, _ := g.PortLink(0, 1)
+	if len(sc.Links) != 1 || sc.Links[0].Link != l2 || sc.Links[0].Fault.Loss != 0.5 {
+		t.Errorf("link override on %+v, want link %d", sc.Links, l2)
+	}
+	if len(sc.Failures) != 1 || sc.Failures[0].Link != l1 {
+		t.Errorf("failure %+v, want link %d", sc.Failures, l1)
+	}
+}
