@@ -7,15 +7,31 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
+// tbfBucketMin is the least bucket: four full host frames, and never less
+// than one full fabric frame (FabricMTU, its Ethernet header and a VLAN
+// tag an element may send) with room to spare for the kernel's rounding of
+// the bucket to whole microseconds and 64 ns ticks (under a byte per tick
+// at the rates where this floor applies). tbf drops every frame larger
+// than its bucket without a trace in the emulator's counters (the kernel
+// logs "burst ... is lower than device mtu"), so a smaller bucket lost
+// every jumbo frame on links below 72 Mb/s.
+const tbfBucketMin = max(4*1514, FabricMTU+14+4+64)
+
+// minShapedRate is the slowest rate tbf is given. The bucket goes to the
+// kernel as a time in 64 ns ticks, in 32 bits (at most 274 s): below about
+// 270 b/s a jumbo bucket overflowed it (a garbage bucket), and below 8 b/s
+// the rate in bytes per second was 0, which tbf takes as no limit at all.
+const minShapedRate = 1000
+
 // tbfParams computes a token bucket for rate bits/s: the bucket holds 1 ms
-// of traffic but at least a few full frames (so that a bucket at 10 Mb/s
-// still passes a 1514-byte frame), and the queue holds 20 ms more, about
-// what a shallow-buffered data-center switch port holds.
+// of traffic but at least tbfBucketMin (so that a bucket at 10 Mb/s still
+// passes a jumbo frame), and the queue holds 20 ms more, about what a
+// shallow-buffered data-center switch port holds.
 func tbfParams(rate int64) (bytesPerSec uint64, burst, limit uint32) {
 	bytesPerSec = uint64(rate) / 8
 	b := bytesPerSec / 1000
-	if b < 4*1514 {
-		b = 4 * 1514
+	if b < tbfBucketMin {
+		b = tbfBucketMin
 	}
 	l := bytesPerSec/50 + b
 	if b > 1<<30 {
@@ -39,6 +55,9 @@ func (l *Lab) rateLimits() error {
 		rate := lk.Rate
 		if l.opts.Rate > 0 {
 			rate = l.opts.Rate
+		}
+		if rate < minShapedRate {
+			return fmt.Errorf("emu: %w: link %d rate %d b/s: tbf shapes no slower than %d b/s", ErrBadOption, i, rate, minShapedRate)
 		}
 		bps, burst, limit := tbfParams(rate)
 		for _, e := range []topo.End{lk.A, lk.B} {

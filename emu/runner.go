@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgefabric/edgefabric/element"
+	"golang.org/x/sys/unix"
 )
 
 // Readier is implemented by a scheme's Fabric or elements that need time to
@@ -167,12 +168,21 @@ func (r *runner) reader(p element.Port, io frameIO) {
 				return
 			default:
 			}
-			if errors.Is(err, errOversize) {
+			switch {
+			case errors.Is(err, errOversize):
 				st.rxDropOversize.Add(1)
 				continue
+			case errors.Is(err, errRunt):
+				st.rxDropRunt.Add(1)
+				continue
+			case errors.Is(err, unix.ENETDOWN):
+				// The interface went down: the kernel tells a bound
+				// packet socket once. No frame was lost, and the
+				// next read waits for the interface to come back.
+				continue
 			}
-			// Transient (ENETDOWN while a link is down, ENOBUFS):
-			// count it and back off instead of spinning.
+			// Anything else (ENOBUFS): count it and back off
+			// instead of spinning.
 			st.rxErrors.Add(1)
 			time.Sleep(10 * time.Millisecond)
 			continue
@@ -309,7 +319,13 @@ func (r *runner) Send(p element.Port, frame []byte) {
 		return
 	}
 	if err := r.ios[p-1].WriteFrame(frame); err != nil {
-		st.txErrors.Add(1)
+		if errors.Is(err, unix.ENETDOWN) {
+			// The link failed and the element is not told yet
+			// (SetLink takes the interfaces down first).
+			st.txDropDown.Add(1)
+		} else {
+			st.txErrors.Add(1)
+		}
 		return
 	}
 	st.txFrames.Add(1)

@@ -103,7 +103,12 @@ func (l *Lab) Status() Status {
 		case ln.run != nil:
 			ns.Element = reflect.TypeOf(ln.el).String()
 			if cr, ok := ln.el.(element.CounterReporter); ok {
-				ln.run.do(func() { ns.Counters = cr.Counters() }, 2*time.Second)
+				// A late answer (do gave up) goes to c, which is
+				// never read then: never into ns, already returned.
+				var c map[string]uint64
+				if ln.run.do(func() { c = cr.Counters() }, 2*time.Second) {
+					ns.Counters = c
+				}
 			}
 			if n := ln.run.badPort.Load(); n > 0 {
 				if ns.Counters == nil {
@@ -131,6 +136,15 @@ func (l *Lab) Status() Status {
 						s.kernelDrops.Add(uint64(drops))
 					}
 					d["rx_socket_full"] = s.kernelDrops.Load()
+				}
+				if pi.Local && ln.nl != nil {
+					// The TAP's frames wait in the tun queue (500
+					// frames); when the agent does not read them fast
+					// enough, tun drops them and counts them as the
+					// device's tx drops (cumulative).
+					if lk, err := ln.nl.LinkByName(pi.Name); err == nil && lk.Attrs().Statistics != nil {
+						d["rx_socket_full"] = lk.Attrs().Statistics.TxDropped
+					}
 				}
 				for k, v := range d {
 					if v > 0 {

@@ -44,10 +44,19 @@ func openTAP(name string) (*tapPort, error) {
 	return &tapPort{f: os.NewFile(uintptr(fd), "tap:"+name)}, nil
 }
 
+// ReadFrame reads one frame. A frame longer than the buffer is not an
+// error for tun: it copies what fits and returns that length, so a read
+// that fills the buffer may have been cut. Frames longer than len(buf)-4
+// (maxFrame, the limit of the AF_PACKET ports too) are refused whole, as
+// errOversize, never handed on truncated; the host can send them by
+// raising its TAP's MTU.
 func (t *tapPort) ReadFrame(buf []byte) (int, error) {
 	n, err := t.f.Read(buf)
 	if err != nil {
 		return 0, err
+	}
+	if n > len(buf)-4 {
+		return 0, errOversize
 	}
 	return n, nil
 }
