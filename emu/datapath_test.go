@@ -435,3 +435,29 @@ func TestRateLimitTooSlow(t *testing.T) {
 		}
 	}
 }
+
+// CheckScheme, what up runs before it spawns anything (exit 2 there),
+// refuses a rate tbf cannot shape: the --rate override and, with
+// RateLimit, a topology link's own rate.
+func TestCheckSchemeRates(t *testing.T) {
+	b := topo.NewBuilder("pair")
+	b.ConnectPorts(topo.End{Node: b.AddNode("h1", topo.Host), Port: 1}, topo.End{Node: b.AddNode("h2", topo.Host), Port: 1}, 500, 0)
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		opts Options
+		ok   bool
+	}{
+		{Options{Rate: 100}, false},
+		{Options{RateLimit: true}, false}, // the link's own 500 b/s
+		{Options{RateLimit: true, Rate: 1e6}, true},
+		{Options{}, true}, // not shaped: the topology's rate is not used
+	} {
+		err := CheckScheme(g, KernelBridge, c.opts)
+		if c.ok != (err == nil) || err != nil && !errors.Is(err, ErrBadOption) {
+			t.Errorf("%+v: %v", c.opts, err)
+		}
+	}
+}

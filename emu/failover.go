@@ -25,8 +25,10 @@ type FailoverSpec struct {
 
 // FailoverResult is the measured outage.
 type FailoverResult struct {
-	// Outage is the longest run of lost probes times the interval: how
-	// long the hosts could not talk. Zero when no probe was lost.
+	// Outage is the time between the replies around the longest run of
+	// lost probes that ends after the failure (until now if no reply came
+	// back): how long the hosts could not talk. Zero when no probe was
+	// lost.
 	Outage time.Duration `json:"outage_ns"`
 	Lost   int           `json:"lost"`
 	Sent   int           `json:"sent"`

@@ -104,6 +104,9 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 	if opts.Rate < 0 {
 		return nil, fmt.Errorf("emu: %w: rate %d", ErrBadOption, opts.Rate)
 	}
+	if err := checkRates(g, opts); err != nil {
+		return nil, err
+	}
 	if left, err := listNS(Prefix(opts.Name)); err != nil {
 		return nil, fmt.Errorf("emu: list namespaces: %w", err)
 	} else if len(left) > 0 {
@@ -780,6 +783,9 @@ func buildScheme(g *topo.Graph, schemeName string, opts Options) (*kbConfig, sch
 // CheckScheme reports whether scheme schemeName and its parameters in
 // opts can run on g, before anything is built: what Up would refuse.
 func CheckScheme(g *topo.Graph, schemeName string, opts Options) error {
+	if err := checkRates(g, opts); err != nil {
+		return err
+	}
 	_, _, err := buildScheme(g, schemeName, opts)
 	return err
 }

@@ -43,6 +43,31 @@ func tbfParams(rate int64) (bytesPerSec uint64, burst, limit uint32) {
 	return bytesPerSec, uint32(b), uint32(l)
 }
 
+// shapedRate is the rate link l is shaped to: opts.Rate when given, else
+// the topology's; 0 when links are not shaped.
+func shapedRate(g *topo.Graph, l topo.LinkID, opts Options) int64 {
+	switch {
+	case opts.Rate > 0:
+		return opts.Rate
+	case opts.RateLimit:
+		return g.Link(l).Rate
+	}
+	return 0
+}
+
+// checkRates refuses, before anything is built, a link that would be
+// shaped below minShapedRate.
+func checkRates(g *topo.Graph, opts Options) error {
+	for i := range g.NumLinks() {
+		if r := shapedRate(g, topo.LinkID(i), opts); r != 0 && r < minShapedRate {
+			lk := g.Link(topo.LinkID(i))
+			return fmt.Errorf("emu: %w: link %s-%s at %d b/s: links are shaped no slower than %d b/s", ErrBadOption,
+				g.Node(lk.A.Node).Name, g.Node(lk.B.Node).Name, r, minShapedRate)
+		}
+	}
+	return nil
+}
+
 // rateLimits shapes every link when asked: a tbf root qdisc on both veth
 // ends, so each direction is held to the link's rate where it leaves its
 // sender, as on a real cable.
@@ -50,15 +75,12 @@ func (l *Lab) rateLimits() error {
 	if !l.opts.RateLimit && l.opts.Rate <= 0 {
 		return nil
 	}
+	if err := checkRates(l.g, l.opts); err != nil {
+		return err
+	}
 	for i := 0; i < l.g.NumLinks(); i++ {
 		lk := l.g.Link(topo.LinkID(i))
-		rate := lk.Rate
-		if l.opts.Rate > 0 {
-			rate = l.opts.Rate
-		}
-		if rate < minShapedRate {
-			return fmt.Errorf("emu: %w: link %d rate %d b/s: tbf shapes no slower than %d b/s", ErrBadOption, i, rate, minShapedRate)
-		}
+		rate := shapedRate(l.g, topo.LinkID(i), l.opts)
 		bps, burst, limit := tbfParams(rate)
 		for _, e := range []topo.End{lk.A, lk.B} {
 			ln := l.nodes[e.Node]
