@@ -535,8 +535,21 @@ func (a *Agent) hold(dst wire.MAC, ip netip.Addr, frame []byte, arp *wire.ARP) {
 			q.arps = append(q.arps, *arp)
 		}
 	}
-	if fresh {
+	switch {
+	case fresh:
 		// Last: on the controller's own host the answer comes at once.
+		a.sendQuery(q)
+	case arp != nil:
+		// The stack asks again (its ARP retry, 1 s later by default):
+		// it still waits, so ask the controller again now, with the
+		// backoff started over. The query's own retries double their
+		// wait; on a lossy fabric their later ones would come after the
+		// stack gave up (3 requests), leaving the pair unable to talk
+		// although the controller answers most queries. The stack paces
+		// its requests, so this adds a few queries, not a flood; data
+		// frames, which come at line rate, do not re-arm.
+		a.c.Inc("path_query_rearmed")
+		q.tries = 0
 		a.sendQuery(q)
 	}
 }
