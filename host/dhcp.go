@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"net"
 	"net/netip"
 	"time"
@@ -207,6 +208,9 @@ func (d *dhcpClient) expire() {
 func (d *dhcpClient) receive(b []byte) {
 	h := d.h
 	m, err := dhcpv4.FromBytes(b)
+	if err == nil {
+		err = overloadedOptions(m, b)
+	}
 	if err != nil {
 		h.ctr.Inc("drop_dhcp_malformed")
 		return
@@ -309,3 +313,36 @@ func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
 		d.renew()
 	})
 }
+
+// BOOTP's 'sname' and 'file' fields, as offsets into the message.
+const (
+	bootpSname, bootpFile, bootpEnd = 44, 108, 236
+)
+
+// overloadedOptions adds to m the options a server continued in the
+// 'file' and 'sname' fields, as option 52 says (1: file, 2: sname, 3:
+// both). RFC 2131 §4.1: the client MUST interpret the overload option;
+// RFC 3396 §6: options first, then file, then sname (instances of one
+// option concatenate). insomniacslk/dhcp reads the fields as strings.
+func overloadedOptions(m *dhcpv4.DHCPv4, b []byte) error {
+	v := m.Options.Get(dhcpv4.OptionOptionOverload)
+	if len(v) == 0 {
+		return nil
+	}
+	if len(v) != 1 || v[0] < 1 || v[0] > 3 || len(b) < bootpEnd {
+		return errBadOverload
+	}
+	if v[0]&1 != 0 {
+		if err := m.Options.FromBytes(b[bootpFile:bootpEnd]); err != nil {
+			return err
+		}
+	}
+	if v[0]&2 != 0 {
+		if err := m.Options.FromBytes(b[bootpSname:bootpFile]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var errBadOverload = errors.New("dhcp: bad option overload")

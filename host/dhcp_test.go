@@ -298,3 +298,34 @@ func dhcpReply(t testing.TB, h *Host, xid dhcpv4.TransactionID, typ dhcpv4.Messa
 	m.OpCode = dhcpv4.OpcodeBootReply
 	return m.ToBytes()
 }
+
+// TestDHCPOptionOverload: a server short of room in the options field
+// continues them in 'file' and 'sname' and says so with option 52 (RFC
+// 2131 §4.1, which the client MUST interpret; RFC 3396 §6 gives the order:
+// options, file, sname). Here the message type is in 'file' and the lease
+// time in 'sname'; the client once saw a message without a type.
+func TestDHCPOptionOverload(t *testing.T) {
+	n, h, s := dhcpPair(t, 0)
+	s.silent = true
+	n.run(ms)
+	xid := h.dhcp.xid
+	h.dhcp.state = DHCPRequesting
+	h.dhcp.server = netip.MustParseAddr("10.0.0.1")
+	m, err := dhcpv4.New(dhcpv4.WithTransactionID(xid), dhcpv4.WithHwAddr(h.mac[:]),
+		dhcpv4.WithYourIP(net.IPv4(10, 0, 0, 7)), dhcpv4.WithServerIP(net.IPv4(10, 0, 0, 1)),
+		dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IPv4(10, 0, 0, 1))),
+		dhcpv4.WithGeneric(dhcpv4.OptionOptionOverload, []byte{3}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OpCode = dhcpv4.OpcodeBootReply
+	m.Options.Del(dhcpv4.OptionDHCPMessageType)
+	b := m.ToBytes()
+	copy(b[108:], []byte{53, 1, byte(dhcpv4.MessageTypeAck), 255}) // file
+	copy(b[44:], []byte{0, 51, 4, 0, 0, 0x0e, 0x10, 255})          // sname: pad, lease 3600 s
+	h.dhcp.receive(b)
+	l, _ := h.DHCP()
+	if h.Addr() != netip.MustParseAddr("10.0.0.7") || l.Expires-l.Bound != 3600*sec {
+		t.Fatalf("addr %v lease %v, counters %v", h.Addr(), l.Expires-l.Bound, h.Counters())
+	}
+}

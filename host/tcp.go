@@ -141,6 +141,9 @@ type TCPConn struct {
 	mss          int64
 	sndWS, rcvWS uint8 // window shifts: peer's (applied to its window field), ours
 	sndWnd       int64
+	sndWL1       int64 // receive offset of the segment that last set sndWnd (RFC 9293 SND.WL1)
+	sndWL2       int64 // and its acknowledgment, as a send offset (SND.WL2)
+	maxSndWnd    int64 // the largest window the peer offered (RFC 5961 MAX.SND.WND)
 
 	sndUna, sndNxt, sndMax int64
 	sndEnd                 int64 // bytes queued by the app
@@ -160,6 +163,7 @@ type TCPConn struct {
 	rttTiming         bool
 	backoff           int
 	synAt             element.Time
+	synResent         bool // our SYN went out again: no RTT sample from its ACK (Karn)
 
 	rtoAt       element.Time // retransmission deadline; 0: disarmed
 	timerAt     element.Time // when the pending engine timer fires; 0: none
@@ -176,6 +180,8 @@ type TCPConn struct {
 	delack   bool // delayed-ACK timer pending
 
 	txWaiting bool // parked until the NIC queue drains
+
+	timeWaitAt element.Time // when TIME-WAIT ends
 
 	rxmt  *[16]uint32 // sequence numbers of recent retransmissions
 	rxmtI int
@@ -205,6 +211,10 @@ type oooSeg struct {
 
 func (c *TCPConn) seqOf(o int64) uint32  { return c.iss + 1 + uint32(o) }
 func (c *TCPConn) rseqOf(o int64) uint32 { return c.irs + 1 + uint32(o) }
+
+// rcvOff is the receive offset of the peer's sequence number seq, taken
+// within 2^31 of RCV.NXT.
+func (c *TCPConn) rcvOff(seq uint32) int64 { return c.rcvNxt + int64(int32(seq-c.rseqOf(c.rcvNxt))) }
 
 // Flow returns the connection's key.
 func (c *TCPConn) Flow() FlowKey { return c.key.flow() }
@@ -658,16 +668,34 @@ func (c *TCPConn) onRTO() {
 	case StateTimeWait, StateClosed:
 		return
 	}
-	if c.sndUna >= c.sndMax {
-		// Nothing outstanding: a persist probe into a zero window.
-		if c.sndNxt < c.sndEnd && c.sndWnd == 0 {
-			c.h.ctr.Inc("tcp_window_probe")
-			c.transmit(c.sndNxt, 1, false)
-			c.sndNxt++
-			c.sndMax = max(c.sndMax, c.sndNxt)
-			c.backOff()
-			c.setRTO(c.h.env.Now() + c.rto)
+	if c.sndWnd == 0 && c.sndUna < c.sndEnd {
+		// The persist timer: the peer's window is closed (nothing in
+		// flight but, after the first probe, the probe's byte; or a
+		// window that shrank under data in flight, RFC 9293 §3.8.6,
+		// where nothing may be resent either). Probe with the byte at
+		// SND.UNA, backing off to MaxRTO, for as long as the peer
+		// answers (RFC 1122 §4.2.2.17: a zero window alone MUST NOT
+		// close the connection; processAck resets the count on every
+		// answer). A probe is neither a loss nor a retransmission for
+		// congestion control or SegmentInfo.
+		if int(c.consecutiveRTO) >= cfg.MaxRetries {
+			c.abort(ErrTimeout, true)
+			return
 		}
+		c.consecutiveRTO++
+		c.h.ctr.Inc("tcp_window_probe")
+		if c.sndMax > c.sndUna {
+			c.sendSeg(c.sndUna, 1, flagACK)
+		} else {
+			c.transmit(c.sndUna, 1, false)
+		}
+		c.sndNxt = c.sndUna + 1
+		c.sndMax = max(c.sndMax, c.sndNxt)
+		c.backOff()
+		c.setRTO(c.h.env.Now() + c.rto)
+		return
+	}
+	if c.sndUna >= c.sndMax {
 		return
 	}
 	if int(c.consecutiveRTO) >= cfg.MaxRetries {
@@ -806,6 +834,8 @@ func (c *TCPConn) synOptions(s *tcpSeg) {
 		c.noWS = true // and a SYN-ACK must not offer it (RFC 7323 §1.3)
 	}
 	c.sndWnd = int64(s.wnd) // a SYN's window is not scaled
+	c.sndWL1, c.sndWL2 = -1, 0
+	c.maxSndWnd = c.sndWnd
 }
 
 func (c *TCPConn) segment(s *tcpSeg) {
@@ -851,6 +881,7 @@ func (c *TCPConn) segment(s *tcpSeg) {
 		if s.flags&flagSYN != 0 {
 			if s.seq == c.irs { // the peer lost our SYN-ACK
 				h.ctr.Inc("tcp_syn_retransmitted_by_peer")
+				c.synResent = true // Karn: the handshake's ACK is ambiguous now
 				c.sendSeg(-1, 0, flagSYN|flagACK)
 			}
 			return
@@ -865,6 +896,8 @@ func (c *TCPConn) segment(s *tcpSeg) {
 		}
 		c.synAcked()
 		c.sndWnd = int64(s.wnd) << c.sndWS
+		c.sndWL1, c.sndWL2 = c.rcvOff(s.seq), 0
+		c.maxSndWnd = max(c.maxSndWnd, c.sndWnd)
 		if c.onEstablished != nil {
 			c.onEstablished(c)
 		}
@@ -873,6 +906,13 @@ func (c *TCPConn) segment(s *tcpSeg) {
 	}
 	if s.flags&flagRST != 0 {
 		if c.acceptReset(s) {
+			if c.state == StateTimeWait {
+				// The connection completed; the reset only ends the
+				// wait (RFC 9293 §3.10.7.4).
+				h.ctr.Inc("tcp_reset_in_time_wait")
+				c.close()
+				return
+			}
 			c.abort(ErrReset, false)
 		}
 		return
@@ -910,7 +950,9 @@ func (c *TCPConn) synAcked() {
 	c.sndUna = 0
 	c.rtoAt = 0
 	if c.backoff == 0 {
-		c.rttSample(now - c.synAt)
+		if !c.synResent {
+			c.rttSample(now - c.synAt)
+		}
 	} else {
 		// RFC 6298 §5.7: after a lost SYN the RTO starts over at 3 s
 		// unless a sample comes; we take the standard initial value.
@@ -946,21 +988,43 @@ func (c *TCPConn) processAck(s *tcpSeg) bool {
 		c.sendAck()
 		return false
 	}
+	if ackOff < c.sndUna-c.maxSndWnd {
+		// Older than any window the peer offered: not from the peer
+		// (RFC 5961 §5.2, blind data injection). Drop, challenge.
+		h.ctr.Inc("tcp_ack_too_old")
+		h.ctr.Inc("tcp_challenge_ack")
+		c.sendAck()
+		return false
+	}
 	if ackOff < c.sndUna {
 		return true // an old ACK: nothing to learn, the data may be new
 	}
 	wnd := int64(s.wnd) << c.sndWS
+	// The window is taken from the newest segment only (RFC 9293
+	// §3.10.7.4): an older one, reordered, must not undo an update.
+	segOff := c.rcvOff(s.seq)
+	fresh := segOff > c.sndWL1 || (segOff == c.sndWL1 && ackOff >= c.sndWL2)
+	update := func() {
+		if fresh {
+			c.sndWnd, c.sndWL1, c.sndWL2 = wnd, segOff, ackOff
+			c.maxSndWnd = max(c.maxSndWnd, wnd)
+		}
+	}
 	if ackOff > c.sndUna {
 		c.newAck(ackOff)
-		c.sndWnd = wnd
+		update()
 		return true
 	}
 	// ackOff == sndUna: a duplicate ACK when it carries nothing else and
-	// data is outstanding (RFC 5681 §2).
-	if len(s.payload) == 0 && s.flags&(flagSYN|flagFIN) == 0 && wnd == c.sndWnd && c.sndMax > c.sndUna {
+	// data is outstanding (RFC 5681 §2). A zero window's ACK answers a
+	// window probe: no loss signal, but a sign of life that keeps the
+	// persist timer from giving up (RFC 1122 §4.2.2.17).
+	if wnd == 0 {
+		c.consecutiveRTO = 0
+	} else if len(s.payload) == 0 && s.flags&(flagSYN|flagFIN) == 0 && wnd == c.sndWnd && c.sndMax > c.sndUna {
 		c.dupAck()
 	}
-	c.sndWnd = wnd
+	update()
 	return true
 }
 
@@ -1097,20 +1161,28 @@ func (c *TCPConn) processData(s *tcpSeg) {
 	if n == 0 && !fin {
 		return
 	}
+	off := c.rcvOff(s.seq)
+	segEnd := off + n
+	if fin {
+		segEnd++
+	}
 	switch c.state {
 	case StateEstablished, StateFinWait1, StateFinWait2:
 	default:
-		if c.state == StateTimeWait && fin {
-			c.ackDue = true // our last ACK was lost
+		// The peer's FIN is in. What comes again (the FIN, when our
+		// ACK of it was lost) lies below RCV.NXT and is acknowledged,
+		// in every state (RFC 9293 §3.10.7.4); in TIME-WAIT the wait
+		// starts over. Anything past the FIN is the peer's error.
+		if segEnd <= c.rcvNxt {
+			h.ctr.Inc("tcp_rx_duplicate")
+			c.ackDue = true
+			if c.state == StateTimeWait && fin {
+				c.armTimeWait()
+			}
 		} else {
 			h.ctr.Inc("tcp_data_after_fin")
 		}
 		return
-	}
-	off := c.rcvNxt + int64(int32(s.seq-c.rseqOf(c.rcvNxt)))
-	segEnd := off + n
-	if fin {
-		segEnd++
 	}
 	if segEnd <= c.rcvNxt {
 		h.ctr.Inc("tcp_rx_duplicate")
@@ -1189,22 +1261,32 @@ func (c *TCPConn) storeOOO(off int64, p []byte) {
 	if i < len(c.ooo) && c.ooo[i].off == off && len(c.ooo[i].data) >= len(p) {
 		return // already held
 	}
-	if c.oooBytes+len(p) > h.cfg.TCP.RecvWindow {
+	if c.oooBytes+oooCharge(len(p)) > h.cfg.TCP.RecvWindow {
 		h.ctr.Inc("drop_tcp_ooo_full")
 		return
 	}
 	c.ooo = append(c.ooo, oooSeg{})
 	copy(c.ooo[i+1:], c.ooo[i:])
 	c.ooo[i] = oooSeg{off: off, data: append([]byte(nil), p...)}
-	c.oooBytes += len(p)
+	c.oooBytes += oooCharge(len(p))
 }
+
+// oooMinCharge is the least a held out-of-order segment counts against
+// the reassembly allowance, as Linux charges an skb's true size rather
+// than its payload: a peer sending one-byte segments with gaps would
+// otherwise make the receiver hold a million tiny buffers in a 1 MiB
+// allowance (tens of MB, and a queue shifted on every insertion).
+// Segments of a full MSS are charged their length.
+const oooMinCharge = 512
+
+func oooCharge(n int) int { return max(n, oooMinCharge) }
 
 func (c *TCPConn) drainOOO() {
 	for len(c.ooo) > 0 && c.ooo[0].off <= c.rcvNxt {
 		s := c.ooo[0]
 		c.ooo[0] = oooSeg{}
 		c.ooo = c.ooo[1:]
-		c.oooBytes -= len(s.data)
+		c.oooBytes -= oooCharge(len(s.data))
 		if end := s.off + int64(len(s.data)); end > c.rcvNxt {
 			c.deliver(s.data[c.rcvNxt-s.off:])
 		}
@@ -1236,8 +1318,15 @@ func (c *TCPConn) enterTimeWait() {
 	c.state = StateTimeWait
 	c.rtoAt = 0
 	c.fire()
+	c.armTimeWait()
+}
+
+// armTimeWait (re)starts the TIME-WAIT timer; a timer of an earlier start
+// finds the deadline moved and does nothing.
+func (c *TCPConn) armTimeWait() {
+	c.timeWaitAt = c.h.env.Now() + c.h.cfg.TCP.TimeWait
 	c.h.env.After(c.h.cfg.TCP.TimeWait, func() {
-		if c.state == StateTimeWait {
+		if c.state == StateTimeWait && c.h.env.Now() >= c.timeWaitAt {
 			c.close()
 		}
 	})
