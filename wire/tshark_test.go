@@ -23,17 +23,7 @@ import (
 // tshark's own dissectors. scripts/deps installs tshark; without it the
 // test skips, unless CI is set, where it fails.
 func TestTshark(t *testing.T) {
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tshark not found and CI=%s: install it (scripts/deps, or apt-get install tshark)", os.Getenv("CI"))
-		}
-		t.Skip("tshark not found: install it (scripts/deps, or apt-get install tshark) to check the Lua dissector; CI fails instead of skipping")
-	}
-	lua, err := filepath.Abs(filepath.Join("..", "contrib", "wireshark", "edgefabric.lua"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin, lua := needTshark(t)
 	gs := loadGoldens(t)
 	pcap := filepath.Join(t.TempDir(), "golden.pcap")
 	if p := os.Getenv("EDGEFABRIC_KEEP_PCAP"); p != "" {
@@ -143,14 +133,7 @@ func TestTshark(t *testing.T) {
 // every length and with single bytes flipped: tshark must dissect them all
 // with no Lua error (bad input becomes an expert item, as in Go).
 func TestTsharkMalformed(t *testing.T) {
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tshark not found and CI=%s", os.Getenv("CI"))
-		}
-		t.Skip("tshark not found")
-	}
-	lua, _ := filepath.Abs(filepath.Join("..", "contrib", "wireshark", "edgefabric.lua"))
+	bin, lua := needTshark(t)
 	pcap := filepath.Join(t.TempDir(), "malformed.pcap")
 	f, err := os.Create(pcap)
 	if err != nil {
@@ -200,6 +183,24 @@ func TestTsharkMalformed(t *testing.T) {
 	if i := bytes.Index(out, []byte("Lua Error")); i >= 0 {
 		t.Fatalf("Lua error on malformed input: %s", out[max(0, i-300):min(len(out), i+200)])
 	}
+}
+
+// needTshark returns tshark's path and the dissector's. Without tshark
+// the test skips, unless CI is set, where it fails.
+func needTshark(t *testing.T) (bin, lua string) {
+	t.Helper()
+	bin, err := exec.LookPath("tshark")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("tshark not found and CI=%s: install it (scripts/deps, or apt-get install tshark)", os.Getenv("CI"))
+		}
+		t.Skip("tshark not found: install it (scripts/deps, or apt-get install tshark) to check the Lua dissector; CI fails instead of skipping")
+	}
+	lua, err = filepath.Abs(filepath.Join("..", "contrib", "wireshark", "edgefabric.lua"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin, lua
 }
 
 // flatten collects every leaf "field": "value" of tshark's JSON tree.
@@ -302,14 +303,7 @@ func edgefabricVerdict(encap string, b []byte) (ours, exact bool, err error) {
 // the fields of every frame Go accepts as describe, the Go twin of the
 // dissector, lists them: values and order.
 func TestTsharkAgreesWithGo(t *testing.T) {
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("tshark not found and CI=%s", os.Getenv("CI"))
-		}
-		t.Skip("tshark not found")
-	}
-	lua, _ := filepath.Abs(filepath.Join("..", "contrib", "wireshark", "edgefabric.lua"))
+	bin, lua := needTshark(t)
 	pcap := filepath.Join(t.TempDir(), "verdicts.pcap")
 	f, err := os.Create(pcap)
 	if err != nil {
