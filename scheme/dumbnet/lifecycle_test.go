@@ -121,11 +121,15 @@ func TestNewLinkRescanned(t *testing.T) {
 	}
 }
 
-// lossy wraps an element and drops the probing messages that reach it
-// before a time: a host whose answers to discovery are lost.
+// lossy wraps an element and, while on and before a time, drops the
+// DumbNet control messages of one subtype that reach it: probing messages
+// (a host whose answers to discovery are lost; they arrive tagged) or
+// path replies (a host whose queries go unanswered).
 type lossy struct {
 	element.Element
 	env   element.Env
+	sub   wire.Subtype
+	on    bool
 	until element.Time
 }
 
@@ -136,7 +140,8 @@ func (l *lossy) Attach(env element.Env, ports []element.PortInfo) {
 
 func (l *lossy) Receive(p element.Port, frame []byte) {
 	tags, inner, payload, err := wire.ParseDumbNet(frame)
-	if l.env.Now() < l.until && err == nil && len(tags) > 0 && inner == wire.EtherTypeLocalExp && len(payload) > 0 && wire.Subtype(payload[0]) == wire.SubDumbNetProbe {
+	if l.on && l.env.Now() < l.until && err == nil && inner == wire.EtherTypeLocalExp && len(payload) > 0 && wire.Subtype(payload[0]) == l.sub &&
+		(len(tags) > 0 || l.sub != wire.SubDumbNetProbe) {
 		return
 	}
 	l.Element.Receive(p, frame)
@@ -154,7 +159,7 @@ func TestMissedHostFound(t *testing.T) {
 	// hears PMs again.
 	l := newLabGraphWrap(t, g, map[string]string{"search": "500ms"}, func(n topo.NodeID, e element.Element) element.Element {
 		if g.Node(n).Name == "h7" {
-			return &lossy{Element: e, until: 400 * element.Millisecond}
+			return &lossy{Element: e, sub: wire.SubDumbNetProbe, on: true, until: 400 * element.Millisecond}
 		}
 		return e
 	})
@@ -363,28 +368,6 @@ func flapCoreLink(t *testing.T, up, until element.Time) *lab {
 	return l
 }
 
-// replyLoss wraps an agent and drops the controller's path replies that
-// reach it before a time, when on.
-type replyLoss struct {
-	element.Element
-	env   element.Env
-	on    bool
-	until element.Time
-}
-
-func (r *replyLoss) Attach(env element.Env, ports []element.PortInfo) {
-	r.env = env
-	r.Element.Attach(env, ports)
-}
-
-func (r *replyLoss) Receive(p element.Port, frame []byte) {
-	_, inner, payload, err := wire.ParseDumbNet(frame)
-	if r.on && r.env.Now() < r.until && err == nil && inner == wire.EtherTypeLocalExp && len(payload) > 0 && wire.Subtype(payload[0]) == wire.SubDumbNetPathReply {
-		return
-	}
-	r.Element.Receive(p, frame)
-}
-
 // TestARPRetryRearmsQuery: a host's path queries go unanswered for 2.6 s
 // (every reply lost). The query's own retries double their wait (20 ms,
 // 40 ms, ... 1.28 s, 2.56 s), so its tries at 2.54 s and 5.1 s straddle
@@ -398,9 +381,9 @@ func TestARPRetryRearmsQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wraps := map[topo.NodeID]*replyLoss{}
+	wraps := map[topo.NodeID]*lossy{}
 	l := newLabGraphWrap(t, g, nil, func(n topo.NodeID, e element.Element) element.Element {
-		w := &replyLoss{Element: e}
+		w := &lossy{Element: e, sub: wire.SubDumbNetPathReply}
 		wraps[n] = w
 		return w
 	})
