@@ -207,13 +207,19 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	fields := map[NodeID]string{}
 	for _, n := range nodes {
 		f := "topology.nodes." + n.name
+		// edgefabric.kind decides, then role: host|switch, then the
+		// containerlab kind and the link count.
 		kind := Switch
+		efKind, hasEFKind := n.labels[labelPrefix+"kind"]
 		switch {
-		case n.labels[labelPrefix+"kind"] == "host", n.labels["role"] == "host":
+		case hasEFKind && efKind == "host":
 			kind = Host
-		case n.labels[labelPrefix+"kind"] == "switch", n.labels["role"] == "switch":
-		case n.labels[labelPrefix+"kind"] != "":
-			return nil, r.errf(n.labelLine(labelPrefix+"kind"), f+".labels."+labelPrefix+"kind", ErrBadValue, "%q (want switch or host)", n.labels[labelPrefix+"kind"])
+		case hasEFKind && efKind == "switch":
+		case hasEFKind:
+			return nil, r.errf(n.labelLine(labelPrefix+"kind"), f+".labels."+labelPrefix+"kind", ErrBadValue, "%q (want switch or host)", efKind)
+		case n.labels["role"] == "host":
+			kind = Host
+		case n.labels["role"] == "switch":
 		case n.kind == "linux" && n.links == 1:
 			kind = Host
 		}

@@ -306,7 +306,11 @@ func TestLoadErrors(t *testing.T) {
 		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, rate: fast}\n", "topo: a.yaml:5: links[0].rate: bad value: rate \"fast\": want bits per second like 1G, 10Gbps or 100M"},
 		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, delay: 3 parsecs}\n", "topo: a.yaml:5: links[0].delay: bad value: delay \"3 parsecs\": want a duration like 1us, 500ns or 2ms (at most 1h)"},
 		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:0, s1:2]\n", "topo: a.yaml:4: links[0].a: bad port number: endpoint \"s1:0\": port must be 1..65535"},
-		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:1, s1:1]\n", "topo: a.yaml:4: links[0].b: link joins a port to itself: s1:1"},
+		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:1, s1:1]\n", "topo: a.yaml:4: links[0].b: link joins a node to itself: s1:1"},
+		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:1, s1:2]\n", "topo: a.yaml:4: links[0].b: link joins a node to itself: s1:2"},
+		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1, s1]\n", "topo: a.yaml:4: links[0].b: link joins a node to itself: s1"},
+		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {}\n  links:\n    - endpoints: [\"a:eth1\", \"a:eth2\"]\n", "topo: lab.clab.yml:6: topology.links[0].endpoints[1]: link joins a node to itself: a:2"},
+		{"z.graphml", "<graphml><graph>\n<node id=\"a\"/>\n<edge source=\"a\" target=\"a\" sourceport=\"1\" targetport=\"2\"/></graph></graphml>", "topo: z.graphml:3: edge[0].target: link joins a node to itself: a:2"},
 		{"a.yaml", "nodes:\n  - {name: s1, ports: 2}\n  - {name: s2}\nlinks:\n  - [s1:3, s2:1]\n", "topo: a.yaml:2: nodes[0].ports: bad port number: declares 2 ports but a link uses port 3"},
 		{"a.yaml", "nodes: [\n", "topo: a.yaml:1: syntax: syntax error: did not find expected node content"},
 		{"a.yaml", "", "topo: a.yaml:1: document: syntax error: empty file"},
@@ -472,6 +476,83 @@ func TestLoadErrorDeterministic(t *testing.T) {
 		}
 		if err.Error() != first {
 			t.Fatalf("errors differ:\n%s\n%s", first, err)
+		}
+	}
+}
+
+// TestClabKindPrecedence: the edgefabric.kind label decides whether a
+// node is a host or a switch, before a role label (docs/topology.md §5):
+// a switch labelled role: host stays a switch, and a bad edgefabric.kind
+// is an error even when role says host.
+func TestClabKindPrecedence(t *testing.T) {
+	const lab = `name: x
+topology:
+  kinds:
+    linux: {labels: {role: host}}
+  nodes:
+    a: {kind: linux, labels: {edgefabric.kind: switch, role: host}}
+    b: {kind: linux, labels: {edgefabric.kind: host, role: switch}}
+    c: {kind: linux, labels: {edgefabric.kind: switch}}
+    d: {kind: linux, labels: {role: host}}
+  links:
+    - endpoints: ["a:eth1", "b:eth1"]
+    - endpoints: ["a:eth2", "c:eth1"]
+    - endpoints: ["c:eth2", "d:eth1"]
+`
+	g, err := Decode([]byte(lab), "lab.clab.yml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]Kind{"a": Switch, "b": Host, "c": Switch, "d": Host} {
+		id, _ := g.Lookup(name)
+		if got := g.Node(id).Kind; got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	bad := "name: x\ntopology:\n  nodes:\n    a: {labels: {edgefabric.kind: router, role: host}}\n"
+	_, err = Decode([]byte(bad), "lab.clab.yml", LoadOptions{})
+	if want := `topo: lab.clab.yml:4: topology.nodes.a.labels.edgefabric.kind: bad value: "router" (want switch or host)`; err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// TestRoundTripEdgeText: names with spaces at their ends and roles with
+// spaces survive every format (the native reader trimmed endpoints, so
+// " a :1" named "a "; GraphML trimmed ef.role); names and roles with
+// control characters, which XML cannot hold, are refused up front.
+func TestRoundTripEdgeText(t *testing.T) {
+	b := NewBuilder("edges")
+	a := b.AddNode(" a ", Switch)
+	b.Node(a).Role = " core "
+	h := b.AddNode("h 1", Host)
+	b.Node(h).Role = "  "
+	b.Connect(a, h)
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Format{FormatYAML, FormatJSON, FormatClab, FormatGraphML} {
+		if d := diffGraph(g, roundTrip(t, g, f)); d != "" {
+			t.Errorf("%v: %s", f, d)
+		}
+	}
+	bb := NewBuilder("x")
+	bb.AddNode("c\x01", Host)
+	if _, err := bb.Graph(); !errors.Is(err, ErrBadValue) {
+		t.Errorf("control character in a name: %v", err)
+	}
+	bb = NewBuilder("x")
+	bb.Node(bb.AddNode("c", Host)).Role = "r\x7f"
+	if _, err := bb.Graph(); !errors.Is(err, ErrBadValue) {
+		t.Errorf("control character in a role: %v", err)
+	}
+	for data, want := range map[string]string{
+		"nodes:\n  - {name: \"c\\x01\"}\n":            `topo: a.yaml:2: nodes[0].name: node "c\x01": name: bad value: control character or invalid UTF-8`,
+		"nodes:\n  - {name: c, role: \"r\\u0085\"}\n": `topo: a.yaml:2: nodes[0].role: bad value: "r\u0085": control character or invalid UTF-8`,
+	} {
+		_, err := Decode([]byte(data), "a.yaml", LoadOptions{})
+		if err == nil || err.Error() != want {
+			t.Errorf("%q:\n got  %v\n want %s", data, err, want)
 		}
 	}
 }

@@ -434,8 +434,8 @@ func Jellyfish(n, k, r int, seed uint64) (*Graph, error) {
 		return nil, badArg("R", "switch ports must be 1..K (%d), got %d", k, r)
 	case r >= n:
 		return nil, badArg("R", "must be below N (%d) for a graph without parallel links, got %d", n, r)
-	case float64(n)*float64(1+k-r) > MaxNodes || float64(n)*float64(k) > MaxLinks:
-		return nil, checkSize(float64(n)*float64(1+k-r), float64(n)*float64(k))
+	case float64(n)*float64(1+k-r) > MaxNodes || float64(n)*(float64(r)/2+float64(k-r)) > MaxLinks:
+		return nil, checkSize(float64(n)*float64(1+k-r), float64(n)*(float64(r)/2+float64(k-r)))
 	case r < 3 && r != n-1:
 		// R = 1 is a matching and R = 2 a union of cycles: almost never
 		// connected. A full mesh (R = N-1) always is.

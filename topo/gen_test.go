@@ -514,3 +514,34 @@ func TestHighPortLinksLimit(t *testing.T) {
 		t.Fatalf("one link on port %d: %v", MaxPorts, err)
 	}
 }
+
+// TestSpecSize: the size Parse checks against the limits before building
+// is the size the generator builds (nodes exactly, links at least and not
+// far above), so that valid specs near the limits are not refused. The
+// jellyfish estimate counted K hosts per switch instead of K-R, refusing
+// jellyfish:400000,12,10 (1.2 million nodes) as 5.2 million.
+func TestSpecSize(t *testing.T) {
+	for _, spec := range []string{"fattree:6", "leafspine:3,4,5", "hyperx:4,3", "bcube:3,3", "ciscodc:2,3,4",
+		"cube:3,2,4,2", "torus:3,4,5,1", "jellyfish:20,8,4", "jellyfish:31,7,5", "jellyfish:10,3,3", "line:5", "ring:5"} {
+		name, args, _ := strings.Cut(spec, ":")
+		var a []int
+		for _, f := range strings.Split(args, ",") {
+			a = append(a, atoi(f))
+		}
+		var gen *generator
+		for i := range generators {
+			if generators[i].name == name {
+				gen = &generators[i]
+			}
+		}
+		nodes, links := gen.size(a)
+		g, err := Parse(spec, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw := len(g.Nodes(Switch))
+		if int(nodes) != g.NumNodes() || links < float64(g.NumLinks()) || links > float64(g.NumLinks()+3*sw) {
+			t.Errorf("%s: estimated %v nodes %v links, built %d and %d", spec, nodes, links, g.NumNodes(), g.NumLinks())
+		}
+	}
+}

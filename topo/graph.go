@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/edgefabric/edgefabric/element"
 )
@@ -192,7 +194,7 @@ var (
 	ErrUnknownNode   = errors.New("unknown node")
 	ErrPortInUse     = errors.New("port already connected")
 	ErrBadPort       = errors.New("bad port number")
-	ErrSelfLoop      = errors.New("link joins a port to itself")
+	ErrSelfLoop      = errors.New("link joins a node to itself")
 	ErrBadValue      = errors.New("bad value")
 )
 
@@ -204,6 +206,21 @@ const MaxPorts = 65535
 // allocated per declared port, here and in the engines, so a file that
 // declares many unconnected ports must be refused like an oversized spec.
 const MaxTotalPorts = 2*MaxLinks + 2*MaxNodes
+
+// printable reports whether s can be a node name or role: valid UTF-8
+// without control characters (or U+FFFE, U+FFFF), so that every writer
+// (XML cannot hold most control characters) reproduces it exactly.
+func printable(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+	}
+	return true
+}
 
 // Builder assembles a Graph. Methods record the first error and later calls
 // become no-ops; Graph returns it.
@@ -255,6 +272,10 @@ func (b *Builder) AddNode(name string, kind Kind) NodeID {
 		b.fail(fmt.Errorf("topo: node name: %w: empty", ErrBadValue))
 		return -1
 	}
+	if !printable(name) {
+		b.fail(fmt.Errorf("topo: node %q: name: %w: control character or invalid UTF-8", name, ErrBadValue))
+		return -1
+	}
 	if kind != Switch && kind != Host {
 		b.fail(fmt.Errorf("topo: node %q: %w: kind %v", name, ErrBadValue, kind))
 		return -1
@@ -303,7 +324,8 @@ func (b *Builder) nextPort(n NodeID) Port {
 	return Port(len(b.ports[n]) + 1)
 }
 
-// ConnectPorts links two given ports. Rate and delay must be positive and
+// ConnectPorts links two given ports, on two different nodes (a link from
+// a node to itself is ErrSelfLoop). Rate and delay must be positive and
 // non-negative.
 func (b *Builder) ConnectPorts(a, c End, rate int64, delay element.Time) LinkID {
 	if b.err != nil {
@@ -319,8 +341,11 @@ func (b *Builder) ConnectPorts(a, c End, rate int64, delay element.Time) LinkID 
 			return NoLink
 		}
 	}
-	if a == c {
-		b.fail(fmt.Errorf("topo: link %s:%d: %w", b.g.nodes[a.Node].Name, a.Port, ErrSelfLoop))
+	if a.Node == c.Node {
+		// A cable from a node to itself, on one port or two, carries
+		// nothing a fabric needs and breaks what counts links per
+		// neighbour (degree, cuts, spanning trees): refused like a typo.
+		b.fail(fmt.Errorf("topo: link %s:%d-%s:%d: %w", b.g.nodes[a.Node].Name, a.Port, b.g.nodes[c.Node].Name, c.Port, ErrSelfLoop))
 		return NoLink
 	}
 	if rate <= 0 {
@@ -364,6 +389,9 @@ func (b *Builder) Graph() (*Graph, error) {
 	g := &b.g
 	total := 0
 	for i := range g.nodes {
+		if !printable(g.nodes[i].Role) {
+			return nil, fmt.Errorf("topo: node %q: role: %w: control character or invalid UTF-8 in %q", g.nodes[i].Name, ErrBadValue, g.nodes[i].Role)
+		}
 		if len(b.ports[i]) > g.nodes[i].Ports {
 			g.nodes[i].Ports = len(b.ports[i])
 		}

@@ -131,7 +131,13 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 					if name == "" {
 						name = curKey
 					}
-					curData[name] = strings.TrimSpace(text.String())
+					v := text.String()
+					if name != "ef.role" {
+						// ef.role is written verbatim by WriteGraphML
+						// and read back so; other data may be indented.
+						v = strings.TrimSpace(v)
+					}
+					curData[name] = v
 				}
 				curKey = ""
 			case "node":

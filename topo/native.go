@@ -101,7 +101,9 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 					}
 				}
 			case "role":
-				role, err = r.scalar(e.v, ff)
+				if role, err = r.scalar(e.v, ff); err == nil && !printable(role) {
+					err = r.errf(e.v.Line, ff, ErrBadValue, "%q: control character or invalid UTF-8", role)
+				}
 			case "relay":
 				relay, err = r.boolean(e.v, ff)
 			case "ports":

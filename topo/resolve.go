@@ -83,6 +83,9 @@ func (r *resolver) node(line int, field, name string, kind Kind, role string, re
 	if _, dup := r.b.Lookup(name); dup {
 		return -1, r.errf(line, field, ErrDuplicateName, "%q", name)
 	}
+	if !printable(role) {
+		return -1, r.errf(line, field, ErrBadValue, "role %q: control character or invalid UTF-8", role)
+	}
 	if ports < 0 || ports > MaxPorts {
 		return -1, r.errf(line, field, ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, ports)
 	}
@@ -106,9 +109,10 @@ type endRef struct {
 }
 
 // parseEnd reads "node:port" or "node". The port is the number after the
-// last colon; a name may itself contain colons when a port follows.
+// last colon; a name may itself contain colons when a port follows. The
+// text is not trimmed: YAML already trims plain scalars, and a quoted
+// name with spaces at its ends (which the writers quote) must still match.
 func parseEnd(s string) (endRef, error) {
-	s = strings.TrimSpace(s)
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		p, err := strconv.Atoi(s[i+1:])
 		if err != nil {
@@ -126,6 +130,14 @@ func parseEnd(s string) (endRef, error) {
 		return endRef{}, fmt.Errorf("%w: empty endpoint", ErrBadValue)
 	}
 	return endRef{s, 0}, nil
+}
+
+// endText writes an endpoint as the file gave it: "s1:3" or "s1".
+func endText(e endRef) string {
+	if e.port == 0 {
+		return e.node
+	}
+	return e.node + ":" + strconv.Itoa(e.port)
 }
 
 func (r *resolver) end(line int, field string, e endRef) (End, error) {
@@ -155,12 +167,12 @@ func (r *resolver) link(line int, fieldA string, a endRef, fieldB string, c endR
 	if err != nil {
 		return err
 	}
+	if a.node == c.node {
+		return r.errf(line, fieldB, ErrSelfLoop, "%s", endText(c))
+	}
 	ec, err := r.end(line, fieldB, c)
 	if err != nil {
 		return err
-	}
-	if ea == ec {
-		return r.errf(line, fieldB, ErrSelfLoop, "%s:%d", a.node, ea.Port)
 	}
 	r.b.ConnectPorts(ea, ec, rate, delay)
 	if err := r.b.Err(); err != nil {

@@ -77,8 +77,11 @@ var generators = []generator{
 	{"jellyfish", []string{"N", "K", "R"}, 3, "random regular graph of N K-port switches, R ports each to other switches, K-R hosts each (uses the seed)",
 		func(a []int, seed uint64) (*Graph, error) { return Jellyfish(a[0], a[1], a[2], seed) },
 		func(a []int) (float64, float64) {
-			n, k := float64(a[0]), float64(a[1])
-			return n + n*k, n * k
+			// n switches with k-r hosts each; n·r/2 switch links (at
+			// most) and n·(k-r) host links
+			n, k, r := float64(a[0]), float64(a[1]), float64(a[2])
+			h := max(k-r, 0)
+			return n * (1 + h), n*r/2 + n*h
 		}},
 	{"line", []string{"n"}, 1, "n switches in a line, 2 hosts each (Axon Fig. 4.2)",
 		func(a []int, _ uint64) (*Graph, error) { return Line(a[0]) },

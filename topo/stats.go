@@ -1,8 +1,10 @@
 package topo
 
 import (
+	"cmp"
 	"container/heap"
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -121,7 +123,7 @@ func (g *Graph) fabric() *csr {
 		for _, l := range g.Ports(n) {
 			if l != NoLink && g.IsFabricLink(l) {
 				o := g.links[l].Other(n).Node
-				if g.links[l].A == g.links[l].B { // cannot happen: Builder rejects
+				if g.links[l].A.Node == g.links[l].B.Node { // cannot happen: Builder rejects
 					continue
 				}
 				c.adj[fill[idx[n]]] = idx[o]
@@ -308,8 +310,9 @@ func (g *Graph) diameter(o StatsOptions) (d, upper int, exact bool) {
 // holds half the hosts, then add any further switch whose move still
 // lowers the cut; then a local refinement (see refine). Seeds: the first
 // host, the two ends of a double sweep from it and, on graphs of up to a
-// million nodes and links, five hosts spread over the host list. 0 when
-// there are fewer than 2 hosts.
+// million nodes and links, five hosts spread over the host list. One more
+// start is the split that cuts nothing but the cheapest half of the hosts'
+// own links (see hostsOnly). 0 when there are fewer than 2 hosts.
 func (g *Graph) Bisection() int64 {
 	hosts := g.Nodes(Host)
 	if len(hosts) < 2 {
@@ -347,6 +350,14 @@ func (g *Graph) Bisection() int64 {
 			if len(hosts)%2 == 0 {
 				break
 			}
+		}
+	}
+	for _, target := range []int{len(hosts) / 2, (len(hosts) + 1) / 2} {
+		if c := gr.hostsOnly(hosts, target); c < best {
+			best = c
+		}
+		if len(hosts)%2 == 0 {
+			break
 		}
 	}
 	return best
@@ -489,6 +500,12 @@ func (gr *grower) grow(seed NodeID, target int) int64 {
 		}
 		add(it.node)
 	}
+	return gr.improve(cut)
+}
+
+// improve runs the local refinement and the Kernighan–Lin passes on the
+// current partition, whose cut is cut, and returns the improved cut.
+func (gr *grower) improve(cut int64) int64 {
 	cut = gr.refine(cut)
 	for pass := 0; pass < 8; pass++ {
 		gain := gr.klPass()
@@ -498,6 +515,42 @@ func (gr *grower) grow(seed NodeID, target int) int64 {
 		cut = gr.refine(cut - gain)
 	}
 	return cut
+}
+
+// hostsOnly starts from the split that puts in A nothing but the target
+// hosts whose links carry the least capacity, so that the cut is their
+// own links, and improves it. Growing from a seed never finds this split
+// (it takes a host's switch as soon as that is cheaper locally), yet it is
+// the minimum whenever the host links are thinner than any fabric cut:
+// one host per switch (ciscodc:1,2,1: 2 host links, not 4 uplinks), or
+// slow servers under a fast core.
+func (gr *grower) hostsOnly(hosts []NodeID, target int) int64 {
+	g := gr.g
+	type hostCap struct {
+		c int64
+		h NodeID
+	}
+	order := make([]hostCap, len(hosts))
+	for i, h := range hosts {
+		order[i].h = h
+		for _, l := range g.Ports(h) {
+			if l != NoLink {
+				order[i].c += g.links[l].Rate
+			}
+		}
+	}
+	slices.SortStableFunc(order, func(a, b hostCap) int { return cmp.Compare(a.c, b.c) })
+	clear(gr.inA)
+	for _, hc := range order[:target] {
+		gr.inA[hc.h] = true
+	}
+	var cut int64
+	for i := range g.links {
+		if gr.inA[g.links[i].A.Node] != gr.inA[g.links[i].B.Node] {
+			cut += g.links[i].Rate
+		}
+	}
+	return gr.improve(cut)
 }
 
 // klMaxClusters bounds the Kernighan–Lin pass, whose steps cost

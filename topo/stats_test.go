@@ -195,3 +195,70 @@ func TestStatsGolden(t *testing.T) {
 		t.Errorf("summaries differ from %s:\n%s", path, got)
 	}
 }
+
+// bruteBisection is the exact minimum bisection of a small graph: every
+// split of the nodes with ⌊H/2⌋ hosts on one side.
+func bruteBisection(g *Graph) int64 {
+	n := g.NumNodes()
+	hosts := len(g.Nodes(Host))
+	if hosts < 2 {
+		return 0
+	}
+	best := int64(-1)
+	for m := uint32(0); m < 1<<n; m++ {
+		h := 0
+		for i := range n {
+			if m>>i&1 == 1 && g.Node(NodeID(i)).Kind == Host {
+				h++
+			}
+		}
+		if h != hosts/2 {
+			continue
+		}
+		var c int64
+		for l := range g.NumLinks() {
+			lk := g.Link(LinkID(l))
+			if m>>lk.A.Node&1 != m>>lk.B.Node&1 {
+				c += lk.Rate
+			}
+		}
+		if best < 0 || c < best {
+			best = c
+		}
+	}
+	return best
+}
+
+// TestBisectionBrute compares the estimate with the exact minimum on small
+// graphs, among them ones whose cheapest split cuts only host links
+// (one host per switch): ciscodc:1,2,1 splits its 4 hosts 2/2 by cutting
+// 2 host links, not the 4 links of an aggregation pair's uplinks.
+func TestBisectionBrute(t *testing.T) {
+	for _, spec := range []string{"line:4", "line:5", "ring:5", "hyperx:2,2", "hyperx:3,1", "bcube:2,2", "bcube:3,2",
+		"leafspine:2,3,2", "ciscodc:1,2,1", "ciscodc:2,1,1", "cube:2,2,2,1", "torus:3,3,1,1", "torus:5,1,1,2",
+		"spain-fig2", "dumbnet-fig1", "jellyfish:6,4,3"} {
+		g, err := Parse(spec, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.NumNodes() > 22 {
+			t.Fatalf("%s: %d nodes, too many for brute force", spec, g.NumNodes())
+		}
+		if got, want := g.Bisection(), bruteBisection(g); got != want {
+			t.Errorf("%s: bisection %d, exact minimum %d", spec, got, want)
+		}
+	}
+}
+
+// TestSelfLoopRefused: a link from a node to itself, even between two of
+// its ports, is refused by the Builder (the metrics would count it: it
+// added its capacity twice to a grown cut and two to the degree).
+func TestSelfLoopRefused(t *testing.T) {
+	b := NewBuilder("loop")
+	s1, h1 := b.AddNode("s1", Switch), b.AddNode("h1", Host)
+	b.Connect(s1, h1)
+	b.ConnectPorts(End{s1, 2}, End{s1, 3}, DefaultRate, DefaultDelay)
+	if _, err := b.Graph(); !errors.Is(err, ErrSelfLoop) || err.Error() != "topo: link s1:2-s1:3: link joins a node to itself" {
+		t.Errorf("got %v", err)
+	}
+}
