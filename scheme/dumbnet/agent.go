@@ -26,8 +26,8 @@ type Config struct {
 	K int
 	// S and Eps are Algorithm 1's window and slack for local detours.
 	S, Eps int
-	// Flowlets turns on flowlet load balancing (§6.2): a flow moves to a
-	// new random path after FlowletGap of silence. Off, a flow is bound to
+	// Flowlets turns on flowlet load balancing (§6.2): a flow moves to
+	// another of the k paths, at random, after FlowletGap of silence. Off, a flow is bound to
 	// one of the k paths by its hash.
 	Flowlets   bool
 	FlowletGap element.Time
@@ -165,7 +165,7 @@ type Agent struct {
 	// topology version nbrVersion (nil: none yet).
 	neighbors  []wire.DumbNetNeighbor
 	nbrVersion uint64
-	hostSeen   map[wire.MAC]uint32
+	hostSeen   map[wire.MAC]*seqWindow
 	notifySeq  uint32
 
 	flowlets map[uint64]*flowlet
@@ -215,7 +215,7 @@ func NewAgent(cfg Config) *Agent {
 		ipToMAC: make(map[netip.Addr]wire.MAC), queries: make(map[uint32]*query),
 		byDst: make(map[wire.MAC]*query), byIP: make(map[netip.Addr]*query),
 		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState),
-		hostSeen: make(map[wire.MAC]uint32), flowlets: make(map[uint64]*flowlet)}
+		hostSeen: make(map[wire.MAC]*seqWindow), flowlets: make(map[uint64]*flowlet)}
 	if cfg.Controller {
 		a.ctrl = newController(a, cfg.Store)
 		a.haveCtrl, a.ctrlMAC = true, a.mac
@@ -433,7 +433,9 @@ func (a *Agent) choose(e *PathEntry, frame []byte) []uint8 {
 		fl = &flowlet{idx: a.env.Rand().IntN(len(e.Paths))}
 		a.flowlets[h] = fl
 	} else if now-fl.last > a.cfg.FlowletGap {
-		fl.idx = a.env.Rand().IntN(len(e.Paths))
+		// A new flowlet: "whenever flow ID changes, the extension will
+		// output a different path" (§6.2): one of the others, at random.
+		fl.idx = (fl.idx%len(e.Paths) + 1 + a.env.Rand().IntN(len(e.Paths)-1)) % len(e.Paths)
 		a.c.Inc("flowlet_switches")
 	}
 	fl.last = now
@@ -954,13 +956,50 @@ func (a *Agent) portStatus(m *wire.DumbNetPortStatus) {
 	a.linkEvent(id, m.State, wire.DumbNetHostNotify{Origin: a.mac, Seq: a.notifySeq, SwitchID: m.SwitchID, Port: m.Port, State: m.State}, wire.MAC{})
 }
 
+// seqWindow remembers which of an origin's last 64 sequence numbers were
+// seen: the flood reaches a host along several routes, so an origin's
+// notifications can arrive out of order, and an older one is news unless
+// it was seen (a port's state itself is deduplicated by linkEvent).
+type seqWindow struct {
+	top  uint32 // highest seen
+	seen uint64 // bit i: top-i seen
+}
+
+// add records seq and reports whether it is new.
+func (w *seqWindow) add(seq uint32) bool {
+	d := int32(seq - w.top)
+	switch {
+	case d > 0:
+		if d >= 64 {
+			w.seen = 0
+		} else {
+			w.seen <<= uint(d)
+		}
+		w.top = seq
+		w.seen |= 1
+		return true
+	case -d >= 64:
+		return false // too old to tell: taken as seen
+	}
+	bit := uint64(1) << uint(-d)
+	if w.seen&bit != 0 {
+		return false
+	}
+	w.seen |= bit
+	return true
+}
+
 // hostNotify handles another host's flooded notification.
 func (a *Agent) hostNotify(m *wire.DumbNetHostNotify, from wire.MAC) {
-	if last, ok := a.hostSeen[m.Origin]; ok && int32(m.Seq-last) <= 0 {
+	w := a.hostSeen[m.Origin]
+	if w == nil {
+		w = &seqWindow{top: m.Seq - 1}
+		a.hostSeen[m.Origin] = w
+	}
+	if !w.add(m.Seq) {
 		a.c.Inc("notify_duplicate")
 		return
 	}
-	a.hostSeen[m.Origin] = m.Seq
 	a.c.Inc("host_notify_received")
 	a.linkEvent(portID{m.SwitchID, m.Port}, m.State, *m, from)
 }

@@ -40,6 +40,8 @@ type hostRec struct {
 	// it went out again after a query of the host's (below).
 	nbrs   *wire.DumbNetNeighbors
 	resent bool
+	// ann is the path to the controller last announced to the host.
+	ann []uint8
 }
 
 // Controller is the DumbNet controller (DumbNet §4): it discovers the
@@ -174,21 +176,33 @@ func (c *Controller) discovered() {
 	c.a.controllerReady()
 	// Announce the controller to every host (see Agent.acceptAnnouncement).
 	for _, h := range t.Hosts {
-		if h.MAC == c.a.mac {
-			continue
-		}
-		back, ok := c.pathFrom(h.MAC)
-		if !ok {
-			continue
-		}
-		m := wire.DumbNetProbeReply{Seq: 0, HostMAC: c.a.mac, HostIP: c.a.ip, Controller: c.a.mac, Path: back}
-		c.sendTo(h.MAC, &m)
+		c.announceController(h.MAC)
 	}
 	c.sendNeighbors()
 	for _, d := range c.deferred {
 		c.query(&d.q)
 	}
 	c.deferred = nil
+}
+
+// announceController tells host mac the path from it to the controller,
+// with an unsolicited probe reply (seq 0), unless that is the path it was
+// last told. It reports whether it sent one.
+func (c *Controller) announceController(mac wire.MAC) bool {
+	h := c.hosts[mac]
+	if mac == c.a.mac || h == nil {
+		return false
+	}
+	back, ok := c.pathFrom(mac)
+	if !ok || slices.Equal(back, h.ann) {
+		return false
+	}
+	m := wire.DumbNetProbeReply{Seq: 0, HostMAC: c.a.mac, HostIP: c.a.ip, Controller: c.a.mac, Path: back}
+	if !c.sendTo(mac, &m) {
+		return false
+	}
+	h.ann = back
+	return true
 }
 
 // sendNeighbors gives every host the hosts it floods a failure notification
@@ -443,7 +457,13 @@ func (c *Controller) query(q *wire.DumbNetPathQuery) {
 	r := wire.DumbNetPathReply{QueryID: q.QueryID, Version: c.version, Src: q.Src, Dst: dstMAC,
 		SrcSwitch: src.loc.Switch, SrcPort: src.loc.Port, DstSwitch: dst.loc.Switch, DstPort: dst.loc.Port}
 	if src.at.sw != dst.at.sw {
+		// A link whose reported failure is being checked is left out, as
+		// the paper's controller, which books a report at once, would:
+		// a host that heard the report before it cached the link would
+		// otherwise route new flows into it until the patch.
+		restore := c.checkedDown()
 		pg := c.g.pathGraph(&c.sc, src.at.sw, dst.at.sw, c.a.cfg.S, c.a.cfg.Eps, c.a.env.Rand())
+		restore()
 		if pg == nil {
 			c.a.c.Inc("ctrl_query_no_path")
 			return
@@ -549,6 +569,22 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		return
 	}
 	c.checkDown(i, port)
+}
+
+// checkedDown marks the links under a down check down in the graph and
+// returns the function that marks them up again.
+func (c *Controller) checkedDown() (restore func()) {
+	var flipped []attach
+	for k := range c.downChecks {
+		if i, ok := c.g.idx[k.sw]; ok && c.g.setUp(i, k.port, false) {
+			flipped = append(flipped, attach{sw: i, port: k.port})
+		}
+	}
+	return func() {
+		for _, f := range flipped {
+			c.g.setUp(f.sw, f.port, true)
+		}
+	}
 }
 
 // downCheck is a link reported down whose check probe is out.
@@ -727,6 +763,22 @@ func (c *Controller) setLink(i int32, port uint16, up bool) {
 	c.announce(i, port)
 	// Routes to flood neighbours may cross the link, or could now use it.
 	c.sendNeighbors()
+	// So may the paths hosts send their queries along: a host whose path
+	// to the controller crossed a failed link would never reach it again.
+	for _, m := range c.sortedHosts() {
+		if c.announceController(m) {
+			c.a.c.Inc("ctrl_reannounced")
+		}
+	}
+}
+
+func (c *Controller) sortedHosts() []wire.MAC {
+	macs := make([]wire.MAC, 0, len(c.hosts))
+	for m := range c.hosts {
+		macs = append(macs, m)
+	}
+	slices.SortFunc(macs, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
+	return macs
 }
 
 // announce publishes a new version and floods a patch with the link's
@@ -743,12 +795,7 @@ func (c *Controller) announce(i int32, port uint16) {
 	l := wire.DumbNetLink{A: c.g.ids[i], APort: port, B: c.g.ids[pe.sw], BPort: pe.port, Flags: f}
 	patch := wire.DumbNetTopoPatch{Version: c.version, Links: []wire.DumbNetLink{l}}
 	c.a.c.Inc("ctrl_patches")
-	macs := make([]wire.MAC, 0, len(c.hosts))
-	for m := range c.hosts {
-		macs = append(macs, m)
-	}
-	slices.SortFunc(macs, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
-	for _, m := range macs {
+	for _, m := range c.sortedHosts() {
 		c.sendTo(m, &patch)
 	}
 }

@@ -219,10 +219,12 @@ func (g *netGraph) shortest(sc *scratch, src, dst int32, rng *rand.Rand, ban *ba
 }
 
 // weighted is Dijkstra with a cost per link: 1, plus penalty for the links
-// in heavy. The backup path is computed this way (DumbNet §4.3: "increase
-// the cost for all links on the primary path and run the shortest path
-// algorithm again").
-func (g *netGraph) weighted(src, dst int32, heavy map[linkKey]bool, penalty int32) []hop {
+// in heavy and penalty for entering a switch in heavySw. The backup path
+// is computed this way (DumbNet §4.3: "increase the cost for all links on
+// the primary path and run the shortest path algorithm again. The
+// increased cost makes it unlikely to reuse links and switches in the
+// primary path").
+func (g *netGraph) weighted(src, dst int32, heavy map[linkKey]bool, heavySw map[int32]bool, penalty int32) []hop {
 	n := len(g.ids)
 	dist := make([]int32, n)
 	prev := make([]hop, n)
@@ -249,6 +251,9 @@ func (g *netGraph) weighted(src, dst int32, heavy map[linkKey]bool, penalty int3
 			}
 			w := int32(1)
 			if heavy[keyOf(u, p, pe.sw, pe.port)] {
+				w += penalty
+			}
+			if heavySw[pe.sw] {
 				w += penalty
 			}
 			if nd := d + w; dist[pe.sw] < 0 || nd < dist[pe.sw] {

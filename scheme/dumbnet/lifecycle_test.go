@@ -2,6 +2,7 @@ package dumbnet_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -406,5 +407,93 @@ func TestARPRetryRearmsQuery(t *testing.T) {
 	}
 	if c := l.f.Agent(src).Counters(); c["path_query_rearmed"] != 2 {
 		t.Fatalf("path_query_rearmed = %d, want 2 (the stack's ARP retries at 1 s and 2 s): %v", c["path_query_rearmed"], c)
+	}
+}
+
+// TestPathGraphsAvoidLinkUnderCheck: a core link fails and every host,
+// with nothing cached yet, starts talking to every host of another pod
+// while the controller's probe check of the failure runs (stage 2 one
+// probe wait later). The paper's controller books a reported failure at
+// once; ours checks it first, and meanwhile served path graphs with the
+// failed link up, which the hosts' TopoCaches (that did not hold the link
+// when the notification came) took: new flows were routed into the dead
+// link until the patch. No PathTable entry may cross the link.
+func TestPathGraphsAvoidLinkUnderCheck(t *testing.T) {
+	l := newLab(t, "fattree:4", nil)
+	l.discover(t)
+	core := coreLink(t, l)
+	now := l.s.Now()
+	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
+	hosts := l.g.Nodes(topo.Host)
+	pod := func(h topo.NodeID) topo.NodeID {
+		e, _ := l.g.Peer(h, 1)
+		return e.Node
+	}
+	var apps []*host.PingApp
+	l.s.At(now+3*element.Millisecond, func() {
+		for _, a := range hosts {
+			for _, b := range hosts {
+				if a == b || pod(a) == pod(b) {
+					continue
+				}
+				_, ip, _ := l.g.HostAddr(b)
+				apps = append(apps, l.hosts[a].Ping(ip.Addr(), 1, element.Millisecond))
+			}
+		}
+	})
+	l.s.Run(now + 30*element.Millisecond)
+	if c := l.f.Agent(l.f.ControllerNode()).Counters(); c["ctrl_link_down_confirmed"] != 0 {
+		t.Fatal("the check ended within 30 ms: the test no longer covers it")
+	}
+	entries, crossing := 0, 0
+	for _, h := range hosts {
+		l.f.Agent(h).PathTable().All(func(dst wire.MAC, e *dumbnet.PathEntry) bool {
+			entries++
+			for _, p := range e.Paths {
+				if slices.Contains(pathLinks(t, l.g, h, p), core) {
+					crossing++
+					break
+				}
+			}
+			return true
+		})
+	}
+	if entries == 0 || crossing != 0 {
+		t.Fatalf("%d of %d PathTable entries cross the failed link", crossing, entries)
+	}
+	l.s.Run(now + 200*element.Millisecond)
+	for i, app := range apps {
+		if r := app.Result(); r.Received != 1 {
+			t.Fatalf("ping %d: %+v\nsrc agent %v", i, r, l.f.Agent(hosts[0]).Counters())
+		}
+	}
+}
+
+// TestControllerPathAfterLinkDown: a host sends its path queries along the
+// path the controller announced at the end of discovery. When a link on
+// that path fails, the host's queries were lost for good (the path was
+// never announced again), so its stack could resolve no new address. The
+// controller announces the new path to every host whose way to it changed
+// when it books a link down; then every pair pings.
+func TestControllerPathAfterLinkDown(t *testing.T) {
+	l := newLab(t, "fattree:4", nil)
+	l.discover(t)
+	core := coreLink(t, l)
+	now := l.s.Now()
+	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
+	l.s.Run(now + 200*element.Millisecond)
+	c := l.f.Agent(l.f.ControllerNode()).Counters()
+	if c["ctrl_link_down_confirmed"] != 1 {
+		t.Fatalf("ctrl_link_down_confirmed = %d, want 1", c["ctrl_link_down_confirmed"])
+	}
+	ok, total, failed := l.pingAll(t)
+	if ok != total {
+		for _, h := range l.g.Nodes(topo.Host)[:6] {
+			t.Logf("%s: %v", l.name(h), l.f.Agent(h).Counters())
+		}
+		t.Fatalf("%d/%d pairs after the failure; failed: %v", ok, total, failed[:min(3, len(failed))])
+	}
+	if c["ctrl_reannounced"] == 0 {
+		t.Fatalf("no host's way to the controller changed: the link is on no such path, the test covers nothing")
 	}
 }

@@ -32,8 +32,9 @@ type PathGraph struct {
 
 // pathGraph computes the path graph from src to dst on g: the primary
 // path is a random shortest path; the backup path is the cheapest path
-// once every primary link costs len(g) more ("unlikely to reuse links ...
-// unless it is unavoidable"); the local detours are Algorithm 1's
+// once every primary link and every intermediate switch of the primary
+// costs len(g) more ("unlikely to reuse links and switches in the primary
+// path, unless it is unavoidable"); the local detours are Algorithm 1's
 // "s-steps, ε-good" vertex sets, whose induced links join the subgraph.
 func (g *netGraph) pathGraph(sc *scratch, src, dst int32, s, eps int, rng *rand.Rand) *PathGraph {
 	pg := &PathGraph{Links: make(map[linkKey]wire.LinkFlags)}
@@ -46,7 +47,16 @@ func (g *netGraph) pathGraph(sc *scratch, src, dst int32, s, eps int, rng *rand.
 		heavy[k] = true
 		pg.Links[k] |= wire.LinkPrimary | wire.LinkUp
 	}
-	pg.Backup = g.weighted(src, dst, heavy, int32(len(g.ids)))
+	// The backup "shares as few common switches or links as possible"
+	// with the primary: entering one of the primary's intermediate
+	// switches costs as much as taking one of its links, so that the
+	// backup survives a failed switch of the primary too, where a
+	// switch-disjoint way exists.
+	heavySw := make(map[int32]bool, len(pg.Primary))
+	for _, h := range pg.Primary[1 : len(pg.Primary)-1] {
+		heavySw[h.sw] = true
+	}
+	pg.Backup = g.weighted(src, dst, heavy, heavySw, int32(len(g.ids)))
 	if pg.Backup != nil {
 		for _, k := range g.routeLinks(pg.Backup) {
 			pg.Links[k] |= wire.LinkBackup | wire.LinkUp
