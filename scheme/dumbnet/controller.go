@@ -70,6 +70,9 @@ type Controller struct {
 	// downChecks are the links reported down whose check probe is out
 	// (by their lower end, linkKey): booked down if it times out.
 	downChecks map[portID]*downCheck
+	// upChecks are the links reported up whose verification probe is
+	// out, by linkKey.
+	upChecks map[portID]*upCheck
 
 	deferred []deferredQuery
 	// nextHostScan rate-limits rescans for missed hosts.
@@ -92,7 +95,7 @@ type deferredQuery struct {
 const maxDeferred = 4096
 
 func newController(a *Agent, st Store) *Controller {
-	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck)}
+	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck), upChecks: make(map[portID]*upCheck)}
 	c.disc = newDiscovery(a, false)
 	c.disc.onDone = c.discovered
 	return c
@@ -800,15 +803,62 @@ func (c *Controller) announce(i int32, port uint16) {
 	}
 }
 
+// linkUpTries is how many verification probes a link reported up gets.
+// The switch reports a port coming up once: a single lost probe (or its
+// answer) would leave a working link out of the topology for good.
+const linkUpTries = 3
+
+// upCheck is a link reported up whose verification probe is out.
+type upCheck struct {
+	seq    uint32 // the probe's, in disc.pending
+	cancel func() // the timer that tries again
+}
+
 // verifyLink probes a link that a notification says is back: out through
 // switch i's port, back through the far end's port, and a tag-0 query
-// that must name switch i again.
+// that must name switch i again (linkUpVerified). Unanswered within the
+// probe wait, the probe is sent again, up to linkUpTries in all.
 func (c *Controller) verifyLink(i int32, port uint16) {
+	k := c.linkKey(i, port)
+	if c.upChecks[k] != nil {
+		return // the other end's report, or a repeat: one verification
+	}
+	c.sendUpCheck(k, c.g.ids[i], port, 1)
+}
+
+func (c *Controller) sendUpCheck(k portID, id uint64, port uint16, try int) {
+	i, ok := c.g.idx[id]
+	if !ok {
+		return
+	}
 	path, ok := c.linkProbePath(i, port)
 	if !ok {
 		return
 	}
-	c.disc.send(probeRec{kind: kindLinkUp, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: c.g.ids[i], path: path})
+	d := c.disc
+	ahead := len(d.queue) - d.qhead
+	before := d.seq
+	d.send(probeRec{kind: kindLinkUp, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: id, path: path})
+	if d.seq == before {
+		return // the probe could not be built
+	}
+	chk := &upCheck{seq: d.seq}
+	c.upChecks[k] = chk
+	chk.cancel = c.a.env.After(element.Time(ahead+1)*d.gap+d.wait(), func() {
+		if c.upChecks[k] != chk {
+			return // answered
+		}
+		delete(c.upChecks, k)
+		if rec, ok := d.pending[chk.seq]; ok && rec.kind == kindLinkUp {
+			delete(d.pending, chk.seq)
+		}
+		if try >= linkUpTries {
+			c.a.c.Inc("ctrl_link_up_unverified")
+			return
+		}
+		c.a.c.Inc("ctrl_link_up_retried")
+		c.sendUpCheck(k, id, port, try+1)
+	})
 }
 
 // switchPaths returns working paths from the controller to switch i (the
@@ -832,6 +882,16 @@ func (c *Controller) switchPaths(i int32) (fwd, ret []uint8, ok bool) {
 }
 
 // linkUpVerified completes verifyLink.
-func (c *Controller) linkUpVerified(i int32, port uint16) {
+func (c *Controller) linkUpVerified(id uint64, port uint16) {
+	// By switch ID: a rescan since the probe left may have renumbered
+	// the graph.
+	i, ok := c.g.idx[id]
+	if !ok {
+		return
+	}
+	if k := c.linkKey(i, port); c.upChecks[k] != nil {
+		c.upChecks[k].cancel()
+		delete(c.upChecks, k)
+	}
 	c.setLink(i, port, true)
 }

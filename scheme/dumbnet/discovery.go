@@ -346,7 +346,7 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 	case kindLinkUp:
 		delete(d.pending, pm.Seq)
 		if m.SwitchID == rec.nid && d.a.ctrl != nil {
-			d.a.ctrl.linkUpVerified(rec.sw, rec.p)
+			d.a.ctrl.linkUpVerified(rec.nid, rec.p)
 		}
 	case kindLinkDown:
 		delete(d.pending, pm.Seq)
@@ -414,7 +414,16 @@ func (d *discovery) scan(i int32, ports []uint16) {
 // BFS level, or finishes.
 func (d *discovery) endRound() {
 	d.rounds.Add(1)
-	clear(d.pending) // late answers are stale now
+	// Late answers to this round's probes are stale now; the controller's
+	// link checks are not the round's and keep their records (their own
+	// timers end them): a check sent near the end of a rescan round and
+	// answered after it was otherwise unmatched, and a working link
+	// booked down.
+	for seq, rec := range d.pending {
+		if rec.kind != kindLinkUp && rec.kind != kindLinkDown {
+			delete(d.pending, seq)
+		}
+	}
 	if len(d.sws) == 0 {
 		// The first switch never answered: no fabric (or no link) yet.
 		d.a.c.Inc("discovery_no_switch")

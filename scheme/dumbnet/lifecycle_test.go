@@ -497,3 +497,43 @@ func TestControllerPathAfterLinkDown(t *testing.T) {
 		t.Fatalf("no host's way to the controller changed: the link is on no such path, the test covers nothing")
 	}
 }
+
+// TestLinkUpVerifiedAfterLostProbe: a repaired core link's verification
+// probe comes back lost (the switch's answer is dropped at the
+// controller's host for 20 ms). The switch reports the port up once, so
+// the link stayed out of the controller's topology for good; the
+// verification is now sent again after the probe wait and books it up.
+func TestLinkUpVerifiedAfterLostProbe(t *testing.T) {
+	g, err := topo.Parse("fattree:4", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wraps := map[topo.NodeID]*lossy{}
+	l := newLabGraphWrap(t, g, map[string]string{"suppress": "10ms"}, func(n topo.NodeID, e element.Element) element.Element {
+		w := &lossy{Element: e, sub: wire.SubDumbNetSwitchID}
+		wraps[n] = w
+		return w
+	})
+	l.discover(t)
+	core := coreLink(t, l)
+	now := l.s.Now()
+	up := now + 100*element.Millisecond
+	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
+	l.s.At(up, func() {
+		w := wraps[l.f.ControllerNode()]
+		w.on, w.until = true, up+20*element.Millisecond
+		_ = l.s.SetLink(core, true)
+	})
+	l.s.Run(now + 400*element.Millisecond)
+	want, _ := dumbnet.Expected(g)
+	if d := l.f.Controller().Topology().Diff(want); len(d) != 0 {
+		t.Fatalf("after the repair: %v", d)
+	}
+	c := l.f.Agent(l.f.ControllerNode()).Counters()
+	if c["ctrl_link_up_retried"] < 1 || c["ctrl_link_up_unverified"] != 0 {
+		t.Fatalf("verification: retried %d, unverified %d; want at least 1 and 0 (%v)", c["ctrl_link_up_retried"], c["ctrl_link_up_unverified"], c)
+	}
+	if v := l.f.Controller().Version(); v != 3 {
+		t.Fatalf("topology version %d, want 3 (discovery, down, up)", v)
+	}
+}
