@@ -37,6 +37,7 @@ import (
 // cover exceeded limit VLANs.
 func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, workers int, limit int64) (*packState, bool) {
 	roots, rootIdx := coverRoots(f)
+	roots, rootIdx = rootsOnPaths(f, ps, base, roots, rootIdx)
 	// Root indices take two bytes where they fit (they always do on the
 	// Table 3 rows): the path-to-roots map is hundreds of megabytes.
 	if len(roots) <= math.MaxUint16+1 {
@@ -59,6 +60,65 @@ func coverRoots(f *Fabric) (roots []topo.NodeID, rootIdx []int32) {
 		}
 	}
 	return roots, rootIdx
+}
+
+// rootsOnPaths keeps, of roots (rootIdx their indices, coverRoots), the
+// nodes that some path of ps outside base (VLAN 1) passes through, in the
+// same order, and renumbers rootIdx: the tree of any other root holds no
+// path to cover (paths inside VLAN 1 are covered from the start), so it is
+// never taken. The roots kept keep their relative order, so the cover,
+// the majority round and their random draws are unchanged. Building a
+// tree per forwarding node costs nodes × links in time and memory, which
+// on a fabric of many switches and few paths to cover is all of the
+// packing: 10,000 switches hanging off a 4-switch ring with hosts on it
+// took 1 s and 1.4 GB of allocations per trial for 12 paths, a line of
+// 20,000 switches (its one path inside VLAN 1) 2.5 s.
+//
+// Where paths are many, the trees are cheap beside them, and the scan is
+// not: it runs from the last pair back (the paths of every edge node to
+// the last one) and keeps every root once every root has been seen on
+// some path with paths still to scan, which on the generated fabrics happens within the first
+// 2 % of the links (a FatTree's every root is on a path, one of them only
+// on paths inside VLAN 1; a full scan of FatTree(48)'s 63 M links would
+// cost a quarter of a second per trial to drop that one tree).
+func rootsOnPaths(f *Fabric, ps *PathSet, base []topo.LinkID, roots []topo.NodeID, rootIdx []int32) ([]topo.NodeID, []int32) {
+	inBase := make([]bool, f.G.NumLinks())
+	for _, l := range base {
+		inBase[l] = true
+	}
+	onAny := make([]bool, len(roots)) // on some path
+	onOut := make([]bool, len(roots)) // on some path outside base
+	left := len(roots)
+	for j := ps.NumPaths() - 1; j >= 0; j-- {
+		if left == 0 {
+			return roots, rootIdx // paths left unscanned: keep every root
+		}
+		p := ps.Path(j)
+		out := slices.ContainsFunc(p, func(l topo.LinkID) bool { return !inBase[l] })
+		for _, l := range p {
+			a, b := f.Ends(l)
+			for _, v := range [2]topo.NodeID{a, b} {
+				if ri := rootIdx[v]; ri >= 0 {
+					if !onAny[ri] {
+						onAny[ri] = true
+						left--
+					}
+					onOut[ri] = onOut[ri] || out
+				}
+			}
+		}
+	}
+	// Every path scanned: keep exactly the roots of paths to cover.
+	var kept []topo.NodeID
+	for ri, v := range roots {
+		if onOut[ri] {
+			rootIdx[v] = int32(len(kept))
+			kept = append(kept, v)
+		} else {
+			rootIdx[v] = -1
+		}
+	}
+	return kept, rootIdx
 }
 
 // rootIndex is the type of the indices of roots in the path-to-roots map.

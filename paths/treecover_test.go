@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -355,5 +356,63 @@ func twinLaterPaths(f *Fabric, ps *PathSet, src []topo.NodeID, a, b *packState, 
 		a.nodes = f.PathNodes(src[j], p, a.nodes[:0])
 		b.nodes = f.PathNodes(src[j], p, b.nodes[:0])
 		fn(j, p)
+	}
+}
+
+// A tree is built only for roots that some path outside VLAN 1 passes
+// through. On a fabric with a long tail of switches no path enters (a
+// 4-switch ring with hosts, 10,000 switches hanging off it) tree cover
+// built 10,004 BFS trees of 10,004 nodes for 12 paths (1 s and 1.4 GB of
+// allocations per trial), and as many on a line of 10,000 switches whose
+// one path lies in VLAN 1. The packing must be the one over every root.
+func TestTreeCoverSkipsRootsOnNoPath(t *testing.T) {
+	const tail = 10_000
+	for _, ring := range []int{4, 1} {
+		b := topo.NewBuilder("ring-tail")
+		var sw []topo.NodeID
+		for i := range ring {
+			sw = append(sw, b.AddNode(fmt.Sprintf("s%d", i+1), topo.Switch))
+		}
+		for i := range sw {
+			if ring > 1 {
+				b.Connect(sw[i], sw[(i+1)%len(sw)])
+			}
+			b.Connect(sw[i], b.AddNode(fmt.Sprintf("h%d", i+1), topo.Host))
+		}
+		prev := sw[0]
+		for i := range tail {
+			s := b.AddNode(fmt.Sprintf("t%d", i+1), topo.Switch)
+			b.Connect(prev, s)
+			prev = s
+		}
+		if ring == 1 { // a line with hosts at both ends
+			b.Connect(prev, b.AddNode("h2", topo.Host))
+		}
+		g, err := b.Graph()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := mustFabric(t, g)
+		ps, err := ComputePathSets(f, PathOptions{K: 2, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := STP(f).Links
+		roots, rootIdx := coverRoots(f)
+		want, ok := coverWith[uint16](f, ps, base, roots, rootIdx, 1, 0, 1, MaxVLANs)
+		if !ok {
+			t.Fatal("limit hit")
+		}
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		got, ok := treeCover(f, ps, base, 1, 0, 1, MaxVLANs)
+		runtime.ReadMemStats(&m1)
+		if !ok || packingDigest(got) != packingDigest(want) {
+			t.Fatalf("ring %d: packing over the roots on paths (%d VLANs) differs from the one over every root (%d)", ring, len(got.vlinks), len(want.vlinks))
+		}
+		trees := uint64(len(roots)) * uint64((g.NumLinks()+63)/64) * 8
+		if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > trees/4 {
+			t.Fatalf("ring %d: tree cover allocated %d bytes for %d paths; the trees of every root alone take %d", ring, alloc, ps.NumPaths(), trees)
+		}
 	}
 }

@@ -161,8 +161,14 @@ func (p *Plan) Reach() *ReachMap {
 			}
 		}
 		for i, e := range p.F.Edges {
-			if present[e] || vi == 0 {
+			switch {
+			case present[e]:
 				rm.Edges[i].VLANs = append(rm.Edges[i].VLANs, ReachVLAN{ID: vi + 1, Tree: label[find(int32(e))]})
+			case vi == 0:
+				// VLAN 1 reaches every edge node, even one it holds no
+				// link of (a fabric of one forwarding node): the tree
+				// is that node alone, named after it.
+				rm.Edges[i].VLANs = append(rm.Edges[i].VLANs, ReachVLAN{ID: 1, Tree: g.Node(e).Name})
 			}
 		}
 	}

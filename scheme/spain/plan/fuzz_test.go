@@ -14,11 +14,13 @@ import (
 // FuzzCompute builds a small arbitrary topology from the input (switches,
 // hosts, links between any two nodes) and plans it: the planner must
 // either refuse it with an error or return a plan that passes Verify,
-// covers every path and writes JSON that parses. It must never panic.
+// covers every path, derives the deployment and V_reach that a direct
+// computation gives, and writes JSON that parses. It must never panic.
 func FuzzCompute(f *testing.F) {
 	f.Add([]byte{3, 2, 0, 1, 1, 2, 0, 3, 2, 4}, uint8(2))
 	f.Add([]byte{4, 4, 0, 1, 1, 2, 2, 3, 3, 0, 0, 4, 1, 5, 2, 6, 3, 7, 0, 2}, uint8(3))
 	f.Add([]byte{1, 0}, uint8(1))
+	f.Add([]byte{1, 2, 0, 1, 0, 2}, uint8(0)) // one switch, two hosts
 	f.Fuzz(func(t *testing.T, data []byte, k uint8) {
 		if len(data) < 2 {
 			return
@@ -70,8 +72,10 @@ func FuzzCompute(f *testing.F) {
 		if !(p.Coverage >= 0 && p.Coverage <= 1 && p.STPCoverage >= 0 && p.STPCoverage <= p.Coverage) {
 			t.Fatalf("coverage %v, STP %v", p.Coverage, p.STPCoverage)
 		}
-		p.Deployment()
-		p.Reach()
+		// Every port tagged for exactly its link's VLANs, host ports for
+		// every VLAN of their switch, V_reach as a search inside each VLAN
+		// finds it.
+		checkDeployment(t, p, false)
 		ncp, err := p.NCP(0.5, 2, 1)
 		if err != nil {
 			t.Fatal(err)

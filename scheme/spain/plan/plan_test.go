@@ -477,3 +477,34 @@ func TestSingleSwitchPlan(t *testing.T) {
 		t.Fatalf("invalid JSON:\n%s", buf.String())
 	}
 }
+
+// VLAN 1 reaches every edge node; on a fabric of one forwarding node it
+// holds no link, and V_reach must still name its tree (that node), as it
+// does on every other fabric: it named none ("").
+func TestReachSingleForwarder(t *testing.T) {
+	for _, relay := range []bool{false, true} {
+		b := topo.NewBuilder("one")
+		kind := topo.Switch
+		if relay {
+			kind = topo.Host
+		}
+		s := b.AddNode("s1", kind)
+		b.Node(s).Relay = relay
+		for _, h := range []string{"h1", "h2"} {
+			b.Connect(s, b.AddNode(h, topo.Host))
+		}
+		g, err := b.Graph()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Compute(g, Options{Trials: 1, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDeployment(t, p, false)
+		rm := p.Reach()
+		if len(rm.Edges) != 1 || !slices.Equal(rm.Edges[0].VLANs, []ReachVLAN{{ID: 1, Tree: "s1"}}) {
+			t.Fatalf("relay %v: V_reach %+v, want s1: [{1 s1}]", relay, rm.Edges)
+		}
+	}
+}
