@@ -210,7 +210,9 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 					np := s.pairPaths(src, opt.K)
 					if np > math.MaxUint16 {
 						errMu.Lock()
-						firstErr = fmt.Errorf("paths: %w: more than %d paths per pair", ErrTooLarge, math.MaxUint16)
+						if firstErr == nil {
+							firstErr = fmt.Errorf("paths: %w: more than %d paths per pair", ErrTooLarge, math.MaxUint16)
+						}
 						errMu.Unlock()
 						return
 					}
@@ -219,7 +221,9 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 						n := s.pathEnd(q) - s.offs[q]
 						if n > math.MaxUint16 {
 							errMu.Lock()
-							firstErr = fmt.Errorf("paths: %w: a path of %d links, more than %d", ErrTooLarge, n, math.MaxUint16)
+							if firstErr == nil {
+								firstErr = fmt.Errorf("paths: %w: a path of %d links, more than %d", ErrTooLarge, n, math.MaxUint16)
+							}
 							errMu.Unlock()
 							return
 						}
