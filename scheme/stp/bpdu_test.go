@@ -118,6 +118,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"short header", cfg[:13], ErrTruncated},
 		{"other destination", mod(func(b []byte) []byte { b[5] = 1; return b }), ErrNotBPDU},
 		{"ethertype", mod(func(b []byte) []byte { b[12], b[13] = 0x08, 0x00; return b }), ErrNotBPDU},
+		// 0x0600 is the first EtherType value: never an 802.3 length.
+		{"ethertype 0x0600", mod(func(b []byte) []byte { b[12], b[13] = 0x06, 0x00; return b }), ErrNotBPDU},
 		{"length past frame", mod(func(b []byte) []byte { b[13] = 47; return b }), ErrTruncated},
 		{"length below llc", mod(func(b []byte) []byte { b[13] = 2; return b }), ErrTruncated},
 		{"llc sap", mod(func(b []byte) []byte { b[14] = 0xaa; return b }), ErrNotBPDU},

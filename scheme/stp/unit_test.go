@@ -380,6 +380,9 @@ func TestLinkDownFlushesAndSignals(t *testing.T) {
 	if _, ok := s1.Lookup(n.hostMAC("h1")); ok {
 		t.Fatal("entry of a failed port kept")
 	}
+	if c := s1.Counters()["flushed"]; c != 1 {
+		t.Fatalf("flushed = %d, want 1 (h1's entry)", c)
+	}
 	st := s1.Status()
 	if st.Ports[0].State != Disabled || st.Ports[0].Role != RoleDisabled || !st.TopologyChange {
 		t.Fatalf("after link down: %+v", st)
