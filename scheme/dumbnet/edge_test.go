@@ -252,3 +252,33 @@ func TestDiscoveryRejectsMulticastHostMAC(t *testing.T) {
 		t.Fatalf("a unicast host not placed: %v", d.hosts)
 	}
 }
+
+// TestWeightedLongRoute: the backup search's costs are 64-bit. On a line
+// of 40,000 switches whose every link and switch belongs to the primary,
+// each hop costs 2·|V|+1 = 80,001 and the only route 3.2e9 in all, past
+// the 32 bits it was once summed in (the route came back wrong or nil).
+func TestWeightedLongRoute(t *testing.T) {
+	const n = 40_000
+	g := newNetGraph()
+	for i := range n {
+		g.addSwitch(uint64(i + 1))
+	}
+	heavy := make(map[linkKey]bool, n)
+	heavySw := make(map[int32]bool, n)
+	for i := range int32(n - 1) {
+		g.addLink(i, 2, i+1, 1, true, 0)
+		heavy[keyOf(i, 2, i+1, 1)] = true
+		if i > 0 {
+			heavySw[i] = true
+		}
+	}
+	r := g.weighted(0, n-1, heavy, heavySw, n)
+	if len(r) != n || r[len(r)-1].sw != n-1 {
+		t.Fatalf("route of %d hops, want %d ending at switch %d", len(r), n, n-1)
+	}
+	for i, h := range r[:n-1] {
+		if h.sw != int32(i) || h.out != 2 {
+			t.Fatalf("hop %d: %+v", i, h)
+		}
+	}
+}

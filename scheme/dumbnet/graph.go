@@ -224,9 +224,11 @@ func (g *netGraph) shortest(sc *scratch, src, dst int32, rng *rand.Rand, ban *ba
 // the primary path and run the shortest path algorithm again. The
 // increased cost makes it unlikely to reuse links and switches in the
 // primary path").
-func (g *netGraph) weighted(src, dst int32, heavy map[linkKey]bool, heavySw map[int32]bool, penalty int32) []hop {
+func (g *netGraph) weighted(src, dst int32, heavy map[linkKey]bool, heavySw map[int32]bool, penalty int64) []hop {
 	n := len(g.ids)
-	dist := make([]int32, n)
+	// 64-bit costs: a hop may cost 2·|V|+1, and a route many hops, which
+	// overflowed 32 bits past about 32,000 switches.
+	dist := make([]int64, n)
 	prev := make([]hop, n)
 	done := make([]bool, n)
 	for i := range dist {
@@ -249,7 +251,7 @@ func (g *netGraph) weighted(src, dst int32, heavy map[linkKey]bool, heavySw map[
 			if !pe.up {
 				continue
 			}
-			w := int32(1)
+			w := int64(1)
 			if heavy[keyOf(u, p, pe.sw, pe.port)] {
 				w += penalty
 			}
@@ -384,12 +386,12 @@ func containsRoute(set [][]hop, r []hop) bool {
 // minHeap is a binary heap of (switch, distance) for Dijkstra.
 type minHeap struct {
 	n []int32
-	d []int32
+	d []int64
 }
 
 func (h *minHeap) len() int { return len(h.n) }
 
-func (h *minHeap) push(n, d int32) {
+func (h *minHeap) push(n int32, d int64) {
 	h.n = append(h.n, n)
 	h.d = append(h.d, d)
 	for i := len(h.n) - 1; i > 0; {
@@ -403,7 +405,7 @@ func (h *minHeap) push(n, d int32) {
 	}
 }
 
-func (h *minHeap) pop() (int32, int32) {
+func (h *minHeap) pop() (int32, int64) {
 	n, d := h.n[0], h.d[0]
 	last := len(h.n) - 1
 	h.n[0], h.d[0] = h.n[last], h.d[last]

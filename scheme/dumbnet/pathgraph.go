@@ -56,7 +56,7 @@ func (g *netGraph) pathGraph(sc *scratch, src, dst int32, s, eps int, rng *rand.
 	for _, h := range pg.Primary[1 : len(pg.Primary)-1] {
 		heavySw[h.sw] = true
 	}
-	pg.Backup = g.weighted(src, dst, heavy, heavySw, int32(len(g.ids)))
+	pg.Backup = g.weighted(src, dst, heavy, heavySw, int64(len(g.ids)))
 	if pg.Backup != nil {
 		for _, k := range g.routeLinks(pg.Backup) {
 			pg.Links[k] |= wire.LinkBackup | wire.LinkUp
