@@ -474,3 +474,19 @@ func establish(t *testing.T, n *fakeNet, a, b *Host) (c, srv *TCPConn) {
 	}
 	return c, srv
 }
+
+// A datagram stamped at time 0 (a UDP workload starting with the run) is
+// in the delay statistics like any other: the mean divides their sum by
+// every packet, and it was left out of the sum.
+func TestUDPDelayStampedAtZero(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, us, nil)
+	n.run(sec)
+	p := make([]byte, udpHdrLen)
+	binary.BigEndian.PutUint32(p[0:4], udpMagic) // seq 0, sent at 0
+	a.finishUDP(ipB, a.sendUDP(ipB, 5000, 9000, p, len(p)))
+	n.run(2 * sec)
+	fs, ok := b.UDPFlow(ipA, 5000, 9000)
+	if !ok || fs.Packets != 1 || fs.DelaySum < sec || fs.DelayMax != fs.DelaySum {
+		t.Fatalf("flow %+v (%v): the datagram sent at 0 is not in the delay sum", fs, ok)
+	}
+}

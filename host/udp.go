@@ -129,7 +129,9 @@ func (h *Host) receiveUDP(ip *ipv4) {
 	fs.Bytes += uint64(len(p))
 	fs.MaxSeq = max(fs.MaxSeq, seq)
 	fs.Last = now
-	if dl := now - sent; dl >= 0 && sent > 0 {
+	// Every stamped datagram counts, one sent at time 0 too: the mean
+	// divides the sum by Packets.
+	if dl := now - sent; dl >= 0 {
 		fs.DelaySum += dl
 		fs.DelayMax = max(fs.DelayMax, dl)
 	}
