@@ -27,9 +27,10 @@ type dhcpServer struct {
 	unicst int // requests received unicast
 	silent bool
 	// leaseSecs, when set, is sent as the lease time as is (0xffffffff is
-	// "infinite"); t1, when set, as the renewal time (T1).
+	// "infinite"); t1 and t2, when set, as the renewal (T1) and
+	// rebinding (T2) times.
 	leaseSecs *uint32
-	t1        *time.Duration
+	t1, t2    *time.Duration
 }
 
 func (s *dhcpServer) Attach(env element.Env, _ []element.PortInfo) { s.env = env }
@@ -82,9 +83,14 @@ func (s *dhcpServer) Receive(_ element.Port, f []byte) {
 	if s.t1 != nil {
 		extra = dhcpv4.WithOption(dhcpv4.OptRenewTimeValue(*s.t1))
 	}
+	extra2 := dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IP(s.ip.AsSlice())))
+	if s.t2 != nil {
+		extra2 = dhcpv4.WithOption(dhcpv4.OptRebindingTimeValue(*s.t2))
+	}
 	r, _ := dhcpv4.NewReplyFromRequest(m,
 		dhcpv4.WithMessageType(t),
 		extra,
+		extra2,
 		dhcpv4.WithYourIP(net.IP(addr.AsSlice())),
 		dhcpv4.WithServerIP(net.IP(s.ip.AsSlice())),
 		dhcpv4.WithNetmask(net.CIDRMask(24, 32)),

@@ -1189,7 +1189,9 @@ func (c *TCPConn) processData(s *tcpSeg) {
 		c.ackDue = true
 		return
 	}
-	if off > c.rcvNxt+int64(h.cfg.TCP.RecvWindow) {
+	// Acceptable: RCV.NXT <= SEG.SEQ < RCV.NXT+RCV.WND (RFC 9293
+	// §3.10.7.4); a segment starting at the window's edge is outside it.
+	if off >= c.rcvNxt+int64(h.cfg.TCP.RecvWindow) {
 		h.ctr.Inc("drop_tcp_out_of_window")
 		c.ackDue = true
 		return
