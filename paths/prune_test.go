@@ -209,3 +209,49 @@ func TestPackPruneEach(t *testing.T) {
 		}
 	}
 }
+
+// Pruning tries every subgraph down to subgraph 1, not only the newer
+// ones. On a 4-ring a-b-c-d whose 802.1D tree lacks L = a–b: subgraph 1 =
+// {L, b–c} holds path a→b, subgraph 2 = {c–d, d–a, L} holds path c→d→a→b.
+// Subgraph 2 cannot go (its path would close the ring in subgraph 1), but
+// subgraph 1 can: subgraph 2 holds its path too.
+func TestPruneDeletesSubgraphOne(t *testing.T) {
+	f := mustFabric(t, mustTopo(t, "ring:4"))
+	tr := STP(f)
+	L := topo.NoLink
+	for l := range topo.LinkID(f.G.NumLinks()) {
+		if f.IsFabric(l) && !slices.Contains(tr.Links, l) {
+			L = l
+		}
+	}
+	a, b := f.Ends(L)
+	around := tr.PathBetween(b, a, nil) // b–c, c–d, d–a
+	if len(around) != 3 {
+		t.Fatalf("tree path b→a has %d links, want 3", len(around))
+	}
+	c := f.Other(around[0], b)
+	d := f.Other(around[1], c)
+	ps := &PathSet{K: 1,
+		Pairs:   []Pair{{a, b}, {c, b}},
+		PairOff: []uint32{0, 1, 2},
+		PathOff: []uint32{0, 1, 4},
+		Links:   []topo.LinkID{L, around[1], around[2], L},
+	}
+	st := newPackState(f, tr.Links)
+	st.nodes = []topo.NodeID{a, b}
+	one := st.newVLAN()
+	st.commit(one, ps.Path(0))
+	st.add(one, around[0], b, c)
+	st.nodes = []topo.NodeID{c, d, a, b}
+	st.commit(st.newVLAN(), ps.Path(1))
+
+	if n := st.prune(ps); n != 1 || len(st.vlinks) != 2 {
+		t.Fatalf("pruned %d, %d subgraphs left; want 1 pruned, 2 left", n, len(st.vlinks))
+	}
+	got := slices.Sorted(slices.Values(st.vlinks[1]))
+	want := slices.Sorted(slices.Values([]topo.LinkID{around[1], around[2], L}))
+	if !slices.Equal(got, want) {
+		t.Fatalf("subgraph 1 = %v, want the old subgraph 2 %v", got, want)
+	}
+	checkPruned(t, st, ps)
+}

@@ -24,8 +24,10 @@ func TestParseTies(t *testing.T) {
 		}
 	}
 	f := fabricOf(t, "fattree:4")
-	if _, err := ComputePathSets(f, PathOptions{K: 1, Ties: Ties(7)}); !errors.Is(err, ErrBadTies) {
-		t.Errorf("Ties(7): err %v, want ErrBadTies", err)
+	for _, bad := range []Ties{TiesNode + 1, 7} {
+		if _, err := ComputePathSets(f, PathOptions{K: 1, Ties: bad}); !errors.Is(err, ErrBadTies) {
+			t.Errorf("%v: err %v, want ErrBadTies", bad, err)
+		}
 	}
 }
 

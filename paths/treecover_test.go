@@ -416,3 +416,44 @@ func TestTreeCoverSkipsRootsOnNoPath(t *testing.T) {
 		}
 	}
 }
+
+// Parallel links: a BFS tree holds only one of the links between two
+// nodes, so the paths over the others lie in no candidate tree. Three
+// parallel links give three one-link paths (k = α = 3); a tree claiming two
+// of them would make a VLAN with a loop.
+func TestTreeCoverParallelLinks(t *testing.T) {
+	b := topo.NewBuilder("parallel")
+	s1, s2 := b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
+	for range 3 {
+		b.Connect(s1, s2)
+	}
+	b.Connect(s1, b.AddNode("h1", topo.Host))
+	b.Connect(s2, b.AddNode("h2", topo.Host))
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := mustFabric(t, g)
+	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ps.NumPaths() != 3 {
+		t.Fatalf("%d paths, want 3", ps.NumPaths())
+	}
+	for trial := range uint64(2) {
+		st, ok := treeCover(f, ps, STP(f).Links, 1, trial, 2, MaxVLANs)
+		if !ok {
+			t.Fatal("limit hit")
+		}
+		checkLoopFree(t, st)
+		if len(st.vlinks) != 3 {
+			t.Errorf("trial %d: %d subgraphs, want 3 (one per parallel link)", trial, len(st.vlinks))
+		}
+		for j := range ps.NumPaths() {
+			if holder(st, ps.Path(j)) < 0 {
+				t.Errorf("trial %d: path %d in no subgraph", trial, j)
+			}
+		}
+	}
+}
