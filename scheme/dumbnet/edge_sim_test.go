@@ -88,27 +88,7 @@ func TestHostRescansRateLimited(t *testing.T) {
 // (3) probes, one probe wait apart, then gives up: two retries, one
 // "unverified", and the link stays down in its topology.
 func TestLinkUpUnverifiedAfterThreeTries(t *testing.T) {
-	g, err := topo.Parse("fattree:4", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wraps := map[topo.NodeID]*lossy{}
-	l := newLabGraphWrap(t, g, map[string]string{"suppress": "10ms"}, func(n topo.NodeID, e element.Element) element.Element {
-		w := &lossy{Element: e, sub: wire.SubDumbNetSwitchID}
-		wraps[n] = w
-		return w
-	})
-	l.discover(t)
-	core := coreLink(t, l)
-	now := l.s.Now()
-	up := now + 100*element.Millisecond
-	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
-	l.s.At(up, func() {
-		w := wraps[l.f.ControllerNode()]
-		w.on, w.until = true, up+10*element.Second
-		_ = l.s.SetLink(core, true)
-	})
-	l.s.Run(up + element.Second)
+	l := repairWithLostVerification(t, 10*element.Second, element.Second)
 	c := l.f.Agent(l.f.ControllerNode()).Counters()
 	if c["ctrl_link_down_confirmed"] != 1 {
 		t.Fatalf("ctrl_link_down_confirmed = %d, want 1", c["ctrl_link_down_confirmed"])
