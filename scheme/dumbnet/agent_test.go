@@ -17,10 +17,7 @@ var (
 // newTestAgent attaches an agent with NIC 1 and Local port 2, and tells it
 // where the controller is.
 func newTestAgent() (*Agent, *fakeEnv) {
-	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-	a.setController(macB, []uint8{3, 1})
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1})
 	return a, env
 }
 
@@ -141,10 +138,7 @@ func TestAgentAnswersProbe(t *testing.T) {
 }
 
 func TestAgentFailsOverOnNotification(t *testing.T) {
-	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 1})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-	a.setController(macB, []uint8{3, 1})
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 1})
 	// Square: 1 -(p1/p1)- 2 -(p2/p1)- 4, 1 -(p2/p1)- 3 -(p2/p2)- 4; A on
 	// 1:9, B on 4:9. Primary through 2, backup through 3.
 	a.hold(macB, netip.Addr{}, nil, nil)
@@ -216,10 +210,7 @@ func FuzzAgentReceive(f *testing.F) {
 }
 
 func TestAgentFlowlets(t *testing.T) {
-	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 2, Flowlets: true, FlowletGap: element.Millisecond})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-	a.setController(macB, []uint8{3, 1})
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 2, Flowlets: true, FlowletGap: element.Millisecond})
 	a.hold(macB, netip.Addr{}, nil, nil)
 	// Two equal paths: via switch 2 and via switch 3.
 	links := []wire.DumbNetLink{
@@ -259,10 +250,7 @@ func TestAgentFlowlets(t *testing.T) {
 }
 
 func TestAgentFragmentationNeeded(t *testing.T) {
-	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, MTU: 1500})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-	a.setController(macB, []uint8{3, 1})
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, MTU: 1500})
 	a.hold(macB, netip.Addr{}, nil, nil)
 	reply(a, 1)
 	env.take()
@@ -309,10 +297,7 @@ func TestAgentFragmentationNeeded(t *testing.T) {
 // applied again (before, every later patch was stale and the links stayed
 // down for good).
 func TestAgentRecoversFromForgedPatchVersion(t *testing.T) {
-	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 1})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-	a.setController(macB, []uint8{3, 1})
+	a, _ := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 1})
 	links := []wire.DumbNetLink{
 		{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
 		{A: 2, APort: 2, B: 4, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
@@ -439,9 +424,7 @@ func FuzzControllerReceive(f *testing.F) {
 		f.Add(true, b)
 	}
 	f.Fuzz(func(t *testing.T, late bool, frame []byte) {
-		a := NewAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
-		env := newFakeEnv()
-		a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+		a, env := attachedAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
 		if late {
 			env.advance(10 * element.Second) // discovery found nothing and stopped
 		}

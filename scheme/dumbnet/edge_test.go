@@ -50,10 +50,7 @@ func TestAgentRepeatedPortStateNotReflooded(t *testing.T) {
 // path) keeps the entry as it is: it is not recomputed from the cache
 // (which a patch has meanwhile moved to version 2).
 func TestAgentEntryWithKPathsNotRefilled(t *testing.T) {
-	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 2})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-	a.setController(macB, []uint8{3, 1})
+	a, _ := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 2})
 	a.hold(macC, netip.Addr{}, nil, nil)
 	// Two 2-hop paths from switch 1 to 4 (via 2 and via 5), and a 3-hop
 	// backup via 3 and 6.
@@ -138,10 +135,7 @@ func TestAgentPatchOfEqualVersionStale(t *testing.T) {
 // An unanswered path query is sent once and retried QueryRetries times,
 // the waits doubling; then what waited for it is dropped.
 func TestAgentQueryRetriedExactly(t *testing.T) {
-	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, QueryTimeout: element.Millisecond, QueryRetries: 3})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-	a.setController(macB, []uint8{3, 1})
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, QueryTimeout: element.Millisecond, QueryRetries: 3})
 	a.Receive(2, wire.AppendEthernet(nil, macC, macA, wire.EtherTypeIPv4, make([]byte, 40)))
 	if out := env.take(); len(out) != 1 {
 		t.Fatalf("sent %d frames, want the first query", len(out))
@@ -216,9 +210,7 @@ func TestControllerReplyLinksBound(t *testing.T) {
 // prober's own PMs: another host's PM with the same sequence number and
 // path is not ours.
 func TestDiscoveryEchoOfOtherProber(t *testing.T) {
-	a := NewAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+	a, _ := attachedAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
 	d := a.ctrl.disc
 	path := d.pathOf(d.pending[1])
 	echo := func(src wire.MAC) []byte {

@@ -72,3 +72,16 @@ func ports(n int) []element.PortInfo {
 	}
 	return ps
 }
+
+// attachedAgent is an agent attached to a fakeEnv on a NIC (port 1) and
+// its stack (port 2, Local); unless it runs the controller, it knows the
+// controller, B, by the path 3-1.
+func attachedAgent(cfg Config) (*Agent, *fakeEnv) {
+	a := NewAgent(cfg)
+	env := newFakeEnv()
+	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+	if !cfg.Controller {
+		a.setController(macB, []uint8{3, 1})
+	}
+	return a, env
+}

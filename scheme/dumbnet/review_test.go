@@ -122,10 +122,7 @@ func TestBackupAvoidsPrimarySwitches(t *testing.T) {
 // backup 1 -(p2/p1)- 3 -(p2/p2)- 4.
 func squareAgent(t *testing.T, k int) (*Agent, *fakeEnv) {
 	t.Helper()
-	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: k})
-	env := newFakeEnv()
-	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-	a.setController(macB, []uint8{3, 1})
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: k})
 	a.hold(macB, netip.Addr{}, nil, nil)
 	links := []wire.DumbNetLink{
 		{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
@@ -182,10 +179,7 @@ func TestHostNotifyOutOfOrder(t *testing.T) {
 // uniform draw over all k paths kept the same path for one flowlet in k.
 func TestFlowletGapChangesPath(t *testing.T) {
 	for _, k := range []int{2, 3} {
-		a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: k, Flowlets: true, FlowletGap: element.Millisecond})
-		env := newFakeEnv()
-		a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
-		a.setController(macB, []uint8{3, 1})
+		a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: k, Flowlets: true, FlowletGap: element.Millisecond})
 		a.hold(macB, netip.Addr{}, nil, nil)
 		// Three equal paths from switch 1 to switch 5, via 2, 3 and 4.
 		var links []wire.DumbNetLink
