@@ -84,3 +84,35 @@ func TestDemoEmu(t *testing.T) {
 		t.Errorf("discovered %d switches, %d links; want 20, 32", rep.DiscoveredSwitches, rep.DiscoveredLinks)
 	}
 }
+
+// OK needs every check: a fabric that did not recover, lost a ping pair,
+// moved no traffic or was found inexactly fails.
+func TestDemoReportOK(t *testing.T) {
+	good := DemoReport{DiscoveryExact: true, PingPairsOK: 2, PingPairsTotal: 2, Iperf3Mbps: 1, Recovered: true}
+	if !good.OK() {
+		t.Fatal("a passing report is not OK")
+	}
+	for name, mut := range map[string]func(*DemoReport){
+		"not recovered": func(r *DemoReport) { r.Recovered = false },
+		"ping lost":     func(r *DemoReport) { r.PingPairsOK = 1 },
+		"no traffic":    func(r *DemoReport) { r.Iperf3Mbps = 0 },
+		"inexact":       func(r *DemoReport) { r.DiscoveryExact = false },
+	} {
+		r := good
+		mut(&r)
+		if r.OK() {
+			t.Errorf("%s: OK", name)
+		}
+	}
+}
+
+// The outage is the probes lost times the probe gap.
+func TestDemoSimOutage(t *testing.T) {
+	rep, err := Demo(context.Background(), DemoOptions{Engine: "sim"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.FailoverProbeMS <= 0 || rep.FailoverOutageMS != float64(rep.FailoverLost)*rep.FailoverProbeMS {
+		t.Errorf("outage %v ms, %d probes lost at %v ms", rep.FailoverOutageMS, rep.FailoverLost, rep.FailoverProbeMS)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/scheme/all"
 	"github.com/edgefabric/edgefabric/scheme/spain/plan"
@@ -274,5 +275,47 @@ func TestThroughputGainOneHost(t *testing.T) {
 	}
 	if _, _, _, err := throughputGain(p, 1); err == nil || !strings.Contains(err.Error(), "at least 2 hosts") {
 		t.Fatalf("one host: %v", err)
+	}
+}
+
+// With --ties ordered the per-row explanations (written for random ties)
+// are left out, the gains are means over the trials (not sums), and the
+// Table 2-only rows stay out of Table 3 and its topology list.
+func TestSpainTable3OrderedAndRowSet(t *testing.T) {
+	rep, err := SpainTable3(Options{Rows: []string{"fattree(4)", "bcube(3,2)", "bcube(2,3)"}, Seed: 1, Ties: paths.TiesOrdered})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 1 || rep.Rows[0].Name != "FatTree(4)" {
+		t.Fatalf("rows %v, want FatTree(4) alone (the BCube rows are Table 2's only)", rep.Rows)
+	}
+	r := rep.Rows[0]
+	if strings.Contains(r.Note, ftNote) {
+		t.Errorf("ordered ties: note carries the random-ties explanation: %q", r.Note)
+	}
+	// α = 2: first paths in port order share links like STP's (gain 1),
+	// random ones among α spread the load, by less than 3 times.
+	g1, ga := *r.Values["gain1"].Ours, *r.Values["gain_alpha"].Ours
+	if g1 < 1 || g1 > 1.5 || ga < 1 || ga > 3 {
+		t.Errorf("gains %v %v, want means near 1 and 1.8", g1, ga)
+	}
+	var names []string
+	for _, tp := range SpainTable3Topologies() {
+		names = append(names, tp.Name)
+	}
+	if len(names) != 16 || names[0] != "testbed" || names[15] != "BCube(8,4)" || slices.Contains(names, "BCube(3,2)") || slices.Contains(names, "BCube(2,3)") {
+		t.Errorf("Table 3 topologies %v", names)
+	}
+}
+
+// 'trials for best' counts from 1: the testbed's best serial packing is
+// in the first trial.
+func TestSpainTable2TrialsForBest(t *testing.T) {
+	rep, err := SpainTable2(Options{Rows: []string{"testbed"}, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Rows[0].Values["trials"].Ours; got == nil || *got != 1 {
+		t.Errorf("trials for best %v, want 1", got)
 	}
 }

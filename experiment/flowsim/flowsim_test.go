@@ -239,3 +239,32 @@ func BenchmarkRun(b *testing.B) {
 		}
 	}
 }
+
+// Each boundary of input validation: a zero or infinite capacity, an
+// infinite or negative size, a negative link index, and a link index equal
+// to the link count (in Run and in MaxLoad) are rejected with their error.
+func TestBadInputBoundaries(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		net   Network
+		flows []Flow
+		want  error
+	}{
+		{"zero capacity", Network{Cap: []float64{0}}, nil, ErrBadCap},
+		{"infinite capacity", Network{Cap: []float64{1, math.Inf(1)}}, nil, ErrBadCap},
+		{"infinite size", Network{Cap: []float64{1}}, []Flow{{Path: []int32{0}, Size: math.Inf(1)}}, ErrBadSize},
+		{"negative size", Network{Cap: []float64{1}}, []Flow{{Path: []int32{0}, Size: -1}}, ErrBadSize},
+		{"negative link", Network{Cap: []float64{1}}, []Flow{{Path: []int32{-1}, Size: 1}}, ErrBadLink},
+		{"link past end", Network{Cap: []float64{1, 1}}, []Flow{{Path: []int32{0, 2}, Size: 1}}, ErrBadLink},
+	} {
+		if res, err := Run(c.net, c.flows); !errors.Is(err, c.want) {
+			t.Errorf("%s: %+v %v, want %v", c.name, res, err, c.want)
+		}
+	}
+	if _, err := MaxLoad(2, [][]int32{{0}, {2}}); !errors.Is(err, ErrBadLink) {
+		t.Errorf("maxload link == nl: %v", err)
+	}
+	if m, err := MaxLoad(0, nil); err != nil || m != 0 {
+		t.Errorf("maxload no links: %d %v", m, err)
+	}
+}
