@@ -170,14 +170,7 @@ func TestPoisonedLinkLocalFrameDropped(t *testing.T) {
 func TestPoisonedFrameBufferedByCongestion(t *testing.T) {
 	// s1's output is a 100 Mb/s link: the second frame waits in the queue
 	// until its tail is in, so s1 sees the bad CRC and drops it there.
-	g := line(t, 1, 1_000_000_000, 0)
-	s := mustNew(t, g, Options{})
-	s.pipes[2].rate = 100_000_000
-	h1, h2 := &rec{}, &rec{}
-	sw := &ctRec{rec{fwd: map[element.Port]element.Port{1: 2}, ct: 6}}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, sw))
-	must(t, s.Place(2, h2))
+	s, h1, sw, h2 := slowOutCutThrough(t)
 	s.At(0, func() {
 		h1.env.Send(1, frameOf(1514, 1))
 		must(t, s.SetFault(0, Fault{Corrupt: 1}))

@@ -110,3 +110,29 @@ func must(t testing.TB, err error) {
 }
 
 type nodeID = topo.NodeID
+
+// twoHosts is two recording elements joined by one 1 Gb/s link with 1 us
+// of delay.
+func twoHosts(t testing.TB) (s *Sim, a, b *rec) {
+	t.Helper()
+	s = mustNew(t, line(t, 0, 1_000_000_000, us), Options{})
+	a, b = &rec{}, &rec{}
+	must(t, s.Place(0, a))
+	must(t, s.Place(1, b))
+	return s, a, b
+}
+
+// slowOutCutThrough is h1 - s1 - h2 with no delay: h1's link at 1 Gb/s,
+// s1's output at 100 Mb/s, s1 a cut-through element (6 bytes) forwarding
+// port 1 to port 2.
+func slowOutCutThrough(t testing.TB) (s *Sim, h1 *rec, sw *ctRec, h2 *rec) {
+	t.Helper()
+	s = mustNew(t, line(t, 1, 1_000_000_000, 0), Options{})
+	s.pipes[2].rate = 100_000_000
+	h1, h2 = &rec{}, &rec{}
+	sw = &ctRec{rec{fwd: map[element.Port]element.Port{1: 2}, ct: 6}}
+	must(t, s.Place(0, h1))
+	must(t, s.Place(1, sw))
+	must(t, s.Place(2, h2))
+	return s, h1, sw, h2
+}

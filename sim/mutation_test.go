@@ -65,10 +65,7 @@ func TestLinkFailsAsFrameStarts(t *testing.T) {
 // TestCorruptEmptyFrame: a corruption fault has no bit to flip in an empty
 // frame; the frame goes through.
 func TestCorruptEmptyFrame(t *testing.T) {
-	s := mustNew(t, line(t, 0, 1_000_000_000, us), Options{})
-	a, b := &rec{}, &rec{}
-	must(t, s.Place(0, a))
-	must(t, s.Place(1, b))
+	s, a, b := twoHosts(t)
 	must(t, s.SetFault(0, Fault{Corrupt: 1}))
 	s.At(0, func() { a.env.Send(1, []byte{}) })
 	s.RunAll()
@@ -85,14 +82,7 @@ func TestPoisonedFrameStartsAtItsTail(t *testing.T) {
 	// Frame 1 (60 bytes, 72 on the wire) leaves s1 at 112 ns and keeps the
 	// output busy until 112 + 80*72 + 80*12 = 6832 ns. Frame 2 (758 bytes,
 	// 770 on the wire) has its tail in at 8*(72+12+770) = 6832 ns.
-	g := line(t, 1, 1_000_000_000, 0)
-	s := mustNew(t, g, Options{})
-	s.pipes[2].rate = 100_000_000
-	h1, h2 := &rec{}, &rec{}
-	sw := &ctRec{rec{fwd: map[element.Port]element.Port{1: 2}, ct: 6}}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, sw))
-	must(t, s.Place(2, h2))
+	s, h1, sw, h2 := slowOutCutThrough(t)
 	s.At(0, func() {
 		h1.env.Send(1, frameOf(60, 1))
 		must(t, s.SetFault(0, Fault{Corrupt: 1}))
@@ -110,10 +100,7 @@ func TestPoisonedFrameStartsAtItsTail(t *testing.T) {
 // TestCutThroughDecideBeyondFrame: a cut-through node that needs more
 // bytes than the frame has gets it when its tail is in.
 func TestCutThroughDecideBeyondFrame(t *testing.T) {
-	s := mustNew(t, line(t, 0, 1_000_000_000, us), Options{})
-	a, b := &rec{}, &rec{}
-	must(t, s.Place(0, a))
-	must(t, s.Place(1, b))
+	s, a, b := twoHosts(t)
 	must(t, s.SetTiming(1, Timing{CutThrough: 1000}))
 	s.At(0, func() { a.env.Send(1, frameOf(42, 1)) })
 	s.RunAll()
@@ -193,10 +180,7 @@ func TestCaptureTimeOrder(t *testing.T) {
 
 // TestFaultBothDirections: SetFault impairs both directions.
 func TestFaultBothDirections(t *testing.T) {
-	s := mustNew(t, line(t, 0, 1_000_000_000, us), Options{})
-	a, b := &rec{}, &rec{}
-	must(t, s.Place(0, a))
-	must(t, s.Place(1, b))
+	s, a, b := twoHosts(t)
 	must(t, s.SetFault(0, Fault{Loss: 1}))
 	s.At(0, func() {
 		a.env.Send(1, frameOf(60, 1))
@@ -267,10 +251,7 @@ func TestAtInThePast(t *testing.T) {
 // included.
 func TestNodeZeroTimersHashed(t *testing.T) {
 	run := func(d element.Time) uint64 {
-		s := mustNew(t, line(t, 0, 1_000_000_000, us), Options{})
-		a, b := &rec{}, &rec{}
-		must(t, s.Place(0, a))
-		must(t, s.Place(1, b))
+		s, a, _ := twoHosts(t)
 		s.At(0, func() { a.env.After(d, func() {}) })
 		s.RunAll()
 		return s.TraceHash()
@@ -283,10 +264,7 @@ func TestNodeZeroTimersHashed(t *testing.T) {
 // TestForeignBufferNotRecycled: a buffer of larger capacity than the
 // pool's, made by the element, is never recycled.
 func TestForeignBufferNotRecycled(t *testing.T) {
-	s := mustNew(t, line(t, 0, 1_000_000_000, us), Options{})
-	a, b := &rec{}, &rec{}
-	must(t, s.Place(0, a))
-	must(t, s.Place(1, b))
+	s, a, _ := twoHosts(t)
 	s.At(0, func() { a.env.Send(1, make([]byte, 100, 4096)) })
 	s.RunAll()
 	if len(s.pool) != 0 {
@@ -297,10 +275,7 @@ func TestForeignBufferNotRecycled(t *testing.T) {
 // TestStaleCancel: a timer's cancel, called after it fired, leaves alone
 // the timer that reuses its slot.
 func TestStaleCancel(t *testing.T) {
-	s := mustNew(t, line(t, 0, 1_000_000_000, us), Options{})
-	a, b := &rec{}, &rec{}
-	must(t, s.Place(0, a))
-	must(t, s.Place(1, b))
+	s, a, _ := twoHosts(t)
 	fired := false
 	var c1 func()
 	s.At(0, func() {
@@ -318,10 +293,7 @@ func TestStaleCancel(t *testing.T) {
 // TestCancelledTimerSlotReused: the dead event of a cancelled timer does
 // not fire the timer that took its slot.
 func TestCancelledTimerSlotReused(t *testing.T) {
-	s := mustNew(t, line(t, 0, 1_000_000_000, us), Options{})
-	a, b := &rec{}, &rec{}
-	must(t, s.Place(0, a))
-	must(t, s.Place(1, b))
+	s, a, _ := twoHosts(t)
 	var got []element.Time
 	s.At(0, func() {
 		c := a.env.After(10*us, func() { t.Error("cancelled timer fired") })
