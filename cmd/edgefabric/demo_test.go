@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestDemoBadInput: a topology the demo cannot run on is bad input, exit 2
 // with one line, before anything starts (it once exited 1).
@@ -20,5 +23,21 @@ func TestDemoBadInput(t *testing.T) {
 	}
 	if code, _, errOut := topoCLI("demo", "--engine", "warp"); code != 2 || errOut != "edgefabric: --engine \"warp\": want emu or sim\n" {
 		t.Errorf("--engine warp: exit %d, %q", code, errOut)
+	}
+}
+
+// TestDemoFailedChecksExitOne: a demo that runs but finds the fabric
+// failing a check prints its report and exits 1. On line:2 the failed link
+// is the only one between the two switches, so the bulk transfer never
+// recovers.
+func TestDemoFailedChecksExitOne(t *testing.T) {
+	for _, args := range [][]string{nil, {"--json"}} {
+		code, out, errOut := topoCLI(append([]string{"demo", "--engine", "sim", "-q", "--topology", "line:2"}, args...)...)
+		if code != 1 || errOut != "edgefabric: demo: the fabric did not pass every check (see the report)\n" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		if !strings.Contains(out, "recovered: false") && !strings.Contains(out, `"recovered": false`) {
+			t.Errorf("%v: the report does not show the failed recovery:\n%s", args, out)
+		}
 	}
 }
