@@ -241,6 +241,9 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			if err != nil {
 				return nil, r.errf(n.labelLine(labelPrefix+"ports"), f+".labels."+labelPrefix+"ports", ErrBadValue, "%q is not an integer", s)
 			}
+			if v < 0 || v > MaxPorts {
+				return nil, r.errf(n.labelLine(labelPrefix+"ports"), f+".labels."+labelPrefix+"ports", ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, v)
+			}
 			ports = v
 		}
 		id, err := r.node(n.line, f, n.name, kind, role, relay, ports)

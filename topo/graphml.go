@@ -226,6 +226,9 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 				if err != nil {
 					return nil, r.errf(n.line, "node "+strconv.Quote(n.id)+" ef.ports", ErrBadValue, "%q is not an integer", s)
 				}
+				if v < 0 || v > MaxPorts {
+					return nil, r.errf(n.line, "node "+strconv.Quote(n.id)+" ef.ports", ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, v)
+				}
 				ports = v
 			}
 		}

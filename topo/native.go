@@ -107,7 +107,11 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 			case "relay":
 				relay, err = r.boolean(e.v, ff)
 			case "ports":
-				ports, err = r.integer(e.v, ff)
+				// Checked here, not only when the node is added, so that
+				// the error names this field and line.
+				if ports, err = r.integer(e.v, ff); err == nil && (ports < 0 || ports > MaxPorts) {
+					err = r.errf(e.v.Line, ff, ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, ports)
+				}
 			default:
 				err = r.errf(e.k.Line, ff, ErrSyntax, "unknown key (want name, kind, role, relay, ports)")
 			}
