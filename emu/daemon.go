@@ -381,7 +381,13 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("emu: list namespaces: %w", err)
 	}
-	rep.Killed = append(rep.Killed, killNSProcesses(left, spare...)...)
+	// A process the first sweep killed may still be exiting, in its
+	// namespace: it is killed again, harmlessly, but reported once.
+	for _, pid := range killNSProcesses(left, spare...) {
+		if !slices.Contains(rep.Killed, pid) {
+			rep.Killed = append(rep.Killed, pid)
+		}
+	}
 	var errs []error
 	for _, ns := range left {
 		if err := deleteNS(ns); err != nil {

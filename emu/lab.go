@@ -101,9 +101,6 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 	if err := ValidateName(opts.Name); err != nil {
 		return nil, err
 	}
-	if opts.Rate < 0 {
-		return nil, fmt.Errorf("emu: %w: rate %d", ErrBadOption, opts.Rate)
-	}
 	if err := checkRates(g, opts); err != nil {
 		return nil, err
 	}
@@ -480,8 +477,7 @@ func (l *Lab) waitReady(ctx context.Context) error {
 		return nil
 	}
 	src := l.nodes[hosts[0]]
-	step := max(1, (len(hosts)-1)/16)
-	for i := 1; i < len(hosts); i += step {
+	for _, i := range reachTargets(len(hosts)) {
 		dst := l.nodes[hosts[i]]
 		for {
 			if _, err := ExecIn(ctx, src.ns, "ping", "-c", "1", "-W", "1", "-q", dst.ip.Addr().String()); err == nil {
@@ -497,6 +493,26 @@ func (l *Lab) waitReady(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// maxReachTargets bounds how many hosts WaitReach pings.
+const maxReachTargets = 16
+
+// reachTargets returns the indices, among hosts 0..n-1, of the hosts the
+// first one pings for WaitReach: at most maxReachTargets of 1..n-1, evenly
+// spread (every host when there are that few).
+func reachTargets(n int) []int {
+	if n < 2 {
+		return nil
+	}
+	// Round the step up: rounded down, 31 other hosts gave step 1 and 31
+	// pings.
+	step := (n - 1 + maxReachTargets - 1) / maxReachTargets
+	var out []int
+	for i := 1; i < n; i += step {
+		out = append(out, i)
+	}
+	return out
 }
 
 // notReady returns why the fabric is not ready, or "".

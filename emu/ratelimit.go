@@ -56,8 +56,12 @@ func shapedRate(g *topo.Graph, l topo.LinkID, opts Options) int64 {
 }
 
 // checkRates refuses, before anything is built, a link that would be
-// shaped below minShapedRate.
+// shaped below minShapedRate, and a negative rate (which Up refuses:
+// CheckScheme must refuse what Up would).
 func checkRates(g *topo.Graph, opts Options) error {
+	if opts.Rate < 0 {
+		return fmt.Errorf("emu: %w: rate %d", ErrBadOption, opts.Rate)
+	}
 	for i := range g.NumLinks() {
 		if r := shapedRate(g, topo.LinkID(i), opts); r != 0 && r < minShapedRate {
 			lk := g.Link(topo.LinkID(i))
