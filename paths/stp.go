@@ -51,7 +51,8 @@ type Tree struct {
 	Parent     []topo.NodeID
 	ParentLink []topo.LinkID
 	Depth      []int32
-	// Links are all the tree's links, in NodeID order of the child.
+	// Links are all the tree's links, each the parent link of its child, in
+	// the order the children settled (root path cost, then NodeID).
 	Links []topo.LinkID
 	// Used are the tree links that lie on the tree path between some pair
 	// of edge nodes: the tree with every branch that leads to no edge node
