@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -138,7 +139,10 @@ func listLabs(w io.Writer, asJSON bool) error {
 
 func printStatus(w io.Writer, st *emu.Status) {
 	fmt.Fprintln(w, st.String())
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	// The table goes through a buffer so that the padding tabwriter puts
+	// before empty last cells (no drops, a node without ports) is cut.
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tKIND\tELEMENT\tADDRESS\tPORT\tIF\tUP\tRX\tTX\tDROPS")
 	for _, n := range st.Nodes {
 		addr := n.IP
@@ -164,6 +168,9 @@ func printStatus(w io.Writer, st *emu.Status) {
 		}
 	}
 	tw.Flush()
+	for line := range strings.Lines(table.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
 	// The elements' own counters, below the table: they are too wide for
 	// a column.
 	for _, n := range st.Nodes {
