@@ -73,9 +73,10 @@ topology of SPAIN's Table 3, each in its own process, and reports its wall
 time, CPU time (user + system over all threads), peak resident memory, the
 path-set, packing and pruning phases, and its wall time and peak memory as
 multiples of a baseline measured in the same run: the FatTree(16) plan, run
-before the first row and after the last (the mean of the two). Machines are shared and noisy; the ratio is the figure to
-compare across runs and machines. The issue's goal is every row within 10 s
-on a 2-core machine; the last column says whether this run met it.
+before the first row and after the last (the mean of the two). Machines are
+shared and noisy; the ratio is the figure to compare across runs and
+machines. The issue's goal is every row within 10 s on a 2-core machine; the
+last column says whether this run met it.
 
 Rows that exceed --timeout are killed and reported as such. See
 docs/performance.md for the checked-in figures.`,

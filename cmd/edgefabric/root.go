@@ -32,10 +32,12 @@ func newRootCmd() *cobra.Command {
 		Use:   "edgefabric",
 		Short: "Build, run and measure edge-routed data-center Ethernet fabrics",
 		Long: `edgefabric builds, runs and measures data-center Ethernet fabrics in which
-the edge decides the path and the core only follows a tag: Axon, SPAIN, the VLAN
-Ethernet backplane, DumbNet and switch-based VXLAN overlays, beside the
-spanning-tree baseline. Each scheme runs in a deterministic simulator (sim) and
-in a Linux network-namespace emulator with real, unmodified hosts (up/exec/down).
+the edge decides the path and the core only follows a tag, beside the
+spanning-tree baseline. Today DumbNet and STP (the schemes dumbnet and stp) run
+in a deterministic simulator (sim) and in a Linux network-namespace emulator
+with real, unmodified hosts (up/exec/down); SPAIN's offline planner is
+"plan spain". The wire formats of Axon, SPAIN's chirps, the VXLAN overlay and
+the VLAN backplane are in place; their elements are not yet.
 
 Topologies are given as a spec (fattree:4, leafspine:2,5,5, hyperx:3,
 bcube:8,2, ciscodc:2,2, cube:8,8,8, torus:4,4,4, jellyfish:N,K,R, line:3,
