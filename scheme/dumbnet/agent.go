@@ -1,6 +1,7 @@
 package dumbnet
 
 import (
+	"bytes"
 	"errors"
 	"net/netip"
 	"slices"
@@ -27,8 +28,9 @@ type Config struct {
 	// S and Eps are Algorithm 1's window and slack for local detours.
 	S, Eps int
 	// Flowlets turns on flowlet load balancing (§6.2): a flow moves to
-	// another of the k paths, at random, after FlowletGap of silence. Off, a flow is bound to
-	// one of the k paths by its hash.
+	// another of the k paths, at random, after FlowletGap of silence. Off,
+	// a new flow takes one of the k paths by its hash. Either way a flow
+	// keeps its path until the path is invalidated (§5.2).
 	Flowlets   bool
 	FlowletGap element.Time
 	// MPLS sends data frames with the MPLS encoding (§5.3) instead of the
@@ -168,8 +170,8 @@ type Agent struct {
 	hostSeen   map[wire.MAC]*seqWindow
 	notifySeq  uint32
 
-	flowlets map[uint64]*flowlet
-	seed     uint64
+	flows map[uint64]*flowBinding
+	seed  uint64
 
 	notifiedAt, patchedAt element.Time
 	searchBackoff         element.Time
@@ -202,10 +204,14 @@ type query struct {
 	arps                []wire.ARP
 }
 
-type flowlet struct {
+// flowBinding is a flow's path (§5.2) and when it last sent (§6.2).
+type flowBinding struct {
 	last element.Time
-	idx  int
+	path []uint8
 }
+
+// maxFlows bounds the flows an agent remembers.
+const maxFlows = 65536
 
 // NewAgent returns a host agent.
 func NewAgent(cfg Config) *Agent {
@@ -215,7 +221,7 @@ func NewAgent(cfg Config) *Agent {
 		ipToMAC: make(map[netip.Addr]wire.MAC), queries: make(map[uint32]*query),
 		byDst: make(map[wire.MAC]*query), byIP: make(map[netip.Addr]*query),
 		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState),
-		hostSeen: make(map[wire.MAC]*seqWindow), flowlets: make(map[uint64]*flowlet)}
+		hostSeen: make(map[wire.MAC]*seqWindow), flows: make(map[uint64]*flowBinding)}
 	if cfg.Controller {
 		a.ctrl = newController(a, cfg.Store)
 		a.haveCtrl, a.ctrlMAC = true, a.mac
@@ -414,32 +420,44 @@ func inetChecksum(b []byte) uint16 {
 	return ^uint16(sum)
 }
 
-// choose picks one of the entry's paths for a frame: by flow hash, or by
-// flowlet (§6.2).
+// choose picks one of the entry's paths for a frame. The PathTable
+// "remembers the previously used choice for each flow, and binds a flow to
+// a particular path" (§5.2): a flow keeps its path for as long as the
+// entry holds it, and "will automatically choose a new path when the older
+// path is invalidated". A new flow, or one whose path is gone, takes one
+// by flow hash, or at random with flowlets; with flowlets a new flowlet
+// takes another path (§6.2).
 func (a *Agent) choose(e *PathEntry, frame []byte) []uint8 {
-	if len(e.Paths) == 1 {
-		return e.Paths[0]
-	}
 	h := a.flowHash(frame)
-	if !a.cfg.Flowlets {
-		return e.Paths[h%uint64(len(e.Paths))]
-	}
 	now := a.env.Now()
-	fl := a.flowlets[h]
-	if fl == nil {
-		if len(a.flowlets) >= 65536 {
-			clear(a.flowlets) // a crude bound; flowlets are soft state
+	n := len(e.Paths)
+	fb := a.flows[h]
+	cur := -1
+	if fb != nil {
+		cur = slices.IndexFunc(e.Paths, func(p []uint8) bool { return bytes.Equal(p, fb.path) })
+	} else {
+		if len(a.flows) >= maxFlows {
+			// Soft state: a flow forgotten here takes its hash's path
+			// again, the one it had unless a failure moved it.
+			clear(a.flows)
+			a.c.Inc("flows_forgotten")
 		}
-		fl = &flowlet{idx: a.env.Rand().IntN(len(e.Paths))}
-		a.flowlets[h] = fl
-	} else if now-fl.last > a.cfg.FlowletGap {
+		fb = &flowBinding{}
+		a.flows[h] = fb
+	}
+	switch {
+	case cur < 0 && a.cfg.Flowlets:
+		cur = a.env.Rand().IntN(n)
+	case cur < 0:
+		cur = int(h % uint64(n))
+	case a.cfg.Flowlets && n > 1 && now-fb.last > a.cfg.FlowletGap:
 		// A new flowlet: "whenever flow ID changes, the extension will
 		// output a different path" (§6.2): one of the others, at random.
-		fl.idx = (fl.idx%len(e.Paths) + 1 + a.env.Rand().IntN(len(e.Paths)-1)) % len(e.Paths)
+		cur = (cur + 1 + a.env.Rand().IntN(n-1)) % n
 		a.c.Inc("flowlet_switches")
 	}
-	fl.last = now
-	return e.Paths[fl.idx%len(e.Paths)]
+	fb.path, fb.last = e.Paths[cur], now
+	return fb.path
 }
 
 // flowHash hashes the frame's destination and, for IPv4, its addresses,

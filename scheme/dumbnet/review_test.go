@@ -1,6 +1,9 @@
 package dumbnet
 
 import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -212,5 +215,104 @@ func TestFlowletGapChangesPath(t *testing.T) {
 		if len(used) != k {
 			t.Fatalf("k=%d: flowlets used %v", k, used)
 		}
+	}
+}
+
+// TestFlowKeepsPathWhileValid: the PathTable "binds a flow to a particular
+// path" and flows choose a new one only "when the older path is
+// invalidated" (DumbNet §5.2). A flow hash taken modulo the number of paths
+// moved flows off healthy paths whenever a failure removed another one.
+func TestFlowKeepsPathWhileValid(t *testing.T) {
+	for _, flowlets := range []bool{false, true} {
+		t.Run(fmt.Sprintf("flowlets=%v", flowlets), func(t *testing.T) { flowKeepsPath(t, flowlets) })
+	}
+}
+
+// flowKeepsPath: within one flowlet (no time passes), likewise.
+func flowKeepsPath(t *testing.T, flowlets bool) {
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 3, Flowlets: flowlets})
+	a.hold(macB, netip.Addr{}, nil, nil)
+	// Three equal paths from switch 1 to switch 5, via 2, 3 and 4, leaving
+	// switch 1 by ports 2, 3 and 4.
+	var links []wire.DumbNetLink
+	for m := uint64(2); m <= 4; m++ {
+		links = append(links,
+			wire.DumbNetLink{A: 1, APort: uint16(m), B: m, BPort: 1, Flags: wire.LinkUp | wire.LinkDetour},
+			wire.DumbNetLink{A: m, APort: 2, B: 5, BPort: uint16(m), Flags: wire.LinkUp | wire.LinkDetour})
+	}
+	a.pathReply(&wire.DumbNetPathReply{QueryID: 1, Version: 1, Src: macA, Dst: macB, SrcSwitch: 1, SrcPort: 9, DstSwitch: 5, DstPort: 9, Links: links})
+	if e := a.table.Lookup(macB); e == nil || len(e.Paths) != 3 {
+		t.Fatalf("entry %+v, want 3 paths", e)
+	}
+	env.take()
+	// 64 TCP flows, told apart by their source port.
+	send := func(flow int) uint8 {
+		ip := make([]byte, 40)
+		ip[0], ip[9] = 0x45, 6
+		copy(ip[12:16], []byte{10, 0, 0, 1})
+		copy(ip[16:20], []byte{10, 0, 0, 2})
+		ip[20], ip[21], ip[23] = byte(flow>>8), byte(flow), 80
+		a.Receive(2, wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, ip))
+		out := env.take()
+		if len(out) != 1 {
+			t.Fatalf("flow %d: %d frames sent, want 1", flow, len(out))
+		}
+		tags, _, _, err := wire.ParseDumbNet(out[0].frame)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tags[0]
+	}
+	before := make([]uint8, 64)
+	on := map[uint8]int{}
+	for f := range before {
+		before[f] = send(1000 + f)
+		on[before[f]]++
+	}
+	if on[2] == 0 || on[3]+on[4] == 0 {
+		t.Fatalf("flows per first hop %v: want some on port 2 and some elsewhere", on)
+	}
+	// Switch 1's port 2 fails: the path via switch 2 is invalidated.
+	a.Receive(1, portStatusFrame(1, 2, wire.PortDown, 4, 1))
+	env.take()
+	if e := a.table.Lookup(macB); e == nil || len(e.Paths) != 2 {
+		t.Fatalf("entry after the failure %+v, want 2 paths", e)
+	}
+	for f, was := range before {
+		got := send(1000 + f)
+		switch {
+		case got == 2:
+			t.Errorf("flow %d still sent on the failed port", f)
+		case was != 2 && got != was:
+			t.Errorf("flow %d moved from healthy port %d to %d", f, was, got)
+		}
+	}
+}
+
+// TestFlowsBounded: the agent remembers at most maxFlows flows; the next
+// new one starts the table afresh and is counted, and a flow forgotten so
+// takes its hash's path again.
+func TestFlowsBounded(t *testing.T) {
+	a, _ := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 3})
+	e := &PathEntry{Paths: [][]uint8{{2, 1}, {3, 1}, {4, 1}}}
+	frame := func(flow int) []byte {
+		ip := make([]byte, 40)
+		ip[0], ip[9] = 0x45, 17
+		binary.BigEndian.PutUint32(ip[20:24], uint32(flow))
+		return wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, ip)
+	}
+	first := a.choose(e, frame(0))
+	for f := 1; f < maxFlows; f++ {
+		a.choose(e, frame(f))
+	}
+	if len(a.flows) != maxFlows || a.Counters()["flows_forgotten"] != 0 {
+		t.Fatalf("%d flows, %d forgotten; want %d and 0", len(a.flows), a.Counters()["flows_forgotten"], maxFlows)
+	}
+	a.choose(e, frame(maxFlows))
+	if len(a.flows) != 1 || a.Counters()["flows_forgotten"] != 1 {
+		t.Fatalf("%d flows, %d forgotten; want 1 and 1", len(a.flows), a.Counters()["flows_forgotten"])
+	}
+	if got := a.choose(e, frame(0)); !bytes.Equal(got, first) {
+		t.Fatalf("flow 0 came back on %v, want its hash's path %v", got, first)
 	}
 }
