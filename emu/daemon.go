@@ -395,14 +395,18 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 		}
 	}
 	rep.Leftovers = left
+	hadState := false
 	if _, err := os.Stat(LabDir(name)); err == nil {
+		hadState = true
 		if err := os.RemoveAll(LabDir(name)); err != nil {
 			errs = append(errs, fmt.Errorf("emu: %w", err))
 		} else {
 			rep.StateRemoved = true
 		}
 	}
-	if rep.Daemon == "none" && len(left) == 0 && !rep.StateRemoved {
+	// No such lab only when nothing of it existed: a state directory that
+	// could not be removed is a failure to report, not an unknown name.
+	if rep.Daemon == "none" && len(left) == 0 && !hadState {
 		return rep, fmt.Errorf("emu: lab %q: %w (nothing named %s* exists)", name, ErrNoLab, Prefix(name))
 	}
 	return rep, errors.Join(errs...)
@@ -552,6 +556,29 @@ func stopProcess(pid int, start uint64, timeout time.Duration) {
 // the daemon which fd to report readiness on.
 const ReadyFDEnv = "EDGEFABRIC_READY_FD"
 
+// ClaimName refuses a lab name in use (a state directory or namespaces)
+// with ErrLabExists and claims it by creating its state directory,
+// atomically: of two claims of one name, the second fails. SpawnDaemon
+// claims the name for its daemon; a lab run in the foreground by hand
+// claims it itself (Up only looks for namespaces, and a lab still starting
+// has none yet).
+func ClaimName(name string) error {
+	if labs, err := Labs(); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	} else if slices.Contains(labs, name) {
+		return fmt.Errorf("emu: lab %q: %w (run 'edgefabric status %s', or 'edgefabric down %s' to remove it)", name, ErrLabExists, name, name)
+	}
+	if err := os.MkdirAll(filepath.Dir(LabDir(name)), 0o755); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	if err := os.Mkdir(LabDir(name), 0o755); errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("emu: lab %q: %w (another up of this name is starting)", name, ErrLabExists)
+	} else if err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	return nil
+}
+
 // SpawnDaemon starts argv (the edgefabric binary running a lab in the
 // foreground) as a detached daemon for lab name, with its output in
 // LogPath(name), and waits until it reports ready (nil) or failure (its
@@ -564,22 +591,11 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 		return fmt.Errorf("emu: spawn: %w: no command", ErrBadOption)
 	}
 	// Refuse before touching anything: the daemon would refuse too, but
-	// only after this had truncated the running lab's log.
-	if labs, err := Labs(); err != nil {
-		return fmt.Errorf("emu: %w", err)
-	} else if slices.Contains(labs, name) {
-		return fmt.Errorf("emu: lab %q: %w (run 'edgefabric status %s', or 'edgefabric down %s' to remove it)", name, ErrLabExists, name, name)
-	}
-	// Claim the name atomically: of two ups with one name at once, the
-	// second fails here, before it could start a daemon (whose cleanup
-	// would remove the first one's namespaces).
-	if err := os.MkdirAll(filepath.Dir(LabDir(name)), 0o755); err != nil {
-		return fmt.Errorf("emu: %w", err)
-	}
-	if err := os.Mkdir(LabDir(name), 0o755); errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("emu: lab %q: %w (another up of this name is starting)", name, ErrLabExists)
-	} else if err != nil {
-		return fmt.Errorf("emu: %w", err)
+	// only after this had truncated the running lab's log. Of two ups
+	// with one name at once, the second fails here, before it could start
+	// a daemon (whose cleanup would remove the first one's namespaces).
+	if err := ClaimName(name); err != nil {
+		return err
 	}
 	logf, err := os.OpenFile(LogPath(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/edgefabric/edgefabric/emu"
 )
 
 // asCLI makes the test binary act as edgefabric when bench re-executes it
@@ -14,6 +17,13 @@ const asCLI = "EDGEFABRIC_TEST_AS_CLI"
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	// Started as a lab daemon without being asked to act as the CLI (an
+	// in-process up that spawned os.Executable, the test binary): running
+	// the whole suite in the daemon would leave a lab behind. Refuse.
+	if os.Getenv(emu.ReadyFDEnv) != "" {
+		fmt.Fprintln(os.Stderr, "edgefabric test binary started as a lab daemon without "+asCLI+"=1")
+		os.Exit(2)
 	}
 	os.Exit(m.Run())
 }

@@ -39,6 +39,7 @@ down reports the leftovers it found and removes them.`,
 			if err := emu.CheckRoot(os.Geteuid()); err != nil {
 				return err
 			}
+			owner, _ := emu.Owner(name) // before Cleanup removes owner.json
 			rep, err := emu.Cleanup(name, timeout)
 			if errors.Is(err, emu.ErrNoLab) {
 				return badInput(err)
@@ -57,6 +58,9 @@ down reports the leftovers it found and removes them.`,
 				fmt.Fprintf(w, "lab %s: daemon did not answer and was killed\n", name)
 			case "dead":
 				fmt.Fprintf(w, "lab %s: the daemon had crashed\n", name)
+			case "in-process":
+				// Its namespaces are listed below: not a crash's leftovers.
+				fmt.Fprintf(w, "lab %s: it runs in process %d without a daemon: its lab was torn down under it\n", name, owner)
 			}
 			if len(rep.Killed) > 0 {
 				fmt.Fprintf(w, "lab %s: killed %d processes still running in its namespaces (pids %s)\n", name, len(rep.Killed), strings.Trim(fmt.Sprint(rep.Killed), "[]"))

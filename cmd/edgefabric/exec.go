@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 
 	"github.com/edgefabric/edgefabric/emu"
 	"github.com/spf13/cobra"
@@ -19,10 +20,11 @@ func newExecCmd() *cobra.Command {
 		Use:   "exec LAB NODE -- CMD [ARGS...]",
 		Short: "Run a command inside a node of a running lab (ping, iperf3, ip, ...)",
 		Long: `exec runs an ordinary program inside a node's network namespace, with this
-terminal's stdin, stdout and stderr, and exits with the program's status. Hosts
-run the unmodified kernel stack, so ping, iperf3, ip, tcpdump and DHCP clients
-behave as on a server. Put "--" before the command so that its flags are not
-taken for exec's own.`,
+terminal's stdin, stdout and stderr, and exits with the program's status
+(128+N when signal N killed it, as a shell does). Hosts run the unmodified
+kernel stack, so ping, iperf3, ip, tcpdump and DHCP clients behave as on a
+server. Put "--" before the command so that its flags are not taken for
+exec's own.`,
 		Example: `  edgefabric exec demo h1 -- ping -c 3 10.0.0.2
   edgefabric exec demo h2 -- iperf3 -s -D
   edgefabric exec demo s1 -- ip -s link`,
@@ -62,8 +64,10 @@ taken for exec's own.`,
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
 				code := ee.ExitCode()
-				if code < 0 {
-					code = 128 + 9 // killed by a signal
+				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					// Killed by a signal: 128+signal, as a shell says
+					// (it was 137, SIGKILL's, for every signal).
+					code = 128 + int(ws.Signal())
 				}
 				exitFunc(code)
 				return fmt.Errorf("%s exited with status %d", argv[0], code)

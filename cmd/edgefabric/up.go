@@ -237,8 +237,25 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 		level = slog.LevelInfo
 	}
 	opts.Log = slog.New(slog.NewTextHandler(c.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	// Run by hand, not as SpawnDaemon's daemon (whose up has claimed the
+	// name for it): refuse a name in use and claim it, as up does. emu.Up
+	// only looks for namespaces, so a lab still starting (a state
+	// directory, no namespace yet) got a second lab of its name beside
+	// it, and its owner file overwritten.
+	claimed := false
+	if os.Getenv(emu.ReadyFDEnv) == "" {
+		if err := emu.ClaimName(f.name); errors.Is(err, emu.ErrLabExists) {
+			return badInput(err)
+		} else if err != nil {
+			return err
+		}
+		claimed = true
+	}
 	l, err := emu.Up(ctx, g, f.scheme, opts)
 	if err != nil {
+		if claimed {
+			os.Remove(emu.LabDir(f.name)) // ours, if still there and empty
+		}
 		emu.NotifyReady(err)
 		if errors.Is(err, emu.ErrLabExists) {
 			return badInput(err)
