@@ -3,9 +3,12 @@ package dumbnet
 import (
 	"log/slog"
 	"math/rand/v2"
+	"net/netip"
 	"sort"
+	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
 )
 
 // fakeEnv is an element.Env for unit tests: it records sends and runs
@@ -84,4 +87,52 @@ func attachedAgent(cfg Config) (*Agent, *fakeEnv) {
 		a.setController(macB, []uint8{3, 1})
 	}
 	return a, env
+}
+
+// twoPaths are two equal paths from switch 1 to switch 4, the first
+// (primary) via switch 2, leaving switch 1 by port 1, the other via switch
+// 3, by port 2.
+func twoPaths() (dst uint64, links []wire.DumbNetLink) {
+	return 4, []wire.DumbNetLink{
+		{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
+		{A: 2, APort: 2, B: 4, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
+		{A: 1, APort: 2, B: 3, BPort: 1, Flags: wire.LinkUp | wire.LinkDetour},
+		{A: 3, APort: 2, B: 4, BPort: 2, Flags: wire.LinkUp | wire.LinkDetour},
+	}
+}
+
+// threePaths are three equal paths from switch 1 to switch 5, via switches
+// 2, 3 and 4, leaving switch 1 by ports 2, 3 and 4.
+func threePaths() (dst uint64, links []wire.DumbNetLink) {
+	for m := uint64(2); m <= 4; m++ {
+		links = append(links,
+			wire.DumbNetLink{A: 1, APort: uint16(m), B: m, BPort: 1, Flags: wire.LinkUp | wire.LinkDetour},
+			wire.DumbNetLink{A: m, APort: 2, B: 5, BPort: uint16(m), Flags: wire.LinkUp | wire.LinkDetour})
+	}
+	return 5, links
+}
+
+// withPaths answers a's query for macB (held here) with paths (twoPaths,
+// threePaths) from its switch 1, and forgets what a sent so far.
+func withPaths(a *Agent, env *fakeEnv, paths func() (uint64, []wire.DumbNetLink)) {
+	dst, links := paths()
+	a.hold(macB, netip.Addr{}, nil, nil)
+	a.pathReply(&wire.DumbNetPathReply{QueryID: 1, Version: 1, Src: macA, Dst: macB, SrcSwitch: 1, SrcPort: 9, DstSwitch: dst, DstPort: 9, Links: links})
+	env.take()
+}
+
+// firstTag has a's stack send frame and returns the first tag of the one
+// frame a sends for it: the port it leaves switch 1 by.
+func firstTag(t *testing.T, a *Agent, env *fakeEnv, frame []byte) uint8 {
+	t.Helper()
+	a.Receive(2, frame)
+	out := env.take()
+	if len(out) != 1 {
+		t.Fatalf("%d frames sent, want 1", len(out))
+	}
+	tags, _, _, err := wire.ParseDumbNet(out[0].frame)
+	if err != nil || len(tags) == 0 {
+		t.Fatalf("sent %x: %v", out[0].frame, err)
+	}
+	return tags[0]
 }

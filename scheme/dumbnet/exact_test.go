@@ -59,21 +59,9 @@ func framesTo(t *testing.T, out []sent) []frameTo {
 // nanosecond later starts a new flowlet on the other path.
 func TestFlowletGapBoundary(t *testing.T) {
 	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 2, Flowlets: true, FlowletGap: element.Millisecond})
-	a.hold(macB, netip.Addr{}, nil, nil)
-	links := []wire.DumbNetLink{
-		{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
-		{A: 2, APort: 2, B: 4, BPort: 1, Flags: wire.LinkUp | wire.LinkPrimary},
-		{A: 1, APort: 2, B: 3, BPort: 1, Flags: wire.LinkUp | wire.LinkDetour},
-		{A: 3, APort: 2, B: 4, BPort: 2, Flags: wire.LinkUp | wire.LinkDetour},
-	}
-	a.pathReply(&wire.DumbNetPathReply{QueryID: 1, Version: 1, Src: macA, Dst: macB, SrcSwitch: 1, SrcPort: 9, DstSwitch: 4, DstPort: 9, Links: links})
-	env.take()
+	withPaths(a, env, twoPaths)
 	data := wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, make([]byte, 40))
-	first := func() uint8 {
-		a.Receive(2, data)
-		tags, _, _, _ := wire.ParseDumbNet(env.take()[0].frame)
-		return tags[0]
-	}
+	first := func() uint8 { return firstTag(t, a, env, data) }
 	p := first()
 	env.advance(element.Millisecond)
 	if q := first(); q != p || a.Counters()["flowlet_switches"] != 0 {

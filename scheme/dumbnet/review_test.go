@@ -183,25 +183,12 @@ func TestHostNotifyOutOfOrder(t *testing.T) {
 func TestFlowletGapChangesPath(t *testing.T) {
 	for _, k := range []int{2, 3} {
 		a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: k, Flowlets: true, FlowletGap: element.Millisecond})
-		a.hold(macB, netip.Addr{}, nil, nil)
-		// Three equal paths from switch 1 to switch 5, via 2, 3 and 4.
-		var links []wire.DumbNetLink
-		for m := uint64(2); m <= 4; m++ {
-			links = append(links,
-				wire.DumbNetLink{A: 1, APort: uint16(m), B: m, BPort: 1, Flags: wire.LinkUp | wire.LinkDetour},
-				wire.DumbNetLink{A: m, APort: 2, B: 5, BPort: uint16(m), Flags: wire.LinkUp | wire.LinkDetour})
-		}
-		a.pathReply(&wire.DumbNetPathReply{QueryID: 1, Version: 1, Src: macA, Dst: macB, SrcSwitch: 1, SrcPort: 9, DstSwitch: 5, DstPort: 9, Links: links})
+		withPaths(a, env, threePaths)
 		if e := a.table.Lookup(macB); e == nil || len(e.Paths) != k {
 			t.Fatalf("k=%d: entry %+v", k, e)
 		}
-		env.take()
 		data := wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, make([]byte, 40))
-		first := func() uint8 {
-			a.Receive(2, data)
-			tags, _, _, _ := wire.ParseDumbNet(env.take()[0].frame)
-			return tags[0]
-		}
+		first := func() uint8 { return firstTag(t, a, env, data) }
 		prev := first()
 		used := map[uint8]bool{prev: true}
 		for i := range 60 {
@@ -231,20 +218,10 @@ func TestFlowKeepsPathWhileValid(t *testing.T) {
 // flowKeepsPath: within one flowlet (no time passes), likewise.
 func flowKeepsPath(t *testing.T, flowlets bool) {
 	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 3, Flowlets: flowlets})
-	a.hold(macB, netip.Addr{}, nil, nil)
-	// Three equal paths from switch 1 to switch 5, via 2, 3 and 4, leaving
-	// switch 1 by ports 2, 3 and 4.
-	var links []wire.DumbNetLink
-	for m := uint64(2); m <= 4; m++ {
-		links = append(links,
-			wire.DumbNetLink{A: 1, APort: uint16(m), B: m, BPort: 1, Flags: wire.LinkUp | wire.LinkDetour},
-			wire.DumbNetLink{A: m, APort: 2, B: 5, BPort: uint16(m), Flags: wire.LinkUp | wire.LinkDetour})
-	}
-	a.pathReply(&wire.DumbNetPathReply{QueryID: 1, Version: 1, Src: macA, Dst: macB, SrcSwitch: 1, SrcPort: 9, DstSwitch: 5, DstPort: 9, Links: links})
+	withPaths(a, env, threePaths) // leaving switch 1 by ports 2, 3 and 4
 	if e := a.table.Lookup(macB); e == nil || len(e.Paths) != 3 {
 		t.Fatalf("entry %+v, want 3 paths", e)
 	}
-	env.take()
 	// 64 TCP flows, told apart by their source port.
 	send := func(flow int) uint8 {
 		ip := make([]byte, 40)
@@ -252,16 +229,7 @@ func flowKeepsPath(t *testing.T, flowlets bool) {
 		copy(ip[12:16], []byte{10, 0, 0, 1})
 		copy(ip[16:20], []byte{10, 0, 0, 2})
 		ip[20], ip[21], ip[23] = byte(flow>>8), byte(flow), 80
-		a.Receive(2, wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, ip))
-		out := env.take()
-		if len(out) != 1 {
-			t.Fatalf("flow %d: %d frames sent, want 1", flow, len(out))
-		}
-		tags, _, _, err := wire.ParseDumbNet(out[0].frame)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tags[0]
+		return firstTag(t, a, env, wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, ip))
 	}
 	before := make([]uint8, 64)
 	on := map[uint8]int{}
