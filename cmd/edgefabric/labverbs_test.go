@@ -456,35 +456,13 @@ func TestLabVerbsOutputs(t *testing.T) {
 func TestUpForegroundText(t *testing.T) {
 	bin, name := rootLab(t, "lg")
 	labCleanup(t, name)
-	up := exec.Command(bin, "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground")
-	var stdout, stderr lockedBuffer
-	up.Stdout, up.Stderr = &stdout, &stderr
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
+	up := startForeground(t, bin, func(out string) bool { return strings.Contains(out, "\n") },
+		"up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground")
+	up.cmd.Process.Signal(syscall.SIGTERM)
+	if err := up.wait(t, "SIGTERM"); err != nil {
+		t.Fatalf("up after SIGTERM: %v\n%s", err, up.stderr.String())
 	}
-	done := make(chan error, 1)
-	go func() { done <- up.Wait() }()
-	deadline := time.After(60 * time.Second)
-	for !strings.Contains(stdout.String(), "\n") {
-		select {
-		case err := <-done:
-			t.Fatalf("up exited early: %v\n%s%s", err, stdout.String(), stderr.String())
-		case <-deadline:
-			up.Process.Kill()
-			t.Fatalf("no status within 60 s:\n%s", stdout.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	up.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("up after SIGTERM: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		up.Process.Kill()
-		t.Fatal("up did not exit after SIGTERM")
-	}
+	stdout, stderr := &up.stdout, &up.stderr
 	out := stdout.String()
 	if !strings.HasPrefix(out, "lab "+name+": scheme kernel-bridge on line:2, 6 nodes, 5/5 links up, ready, up ") || !strings.HasSuffix(out, "\nlab "+name+" down\n") || stderr.String() != "" {
 		t.Errorf("up --foreground: stdout\n%s\nstderr\n%s", out, stderr.String())
@@ -588,34 +566,11 @@ func TestLabDownReportsFailure(t *testing.T) {
 func TestUpForegroundReportsDownFailure(t *testing.T) {
 	bin, name := rootLab(t, "le")
 	labCleanup(t, name)
-	up := exec.Command(bin, "up", "line:1", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground", "--json")
-	var stdout, stderr lockedBuffer
-	up.Stdout, up.Stderr = &stdout, &stderr
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- up.Wait() }()
-	deadline := time.After(60 * time.Second)
-	for !strings.HasSuffix(strings.TrimSpace(stdout.String()), "}") {
-		select {
-		case err := <-done:
-			t.Fatalf("up exited early: %v\n%s%s", err, stdout.String(), stderr.String())
-		case <-deadline:
-			up.Process.Kill()
-			t.Fatalf("no status within 60 s:\n%s", stdout.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	up := startForeground(t, bin, jsonPrinted, "up", "line:1", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground", "--json")
 	stuck := immutableFile(t, filepath.Join(emu.LabDir(name), "stuck"))
-	up.Process.Signal(syscall.SIGTERM)
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		up.Process.Kill()
-		t.Fatal("up did not exit after SIGTERM")
-	}
+	up.cmd.Process.Signal(syscall.SIGTERM)
+	err := up.wait(t, "SIGTERM")
+	stderr := &up.stderr
 	var ee *exec.ExitError
 	want := "lab " + name + " down\nedgefabric: emu: unlinkat " + stuck + ": operation not permitted\n"
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || stderr.String() != want {

@@ -277,45 +277,16 @@ func TestUpForegroundJSON(t *testing.T) {
 			t.Errorf("lab %s left behind", name)
 		}
 	})
-	up := exec.Command(bin, "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground", "--json")
-	var stdout, stderr lockedBuffer
-	up.Stdout, up.Stderr = &stdout, &stderr
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- up.Wait() }()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		// Up once the status is printed (the JSON document ends in "}").
-		if strings.HasSuffix(strings.TrimSpace(stdout.String()), "}") {
-			break
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("up exited early: %v\n%s%s", err, stdout.String(), stderr.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			up.Process.Kill()
-			t.Fatalf("no JSON status on stdout within 60 s:\n%s", stdout.String())
-		}
-	}
+	up := startForeground(t, bin, jsonPrinted, "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground", "--json")
 	downOut, err := exec.Command(bin, "down", name).CombinedOutput()
 	if err != nil {
 		t.Fatalf("down: %v\n%s", err, downOut)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("up: %v\n%s\ndown said: %s", err, stderr.String(), downOut)
-		}
-	case <-time.After(60 * time.Second):
-		up.Process.Kill()
-		t.Fatal("up did not exit after down")
+	if err := up.wait(t, "down"); err != nil {
+		t.Fatalf("up: %v\n%s\ndown said: %s", err, up.stderr.String(), downOut)
 	}
 	var st emu.Status
-	out := stdout.String()
+	out := up.stdout.String()
 	dec := json.NewDecoder(strings.NewReader(out))
 	if err := dec.Decode(&st); err != nil || st.Name != name {
 		t.Fatalf("stdout is not the lab's JSON state: %v\n%s", err, out)
@@ -323,8 +294,8 @@ func TestUpForegroundJSON(t *testing.T) {
 	if rest, _ := io.ReadAll(io.MultiReader(dec.Buffered(), strings.NewReader(out[dec.InputOffset():]))); len(bytes.TrimSpace(rest)) > 0 {
 		t.Fatalf("more than the JSON document on stdout: %q", rest)
 	}
-	if !strings.Contains(stderr.String(), "lab "+name+" down") {
-		t.Fatalf("stderr lacks the closing line:\n%s", stderr.String())
+	if !strings.Contains(up.stderr.String(), "lab "+name+" down") {
+		t.Fatalf("stderr lacks the closing line:\n%s", up.stderr.String())
 	}
 }
 
@@ -345,3 +316,52 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// foreground is an `up --foreground` run as a child process.
+type foreground struct {
+	cmd            *exec.Cmd
+	stdout, stderr lockedBuffer
+	done           chan error
+}
+
+// startForeground runs bin with args (an up --foreground command line) and
+// returns once its stdout satisfies ready, failing the test if it exits
+// first or takes more than 60 s.
+func startForeground(t *testing.T, bin string, ready func(stdout string) bool, args ...string) *foreground {
+	t.Helper()
+	f := &foreground{cmd: exec.Command(bin, args...), done: make(chan error, 1)}
+	f.cmd.Stdout, f.cmd.Stderr = &f.stdout, &f.stderr
+	if err := f.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { f.done <- f.cmd.Wait() }()
+	deadline := time.After(60 * time.Second)
+	for !ready(f.stdout.String()) {
+		select {
+		case err := <-f.done:
+			t.Fatalf("up exited early: %v\n%s%s", err, f.stdout.String(), f.stderr.String())
+		case <-deadline:
+			f.cmd.Process.Kill()
+			t.Fatalf("no status within 60 s:\n%s", f.stdout.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return f
+}
+
+// wait returns up's exit error once it ends, after what (for the failure
+// message) should have ended it; it kills up and fails the test after 60 s.
+func (f *foreground) wait(t *testing.T, what string) error {
+	t.Helper()
+	select {
+	case err := <-f.done:
+		return err
+	case <-time.After(60 * time.Second):
+		f.cmd.Process.Kill()
+		t.Fatalf("up did not exit after %s", what)
+		return nil
+	}
+}
+
+// jsonPrinted: up --json has printed its status (the document ends in "}").
+func jsonPrinted(stdout string) bool { return strings.HasSuffix(strings.TrimSpace(stdout), "}") }

@@ -323,14 +323,7 @@ func TestMoreThan64VLANs(t *testing.T) {
 	}
 	b.Connect(s1, b.AddNode("h1", topo.Host))
 	b.Connect(s2, b.AddNode("h2", topo.Host))
-	g, err := b.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compute(g, Options{Trials: 1, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := computeBuilt(t, b)
 	if p.NumVLANs != 65 || p.NumPaths != 65 {
 		t.Fatalf("%d VLANs, %d paths; want 65, 65", p.NumVLANs, p.NumPaths)
 	}
@@ -386,14 +379,7 @@ func TestVerifyPathOverHostLinks(t *testing.T) {
 	b.Connect(s2, b.AddNode("h2", topo.Host))
 	h3 := b.AddNode("h3", topo.Host)
 	up, down := b.Connect(s1, h3), b.Connect(h3, s2)
-	g, err := b.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compute(g, Options{Trials: 1, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := computeBuilt(t, b)
 	if p.Pairs != 1 || p.NumPaths != 1 {
 		t.Fatalf("%d pairs, %d paths; want 1, 1", p.Pairs, p.NumPaths)
 	}
@@ -484,14 +470,7 @@ func TestNCPMaxTrials(t *testing.T) {
 	s := b.AddNode("s1", topo.Switch)
 	b.Connect(s, b.AddNode("h1", topo.Host))
 	b.Connect(s, b.AddNode("h2", topo.Host))
-	g, err := b.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compute(g, Options{Trials: 1, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := computeBuilt(t, b)
 	n, err := p.NCP(0.5, MaxNCPTrials, 1)
 	if err != nil || n.STP != 0 || n.SPAIN != 0 || n.Trials != MaxNCPTrials {
 		t.Errorf("NCP with %d trials: %+v, %v; want 0, 0", MaxNCPTrials, n, err)

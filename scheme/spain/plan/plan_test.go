@@ -15,6 +15,20 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 )
 
+// computeBuilt plans the topology b builds, with one trial and seed 1.
+func computeBuilt(t *testing.T, b *topo.Builder) *Plan {
+	t.Helper()
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Compute(g, Options{Trials: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func compute(t *testing.T, spec string, opt Options) *Plan {
 	t.Helper()
 	g, err := topo.Parse(spec, 1)
@@ -458,14 +472,7 @@ func TestSingleSwitchPlan(t *testing.T) {
 	for _, h := range []string{"h1", "h2"} {
 		b.Connect(s, b.AddNode(h, topo.Host))
 	}
-	g, err := b.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Compute(g, Options{Trials: 1, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := computeBuilt(t, b)
 	if p.Coverage != 1 || p.STPCoverage != 1 || p.NumVLANs != 1 {
 		t.Fatalf("coverage %v, STP %v, %d VLANs; want 1, 1, 1", p.Coverage, p.STPCoverage, p.NumVLANs)
 	}
