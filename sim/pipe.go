@@ -52,7 +52,8 @@ type flight struct {
 	tail     element.Time // the frame's last byte has arrived at the far end
 	qlen     int32
 	poisoned bool
-	lost     bool // a loss fault: transmitted, never delivered
+	lost     bool  // a loss fault: transmitted, never delivered
+	flip     int32 // a corruption fault: 1 + the bit it flips on delivery
 }
 
 func (pp *pipe) init(s *Sim, from int32, fp element.Port, to int32, tp element.Port, rate int64, delay element.Time, limit, idx int) {
@@ -166,6 +167,7 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 		return
 	}
 	poisoned, lost := false, false
+	var flip int32
 	if pp.fault.active() {
 		if pp.rng == nil {
 			pp.rng = rand.New(rand.NewPCG(s.opts.Seed^0xFA017, splitmix(uint64(pp.idx)+1)))
@@ -176,8 +178,9 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 		if pp.fault.Loss > 0 && pp.rng.Float64() < pp.fault.Loss {
 			lost = true
 		} else if pp.fault.Corrupt > 0 && len(frame) > 0 && pp.rng.Float64() < pp.fault.Corrupt {
-			bit := pp.rng.IntN(8 * len(frame))
-			frame[bit/8] ^= 1 << (bit % 8)
+			// Flipped on delivery, not here: the sender's capture shows
+			// the frame as sent, the receiver's as received.
+			flip = int32(pp.rng.IntN(8*len(frame))) + 1
 			poisoned = true
 		}
 	}
@@ -219,7 +222,7 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 	if pp.qbytes > st.MaxQueue {
 		st.MaxQueue = pp.qbytes
 	}
-	pp.fl = append(pp.fl, flight{frame: frame, start: start, end: end, deliver: deliver, tail: addTime(tail, to.timing.Latency), qlen: int32(len(frame)), poisoned: poisoned, lost: lost})
+	pp.fl = append(pp.fl, flight{frame: frame, start: start, end: end, deliver: deliver, tail: addTime(tail, to.timing.Latency), qlen: int32(len(frame)), poisoned: poisoned, lost: lost, flip: flip})
 	pp.capture(now)
 	if !pp.pending {
 		pp.pending = true
@@ -236,6 +239,9 @@ func (s *Sim) deliver(ev event) {
 	pp.capture(s.now)
 	f := pp.fl[pp.dh]
 	pp.fl[pp.dh].frame = nil
+	if f.flip > 0 {
+		f.frame[(f.flip-1)/8] ^= 1 << ((f.flip - 1) % 8)
+	}
 	pp.dh++
 	if pp.dh < len(pp.fl) {
 		s.schedule(pp.fl[pp.dh].deliver, evPipe, pp.idx, pp.gen)

@@ -612,7 +612,7 @@ func (s *Sim) fire(ev event) {
 	}
 	f, n := tm.fn, tm.node
 	s.freeSlot(ev.idx())
-	if n >= 0 {
+	if n >= 0 && s.opts.Trace != TraceOff {
 		s.hash.mix(uint64(s.now) ^ uint64(uint32(n))<<40 ^ 0x7100)
 	}
 	f()
@@ -689,8 +689,11 @@ func (s *Sim) linkChange(n int32, p element.Port, up bool) {
 	if up {
 		u = 1
 	}
-	s.hash.mix(uint64(s.now))
-	s.hash.mix(0x4c4b<<48 | uint64(uint32(n))<<17 | uint64(p)<<1 | u)
+	// TraceOff keeps no hash at all: TraceHash stays 0.
+	if s.opts.Trace != TraceOff {
+		s.hash.mix(uint64(s.now))
+		s.hash.mix(0x4c4b<<48 | uint64(uint32(n))<<17 | uint64(p)<<1 | u)
+	}
 	if e := s.nodes[n].elem; e != nil {
 		e.LinkChange(p, up)
 	}

@@ -186,6 +186,10 @@ func (f *rawFailure) UnmarshalYAML(n *yaml.Node) error {
 		case "node":
 			err = f.Node.UnmarshalYAML(v)
 		case "state":
+			// After a bare down/up, a state: would silently win.
+			if f.State.Set {
+				return fmt.Errorf("line %d: failure: state given twice", k.Line)
+			}
 			err = f.State.UnmarshalYAML(v)
 		case "down", "up":
 			if v.Tag != "!!null" && !(v.Tag == "!!bool" && v.Value == "true") {
