@@ -318,8 +318,9 @@ func (h *Host) SegmentInfo(frame []byte) (info TCPInfo, rxmt bool, ok bool) {
 	}
 	seq := binary.BigEndian.Uint32(t[4:8])
 	if c.rxmt != nil {
-		for _, s := range c.rxmt {
-			if s == seq && c.retransmits > 0 {
+		// Only the slots written: the others are not sequence number 0.
+		for _, s := range c.rxmt[:min(c.rxmtI, len(c.rxmt))] {
+			if s == seq {
 				rxmt = true
 				break
 			}
