@@ -429,9 +429,7 @@ func TestFINUnderZeroWindow(t *testing.T) {
 	n, a, b, ab, _ := pair(t, gbps, 10*us, nil)
 	n.run(sec)
 	c, srv := establish(t, n, a, b)
-	zero := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt), srv.rseqOf(srv.rcvNxt), flagACK, nil)
-	zero[14], zero[15] = 0, 0
-	a.Receive(1, frameTo(b, a, protoTCP, zero))
+	a.Receive(1, zeroWindow(a, b, c, srv))
 	ab.drop = func([]byte) bool { return true }
 	mark := len(ab.log)
 	c.Close()
@@ -455,9 +453,7 @@ func TestProbesAreNotRetransmissions(t *testing.T) {
 	n, a, b, ab, _ := pair(t, gbps, 10*us, nil)
 	n.run(sec)
 	c, srv := establish(t, n, a, b)
-	zero := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt), srv.rseqOf(srv.rcvNxt), flagACK, nil)
-	zero[14], zero[15] = 0, 0
-	a.Receive(1, frameTo(b, a, protoTCP, zero))
+	a.Receive(1, zeroWindow(a, b, c, srv))
 	ab.drop = func([]byte) bool { return true }
 	c.Write(10_000)
 	n.run(n.now + 10*sec)

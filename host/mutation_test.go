@@ -223,9 +223,7 @@ func TestPersistGivesUpAfterMaxRetries(t *testing.T) {
 	n, a, b, ab, _ := pair(t, gbps, 10*us, func(c *Config) { c.TCP.MaxRetries = 3 })
 	n.run(sec)
 	c, srv := establish(t, n, a, b)
-	zero := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt), srv.rseqOf(srv.rcvNxt), flagACK, nil)
-	zero[14], zero[15] = 0, 0
-	a.Receive(1, frameTo(b, a, protoTCP, zero))
+	a.Receive(1, zeroWindow(a, b, c, srv))
 	ab.drop = func([]byte) bool { return true }
 	c.Write(10_000)
 	n.run(n.now + 10*60*sec)

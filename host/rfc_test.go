@@ -19,9 +19,7 @@ func TestZeroWindowPersists(t *testing.T) {
 	n, a, b, ab, _ := pair(t, gbps, 10*us, nil)
 	n.run(sec)
 	c, srv := establish(t, n, a, b)
-	zero := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt), srv.rseqOf(srv.rcvNxt), flagACK, nil)
-	zero[14], zero[15] = 0, 0
-	zeroAck := frameTo(b, a, protoTCP, zero)
+	zeroAck := zeroWindow(a, b, c, srv)
 	a.Receive(1, zeroAck)
 	// b's window stays closed: a's segments never reach it, and each is
 	// answered with the same zero-window ACK.

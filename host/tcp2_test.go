@@ -289,9 +289,7 @@ func TestZeroWindowProbe(t *testing.T) {
 	n.run(sec + ms)
 	srv := b.Conn(FlowKey{LocalPort: DiscardPort, Remote: ipA, RemotePort: c.key.lport})
 	// b "advertises" a zero window, acknowledging everything so far.
-	zero := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt), srv.rseqOf(srv.rcvNxt), flagACK, nil)
-	zero[14], zero[15] = 0, 0
-	a.Receive(1, frameTo(b, a, protoTCP, zero))
+	a.Receive(1, zeroWindow(a, b, c, srv))
 	if c.sndWnd != 0 {
 		t.Fatalf("window %d", c.sndWnd)
 	}
@@ -464,6 +462,14 @@ func TestDataBeyondWindowCounted(t *testing.T) {
 }
 
 // establish connects a to b's discard port and returns both ends.
+// zeroWindow is srv's ACK of everything it has received on c's connection
+// with a zero window, as a frame for c's host a.
+func zeroWindow(a, b *Host, c, srv *TCPConn) []byte {
+	zero := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt), srv.rseqOf(srv.rcvNxt), flagACK, nil)
+	zero[14], zero[15] = 0, 0
+	return frameTo(b, a, protoTCP, zero)
+}
+
 func establish(t *testing.T, n *fakeNet, a, b *Host) (c, srv *TCPConn) {
 	t.Helper()
 	c, _ = a.Connect(ipB, DiscardPort)

@@ -231,13 +231,7 @@ func topoID(i int) nodeID { return nodeID(i) }
 // seed, 1000 frames) and flips exactly one bit of each frame it hits,
 // which a cut-through receiver (it forwards before the FCS) shows.
 func TestCorruptFault(t *testing.T) {
-	g := line(t, 0, 1_000_000_000, 0)
-	s := mustNew(t, g, Options{Seed: 3})
-	h1 := &rec{}
-	h2 := &ctRec{rec{ct: 6}}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, h2))
-	must(t, s.SetFault(0, Fault{Corrupt: 0.25}))
+	s, h1, h2 := corruptingLine(t, 3, 0.25)
 	s.At(0, func() {
 		for range 1000 {
 			h1.env.Send(1, frameOf(100, 0))

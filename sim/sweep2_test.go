@@ -307,11 +307,7 @@ func TestLostFrameNotCorrupted(t *testing.T) {
 // TestCorruptFlipsAnyBit: the flipped bit is any bit of the frame, not
 // only the lowest of a byte.
 func TestCorruptFlipsAnyBit(t *testing.T) {
-	s := mustNew(t, line(t, 0, 1_000_000_000, 0), Options{Seed: 5})
-	h1, h2 := &rec{}, &ctRec{rec{ct: 6}}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, h2))
-	must(t, s.SetFault(0, Fault{Corrupt: 1}))
+	s, h1, h2 := corruptingLine(t, 5, 1)
 	s.At(0, func() {
 		for range 64 {
 			h1.env.Send(1, frameOf(100, 0))
@@ -402,11 +398,7 @@ func TestTraceOffHashesNothing(t *testing.T) {
 // port's capture the frame as received, one bit apart. (The bit used to be
 // flipped at send time, so both captures showed the damage.)
 func TestCorruptionOnTheWire(t *testing.T) {
-	s := mustNew(t, line(t, 0, 1_000_000_000, 0), Options{Seed: 5})
-	h1, h2 := &rec{}, &ctRec{rec{ct: 6}}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, h2))
-	must(t, s.SetFault(0, Fault{Corrupt: 1}))
+	s, h1, h2 := corruptingLine(t, 5, 1)
 	sent, recv := &capRec{}, &capRec{}
 	must(t, s.Capture(0, 1, sent))
 	must(t, s.Capture(1, 1, recv))
@@ -428,4 +420,17 @@ func TestCorruptionOnTheWire(t *testing.T) {
 	if diff != 1 {
 		t.Errorf("%d bits differ between the two captures, want 1", diff)
 	}
+}
+
+// corruptingLine is line's two nodes, a recorder sending from node 0 and a
+// cut-through recorder at node 1 (it takes frames before their FCS, so it
+// sees corrupted ones), over a 1 Gb/s link that corrupts with probability p.
+func corruptingLine(t *testing.T, seed uint64, p float64) (*Sim, *rec, *ctRec) {
+	t.Helper()
+	s := mustNew(t, line(t, 0, 1_000_000_000, 0), Options{Seed: seed})
+	h1, h2 := &rec{}, &ctRec{rec{ct: 6}}
+	must(t, s.Place(0, h1))
+	must(t, s.Place(1, h2))
+	must(t, s.SetFault(0, Fault{Corrupt: p}))
+	return s, h1, h2
 }
