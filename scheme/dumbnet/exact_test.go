@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
-	"github.com/edgefabric/edgefabric/topo"
 	"github.com/edgefabric/edgefabric/wire"
 )
 
@@ -385,14 +384,7 @@ func TestARPAnsweredFromLearntAddress(t *testing.T) {
 // real. The frames that sends are taken.
 func discoveredController(t *testing.T, spec string, ctrlHost int, cfg Config) (*Agent, *fakeEnv, *Topology) {
 	t.Helper()
-	tg, err := topo.Parse(spec, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := Expected(tg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := expectedOf(t, spec)
 	h := want.Hosts[ctrlHost]
 	cfg.Name, cfg.MAC, cfg.IP, cfg.Controller, cfg.Search = "c", h.MAC, h.IP, true, -1
 	a, env := attachedAgent(cfg)

@@ -14,9 +14,8 @@ import (
 	"github.com/edgefabric/edgefabric/wire"
 )
 
-// graphOf builds a controller graph from the topology discovery must find
-// on spec, and lists the switches with hosts.
-func graphOf(t *testing.T, spec string) (*netGraph, []int32) {
+// expectedOf is the topology discovery must find on spec (seed 1).
+func expectedOf(t *testing.T, spec string) *Topology {
 	t.Helper()
 	tg, err := topo.Parse(spec, 1)
 	if err != nil {
@@ -26,6 +25,14 @@ func graphOf(t *testing.T, spec string) (*netGraph, []int32) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return want
+}
+
+// graphOf builds a controller graph from the topology discovery must find
+// on spec, and lists the switches with hosts.
+func graphOf(t *testing.T, spec string) (*netGraph, []int32) {
+	t.Helper()
+	want := expectedOf(t, spec)
 	g := newNetGraph()
 	for _, id := range want.Switches {
 		g.addSwitch(id)
