@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -206,7 +207,9 @@ func openNS(name string) (netns.NsHandle, error) {
 // touched. spare is the lab's own daemon or owner: a Go process that runs
 // a lab enters its namespaces on locked threads, and when that thread is
 // its main one, /proc/PID/ns/net names a lab namespace for that moment;
-// it is stopped in order, not killed on sight.
+// it is stopped in order, not killed on sight. It returns once the
+// processes it killed are gone (or after killWait): SIGKILL takes effect
+// when the victim next runs, and until then it holds its namespace.
 func killNSProcesses(names []string, spare ...int) []int {
 	inodes := map[uint64]bool{}
 	for _, n := range names {
@@ -223,6 +226,7 @@ func killNSProcesses(names []string, spare ...int) []int {
 		return nil
 	}
 	var pids []int
+	var starts []uint64
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() || slices.Contains(spare, pid) {
@@ -237,9 +241,18 @@ func killNSProcesses(names []string, spare ...int) []int {
 		if err != nil || !inodes[ino] {
 			continue
 		}
+		start, _ := procStart(pid) // 0, "any", if it is already gone
 		if unix.Kill(pid, unix.SIGKILL) == nil {
 			pids = append(pids, pid)
+			starts = append(starts, start)
 		}
+	}
+	deadline := time.Now().Add(killWait)
+	for i, pid := range pids {
+		waitGone(pid, starts[i], time.Until(deadline))
 	}
 	return pids
 }
+
+// killWait bounds how long killNSProcesses waits for its victims to exit.
+const killWait = 5 * time.Second

@@ -3,6 +3,7 @@ package emu
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -153,4 +154,32 @@ func TestKillNSProcessesSpares(t *testing.T) {
 		t.Fatalf("killed %v, want %d", killed, a.Process.Pid)
 	}
 	a.Wait()
+}
+
+// killNSProcesses returns only once what it killed is gone: down reports
+// them killed, and a namespace lives as long as a process in it (CI once
+// found the process of a lab it had just taken down still running).
+func TestKillNSProcessesWaits(t *testing.T) {
+	needRoot(t)
+	name := Prefix(labName()) + "wait"
+	h, err := createNS(name, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	defer deleteNS(name)
+	var pids []int
+	for range 8 {
+		pids = append(pids, startSleep(t, name).Process.Pid)
+	}
+	killed := killNSProcesses([]string{name})
+	slices.Sort(killed)
+	if !slices.Equal(killed, pids) {
+		t.Fatalf("killed %v, want %v", killed, pids)
+	}
+	for _, pid := range killed {
+		if alive(pid, 0) {
+			t.Errorf("pid %d still runs when killNSProcesses returns", pid)
+		}
+	}
 }
