@@ -25,22 +25,16 @@ func iperfRun(t testing.TB, l *Lab, client, server, ip string, secs int, extra [
 	defer func() { srv.Process.Kill(); srv.Wait() }()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(secs+20)*time.Second)
 	defer cancel()
-	var out []byte
-	var err error
+	if err := l.WaitListening(ctx, server, 5201); err != nil {
+		t.Fatal(err)
+	}
 	args := append([]string{"iperf3", "-c", ip, "-p", "5201", "-J", "-t", strconv.Itoa(secs)}, extra...)
+	out, err := l.Exec(ctx, client, args...)
 	var r iperfResult
-	for try := 0; try < 20; try++ { // the server needs a moment to listen
-		out, err = l.Exec(ctx, client, args...)
-		r = iperfResult{}
-		if err == nil {
-			if err = json.Unmarshal(out, &r); err == nil && r.Error != "" {
-				err = errors.New(r.Error)
-			}
+	if err == nil {
+		if err = json.Unmarshal(out, &r); err == nil && r.Error != "" {
+			err = errors.New(r.Error)
 		}
-		if err == nil {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 	if err != nil {
 		t.Fatalf("iperf3: %v\n%s", err, out)

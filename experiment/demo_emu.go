@@ -127,7 +127,12 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 		return fmt.Errorf("demo: iperf3 server: %w", err)
 	}
 	defer server.Process.Kill() //nolint:errcheck // already gone when the run ended well
-	time.Sleep(300 * time.Millisecond)
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	err = l.WaitListening(wctx, dn, 5201)
+	wcancel()
+	if err != nil {
+		return fmt.Errorf("demo: iperf3 server: %w", err)
+	}
 	client := exec.Command("iperf3", "-c", ips[dn], "-t", fmt.Sprint(iperfSecs), "-J")
 	var clientOut strings.Builder
 	client.Stdout = &clientOut

@@ -165,7 +165,9 @@ func TestEmuDiscoveryPingIperfFailover(t *testing.T) {
 		if out, err := l.Exec(ctx, "h14", "iperf3", "-s", "-1", "-D"); err != nil {
 			t.Fatalf("iperf3 server: %v %s", err, out)
 		}
-		time.Sleep(300 * time.Millisecond)
+		if err := l.WaitListening(ctx, "h14", 5201); err != nil {
+			t.Fatal(err)
+		}
 		out, err := l.Exec(ctx, "h3", "iperf3", "-c", ips["h14"], "-t", "2", "-J")
 		if err != nil {
 			t.Fatalf("iperf3: %v %s", err, out)
@@ -249,7 +251,9 @@ func TestEmuPathMTU(t *testing.T) {
 	if out, err := l.Exec(ctx, "h2", "iperf3", "-s", "-1", "-D"); err != nil {
 		t.Fatalf("iperf3 server: %v %s", err, out)
 	}
-	time.Sleep(300 * time.Millisecond)
+	if err := l.WaitListening(ctx, "h2", 5201); err != nil {
+		t.Fatal(err)
+	}
 	out, err := l.Exec(ctx, "h1", "iperf3", "-c", ips["h2"], "-t", "2", "-J")
 	if err != nil {
 		t.Fatalf("iperf3: %v %s", err, out)
