@@ -2,6 +2,7 @@ package emu
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"testing"
 	"time"
@@ -40,7 +41,13 @@ func TestListening(t *testing.T) {
 func FuzzListening(f *testing.F) {
 	f.Add([]byte(procNetTCP), 5201)
 	f.Fuzz(func(t *testing.T, table []byte, port int) {
-		listening(table, port)
+		listening(table, port) // no panic, whatever the table
+		// Whatever precedes it, a LISTEN line for the port is found.
+		port &= 0xffff
+		line := fmt.Sprintf("\n 9: 00000000:%04X 00000000:0000 0A 0", port)
+		if !listening(append(table, line...), port) {
+			t.Errorf("listening(%q + %q, %d) = false", table, line, port)
+		}
 	})
 }
 
