@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"testing"
@@ -72,7 +73,7 @@ func TestDemoEmu(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	rep, err := Demo(ctx, DemoOptions{Engine: "emu", Name: "demotest"})
+	rep, err := Demo(ctx, DemoOptions{Engine: "emu", Name: fmt.Sprintf("demo%d", os.Getpid())})
 	if err != nil {
 		t.Fatal(err)
 	}
