@@ -44,13 +44,10 @@ func testDaemon(name string) int {
 	defer l.Down()
 	go func() {
 		// Serve writes the state before it listens; report ready once
-		// the socket answers.
-		for i := 0; i < 100; i++ {
-			if _, err := os.Stat(socketPath(name)); err == nil {
-				NotifyReady(nil)
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
+		// the socket is there (net.Listen binds and listens at once).
+		if waitUntil(func() bool { _, err := os.Stat(socketPath(name)); return err == nil }) {
+			NotifyReady(nil)
+			return
 		}
 		NotifyReady(errors.New("control socket did not appear"))
 	}()

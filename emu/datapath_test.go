@@ -165,21 +165,21 @@ func TestRateLimitJumbo(t *testing.T) {
 	}
 	rx := &sender{}
 	pairLab(t, &sender{frame: jumbo}, rx, Options{Rate: 10_000_000})
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
+	var first []byte
+	waitUntil(func() bool {
 		rx.mu.Lock()
-		n := len(rx.got)
-		ok := n > 0 && bytes.Equal(rx.got[0], jumbo)
-		rx.mu.Unlock()
-		if ok {
-			return
+		defer rx.mu.Unlock()
+		if len(rx.got) > 0 {
+			first = rx.got[0]
 		}
-		if n > 0 {
-			t.Fatalf("a different frame arrived")
-		}
-		time.Sleep(20 * time.Millisecond)
+		return first != nil
+	})
+	if first == nil {
+		t.Fatal("no jumbo frame crossed a 10 Mb/s link")
 	}
-	t.Fatal("no jumbo frame crossed a 10 Mb/s link")
+	if !bytes.Equal(first, jumbo) {
+		t.Fatalf("a different frame arrived")
+	}
 }
 
 func TestTBFParams(t *testing.T) {
@@ -291,12 +291,14 @@ func TestRunnerErrorAccounting(t *testing.T) {
 	p2.werr = unix.ENETDOWN
 	p2.mu.Unlock()
 	p1.in <- make([]byte, 60)
-	deadline := time.Now().Add(2 * time.Second)
-	for r.stats[0].rxFrames.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	r.do(func() {}, time.Second)
 	s1, s2 := &r.stats[0], &r.stats[1]
+	// The reader may take the frame before the queued errors (select picks
+	// at random among ready cases): wait for the runt too, which comes
+	// after ENETDOWN, and for the send on the down port.
+	waitUntil(func() bool {
+		return s1.rxFrames.Load() >= 1 && s1.rxDropRunt.Load() >= 1 && s2.txDropDown.Load() >= 1
+	})
+	r.do(func() {}, waitLimit)
 	if s1.rxErrors.Load() != 0 || s1.rxDropRunt.Load() != 1 || s1.rxFrames.Load() != 1 {
 		t.Errorf("port 1: rx_error %d (want 0), rx_runt %d (want 1), rx %d (want 1)", s1.rxErrors.Load(), s1.rxDropRunt.Load(), s1.rxFrames.Load())
 	}

@@ -165,6 +165,27 @@ func needRoot(t *testing.T) {
 	}
 }
 
+// waitLimit bounds how long a test waits for something that happens on
+// another goroutine or process: far beyond what it takes, so that a
+// loaded machine (CI runs two packages' tests at once on two cores) does
+// not fail a test whose element merely ran late.
+const waitLimit = 10 * time.Second
+
+// waitUntil polls cond until it holds or waitLimit has passed, and reports
+// whether it held. Tests wait with it, instead of sleeping a fixed time,
+// for what is bound to happen (a frame counted, a timer fired), then
+// assert exactly as before.
+func waitUntil(cond func() bool) bool {
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
 var labSeq atomic.Int32
 
 // labName returns a lab name unique to this test process.

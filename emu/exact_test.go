@@ -292,7 +292,7 @@ func TestRunnerLinkChanges(t *testing.T) {
 	r.run()
 	defer r.stop()
 	sync := func() {
-		if !r.do(func() {}, 2*time.Second) {
+		if !r.do(func() {}, waitLimit) {
 			t.Fatal("runner does not answer")
 		}
 	}
@@ -327,11 +327,8 @@ func TestRunnerFrames(t *testing.T) {
 	p1.in <- make([]byte, 13)
 	p1.in <- make([]byte, 14)
 	p1.in <- make([]byte, 60)
-	deadline := time.Now().Add(2 * time.Second)
-	for p2.sent() < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	r.do(func() {}, 2*time.Second)
+	waitUntil(func() bool { return p2.sent() >= 2 })
+	r.do(func() {}, waitLimit) // the second Receive has returned
 	_, _, rx := el.snapshot()
 	s1, s2 := &r.stats[0], &r.stats[1]
 	if !slices.Equal(rx, []int{14, 60}) || s1.rxDropRunt.Load() != 1 || s1.rxFrames.Load() != 2 || s1.rxBytes.Load() != 74 {
@@ -353,14 +350,9 @@ func TestRunnerReadError(t *testing.T) {
 	defer r.stop()
 	p1.errs <- unix.ENOBUFS
 	p1.errs <- errOversize
-	deadline := time.Now().Add(2 * time.Second)
-	for r.stats[0].rxDropOversize.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(func() bool { return r.stats[0].rxDropOversize.Load() > 0 })
 	p1.in <- make([]byte, 60)
-	for r.stats[0].rxFrames.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(func() bool { return r.stats[0].rxFrames.Load() > 0 })
 	if s := &r.stats[0]; s.rxErrors.Load() != 1 || s.rxDropOversize.Load() != 1 || s.rxFrames.Load() != 1 {
 		t.Errorf("rx_error %d, rx_oversize %d, rx %d; want 1, 1, 1", s.rxErrors.Load(), s.rxDropOversize.Load(), s.rxFrames.Load())
 	}
@@ -373,13 +365,7 @@ func TestRunnerTimers(t *testing.T) {
 	r := newRunner("s1", el, nil, nil, time.Now(), 1, quietLog())
 	r.run()
 	defer r.stop()
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, fired, _ := el.snapshot(); len(fired) == 3 {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitUntil(func() bool { _, fired, _ := el.snapshot(); return len(fired) >= 3 })
 	if _, fired, _ := el.snapshot(); !slices.Equal(fired, []int{1, 2, 3}) {
 		t.Fatalf("timers fired %v, want [1 2 3] without any other event", fired)
 	}
@@ -399,7 +385,7 @@ func TestRunnerDo(t *testing.T) {
 		t.Errorf("do waited %v past its 50ms bound", d)
 	}
 	close(release)
-	if !r.do(func() {}, 2*time.Second) {
+	if !r.do(func() {}, waitLimit) {
 		t.Error("do of a quick call reported not done")
 	}
 	r.stop()

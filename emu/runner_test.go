@@ -120,14 +120,19 @@ func TestRunner(t *testing.T) {
 	p1.in <- frame
 	p1.in <- []byte{1, 2, 3}          // runt: counted, never delivered
 	p1.in <- make([]byte, maxFrame+1) // oversize: counted
-	deadline := time.Now().Add(2 * time.Second)
-	for p2.sent() < 1 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(60 * time.Millisecond) // the timers
-	var n int
-	r.do(func() { n = len(rec.events) }, time.Second)
 	st := &r.stats[0]
+	// Until the frame is forwarded, both drops are counted and the last
+	// timer (30 ms) has fired: the cancelled one (20 ms) would have fired
+	// before it. The oversize drop is counted by the port's reader, which
+	// may get to it after the element has forwarded the frame.
+	waitUntil(func() bool {
+		rec.mu.Lock()
+		fired := len(rec.fired)
+		rec.mu.Unlock()
+		return p2.sent() >= 1 && st.rxDropRunt.Load() >= 1 && st.rxDropOversize.Load() >= 1 && fired >= 3
+	})
+	var n int
+	r.do(func() { n = len(rec.events) }, waitLimit) // Receive has returned
 	if p2.sent() != 1 || n != 1 || st.rxFrames.Load() != 1 || st.rxDropRunt.Load() != 1 || st.rxDropOversize.Load() != 1 {
 		t.Fatalf("sent %d, events %d, rx %d runt %d oversize %d", p2.sent(), n, st.rxFrames.Load(), st.rxDropRunt.Load(), st.rxDropOversize.Load())
 	}
@@ -145,8 +150,8 @@ func TestRunner(t *testing.T) {
 	r.linkChange(2, false)
 	r.linkChange(2, false)
 	p1.in <- frame
-	time.Sleep(50 * time.Millisecond)
-	r.do(func() {}, time.Second)
+	waitUntil(func() bool { return r.stats[1].txDropDown.Load() >= 1 })
+	r.do(func() {}, waitLimit)
 	if got := r.stats[1].txDropDown.Load(); got != 1 {
 		t.Fatalf("sends on a down port counted %d, want 1", got)
 	}
@@ -167,8 +172,8 @@ func TestRunner(t *testing.T) {
 	p2.werr = errors.New("ENOBUFS")
 	p2.mu.Unlock()
 	p1.in <- frame
-	time.Sleep(50 * time.Millisecond)
-	r.do(func() {}, time.Second)
+	waitUntil(func() bool { return r.stats[1].txErrors.Load() >= 1 })
+	r.do(func() {}, waitLimit)
 	if r.stats[1].txErrors.Load() != 1 {
 		t.Fatalf("write errors counted %d, want 1", r.stats[1].txErrors.Load())
 	}

@@ -295,7 +295,23 @@ func TestLabListAndDownStates(t *testing.T) {
 		t.Cleanup(func() { exec.Command("ip", "netns", "delete", ns).Run() })
 	}
 	left := startChild(t, "ip", "netns", "exec", ns, "sleep", "600")
-	time.Sleep(200 * time.Millisecond) // until ip has entered the namespace and exec'd sleep
+	// Until ip has entered the namespace and exec'd sleep (same pid): down
+	// must find it there. A fixed wait can be too short on a loaded machine.
+	var nsStat syscall.Stat_t
+	if err := syscall.Stat(filepath.Join("/run/netns", ns), &nsStat); err != nil {
+		t.Fatal(err)
+	}
+	inNS := fmt.Sprintf("net:[%d]", nsStat.Ino)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", left.Process.Pid))
+		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", left.Process.Pid))
+		if link == inNS && string(comm) == "sleep\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ip netns exec %s sleep 600: pid %d is %q in %s after 10 s, want sleep in %s", ns, left.Process.Pid, comm, link, inNS)
+		}
+	}
 
 	code, out, errOut := topoCLI("status")
 	lines := strings.Split(out, "\n")

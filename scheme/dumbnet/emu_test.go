@@ -221,11 +221,20 @@ func TestEmuDiscoveryPingIperfFailover(t *testing.T) {
 		if res.Lost*2 > res.Sent {
 			t.Fatalf("lost %d of %d probes", res.Lost, res.Sent)
 		}
-		// Stage 2 reached the controller.
+		// Stage 2 reached the controller. It books the link down only
+		// when its check probe goes unanswered for max(probetimeout,
+		// 3 x the slowest probe's RTT), which on a loaded machine can
+		// outlast the second Failover streams after recovery: wait.
 		down := 0
-		for _, lk := range fab.Controller().Snapshot().Links {
-			if !lk.Up {
-				down++
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			down = 0
+			for _, lk := range fab.Controller().Snapshot().Links {
+				if !lk.Up {
+					down++
+				}
+			}
+			if down == 1 || time.Now().After(deadline) {
+				break
 			}
 		}
 		if down != 1 {
