@@ -77,6 +77,9 @@ type Controller struct {
 	deferred []deferredQuery
 	// nextHostScan rate-limits rescans for missed hosts.
 	nextHostScan element.Time
+	// lateHost: a host the controller does not know answered after its
+	// round ended, while discovery ran; it is looked for at the end.
+	lateHost bool
 
 	// snap is the topology as last published, and done its completion:
 	// both safe to read from any goroutine (the emulator runs the element
@@ -186,6 +189,10 @@ func (c *Controller) discovered() {
 		c.query(&d.q)
 	}
 	c.deferred = nil
+	if c.lateHost {
+		c.lateHost = false
+		c.rescanHosts()
+	}
 }
 
 // announceController tells host mac the path from it to the controller,
@@ -689,6 +696,28 @@ func (c *Controller) heardFrom(mac wire.MAC) {
 	if _, ok := c.hosts[mac]; !ok && c.ready {
 		c.rescanHosts()
 	}
+}
+
+// unmatchedHostReply is told of a host's answer that matched no probe
+// still out: most likely an answer that came after its round had ended (a
+// loaded host or link), so that discovery went on without that host. Its
+// round trip, if it answers a probe of the last round, stretches the
+// rounds to come, so that the rescan waits long enough for it. A
+// host the controller does not know is looked for again at once (at most
+// once a second, as every rescan), rather than when its own search, which
+// starts only if no announcement reaches it, finds the controller. During
+// discovery it is remembered for the end.
+func (c *Controller) unmatchedHostReply(m *wire.DumbNetProbeReply) {
+	if _, known := c.disc.hosts[m.HostMAC]; known {
+		return
+	}
+	c.disc.late(m.Seq)
+	c.a.c.Inc("ctrl_late_host_replies")
+	if c.ready && !c.disc.running {
+		c.rescanHosts()
+		return
+	}
+	c.lateHost = true
 }
 
 // rescanHosts sends one host probe to every switch port where discovery

@@ -79,6 +79,10 @@ type discovery struct {
 
 	seq     uint32
 	pending map[uint32]probeRec
+	// expired holds when the last ended round's unanswered host probes
+	// left: an answer to one that comes late still measures the round
+	// trip the rounds must wait for.
+	expired map[uint32]element.Time
 	pbuf    []uint8
 	sws     []*dsw
 	byID    map[uint64]int32
@@ -119,7 +123,7 @@ func newDiscovery(a *Agent, search bool) *discovery {
 	return &discovery{
 		a: a, search: search,
 		maxPorts: a.cfg.MaxPorts, timeout: a.cfg.ProbeTimeout, gap: a.cfg.ProbeGap,
-		pending: make(map[uint32]probeRec), byID: make(map[uint64]int32),
+		pending: make(map[uint32]probeRec), expired: make(map[uint32]element.Time), byID: make(map[uint64]int32),
 		links: make(map[Link]bool), hosts: make(map[wire.MAC]HostLoc), byIP: make(map[netipKey]wire.MAC),
 	}
 }
@@ -203,6 +207,16 @@ func (d *discovery) answered(rec probeRec) {
 	now := d.a.env.Now()
 	d.lastAnswer = now
 	d.maxRTT = max(d.maxRTT, now-rec.sent)
+}
+
+// late takes an answer to a host probe of the last ended round: its round
+// trip, longer than the round waited, stretches the rounds to come (a
+// rescan for the host it found among them).
+func (d *discovery) late(seq uint32) {
+	if sent, ok := d.expired[seq]; ok {
+		delete(d.expired, seq)
+		d.maxRTT = max(d.maxRTT, d.a.env.Now()-sent)
+	}
 }
 
 // wait is the quiet time that ends a round.
@@ -359,25 +373,26 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 }
 
 // hostReply handles a host's answer to a PM. It reports whether the
-// controller got located (search mode).
-func (d *discovery) hostReply(m *wire.DumbNetProbeReply) {
+// answer matched a probe still out.
+func (d *discovery) hostReply(m *wire.DumbNetProbeReply) bool {
 	rec, ok := d.pending[m.Seq]
 	if !ok || rec.kind != kindHost || !slices.Equal(d.pathOf(rec), m.Path) {
 		d.a.c.Inc("drop_unmatched_reply")
-		return
+		return false
 	}
 	d.answered(rec)
 	delete(d.pending, m.Seq)
 	s := d.sws[rec.sw]
 	if prev, dup := s.hosts[rec.p]; dup && prev.HostMAC != m.HostMAC {
 		d.a.c.Inc("drop_identity_conflict")
-		return
+		return true
 	}
 	s.hosts[rec.p] = *m
 	if d.search {
 		fwd := slices.Concat(s.fwd, []uint8{uint8(rec.p)})
 		d.a.learnController(m, fwd)
 	}
+	return true
 }
 
 func (d *discovery) addSwitch(id uint64, fwd, ret []uint8, depth int) *dsw {
@@ -419,8 +434,12 @@ func (d *discovery) endRound() {
 	// timers end them): a check sent near the end of a rescan round and
 	// answered after it was otherwise unmatched, and a working link
 	// booked down.
+	clear(d.expired)
 	for seq, rec := range d.pending {
 		if rec.kind != kindLinkUp && rec.kind != kindLinkDown {
+			if rec.kind == kindHost {
+				d.expired[seq] = rec.sent
+			}
 			delete(d.pending, seq)
 		}
 	}

@@ -548,3 +548,82 @@ func repairWithLostVerification(t *testing.T, lost, run element.Time) *lab {
 	l.s.Run(up + run)
 	return l
 }
+
+// slowProbes hands the probes that reach it before until to the element
+// delay late: a loaded host (or emulator) whose answers come after the
+// controller's round has ended.
+type slowProbes struct {
+	element.Element
+	env          element.Env
+	delay, until element.Time
+}
+
+func (s *slowProbes) Attach(env element.Env, ports []element.PortInfo) {
+	s.env = env
+	s.Element.Attach(env, ports)
+}
+
+func (s *slowProbes) Receive(p element.Port, frame []byte) {
+	tags, inner, payload, err := wire.ParseDumbNet(frame)
+	if s.env.Now() < s.until && err == nil && len(tags) > 0 && inner == wire.EtherTypeLocalExp &&
+		len(payload) > 0 && wire.Subtype(payload[0]) == wire.SubDumbNetProbe {
+		f := slices.Clone(frame)
+		s.env.After(s.delay, func() { s.Element.Receive(p, f) })
+		return
+	}
+	s.Element.Receive(p, frame)
+}
+
+// TestLateHostAnswerRescans: a host's answer that comes after its round
+// ended matches no probe; discovery goes on without the host. The
+// controller takes the answer as the hint it is and looks for hosts again
+// (at once after discovery; at its end when it comes during discovery),
+// not only when the host's own search, here off, reaches it: without
+// that, the host stays unknown until it sends something. The answer's
+// round trip stretches the rounds, so that the rescan's answer, as slow,
+// is in time.
+func TestLateHostAnswerRescans(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		near bool // the slow host shares the controller's switch
+		// when discovery ends: a late answer heard during discovery
+		// stretches its remaining rounds
+		doneAt element.Time
+	}{
+		{"after-discovery", false, 253 * element.Millisecond},
+		{"during-discovery", true, 1014 * element.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g, err := topo.Parse("fattree:4", 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow := "h7"
+			if c.near {
+				slow = "h2" // h1 runs the controller
+			}
+			l := newLabGraphWrap(t, g, map[string]string{"search": "off"}, func(n topo.NodeID, e element.Element) element.Element {
+				if g.Node(n).Name == slow {
+					return &slowProbes{Element: e, delay: 80 * element.Millisecond, until: 2 * element.Second}
+				}
+				return e
+			})
+			if got := l.name(l.f.ControllerNode()); got != "h1" {
+				t.Fatalf("the controller runs on %s, want h1", got)
+			}
+			l.discover(t)
+			want, _ := dumbnet.Expected(g)
+			if d := l.f.Controller().Topology().Diff(want); len(d) != 1 || l.s.Now() != c.doneAt {
+				t.Fatalf("discovery done at %v: %v; want at %v, %s missing", l.s.Now(), d, c.doneAt, slow)
+			}
+			l.s.Run(l.s.Now() + 3*element.Second)
+			cc := l.f.Agent(l.f.ControllerNode()).Counters()
+			if d := l.f.Controller().Topology().Diff(want); len(d) != 0 {
+				t.Fatalf("%s still missing: %v (counters %v)", slow, d, cc)
+			}
+			if cc["ctrl_late_host_replies"] != 1 || cc["ctrl_host_rescans"] != 1 {
+				t.Fatalf("ctrl_late_host_replies %d, ctrl_host_rescans %d; want 1 and 1", cc["ctrl_late_host_replies"], cc["ctrl_host_rescans"])
+			}
+		})
+	}
+}
