@@ -18,9 +18,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// testNS makes a namespace with the test prefix for one test and removes
-// it afterwards.
-func testNS(t *testing.T, suffix string) netns.NsHandle {
+// testNS makes a namespace with the test prefix for one test, removes it
+// afterwards, and returns a handle to it and its name.
+func testNS(t *testing.T, suffix string) (netns.NsHandle, string) {
 	t.Helper()
 	needRoot(t)
 	name := Prefix(labName()) + suffix
@@ -34,7 +34,7 @@ func testNS(t *testing.T, suffix string) netns.NsHandle {
 			t.Errorf("remove %s: %v", name, err)
 		}
 	})
-	return h
+	return h, name
 }
 
 // TestTAPOversize: a frame the host's kernel sends on the TAP that is
@@ -43,7 +43,7 @@ func testNS(t *testing.T, suffix string) netns.NsHandle {
 // only what fits, so it was handed on truncated, with a length beyond the
 // buffer (a panic in the runner's slice).
 func TestTAPOversize(t *testing.T) {
-	h := testNS(t, "tap")
+	h, _ := testNS(t, "tap")
 	err := inNS(h, func() error {
 		tap, err := openTAP("eth0")
 		if err != nil {

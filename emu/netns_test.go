@@ -89,17 +89,7 @@ func TestExecSeesOwnSys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := Prefix(labName()) + "sys"
-	h, err := createNS(name, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
-	defer func() {
-		if err := deleteNS(name); err != nil {
-			t.Errorf("deleteNS: %v", err)
-		}
-	}()
+	_, name := testNS(t, "sys")
 	out, err := ExecIn(t.Context(), name, "ls", "/sys/class/net")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -127,14 +117,7 @@ func TestExecSeesOwnSys(t *testing.T) {
 // namespaces, is stopped in order instead; down once SIGKILLed a
 // foreground lab that way).
 func TestKillNSProcessesSpares(t *testing.T) {
-	needRoot(t)
-	name := Prefix(labName()) + "kill"
-	h, err := createNS(name, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
-	defer deleteNS(name)
+	_, name := testNS(t, "kill")
 	start := func() *exec.Cmd {
 		cmd := exec.Command("sleep", "60")
 		if err := StartIn(name, cmd); err != nil {
@@ -160,14 +143,7 @@ func TestKillNSProcessesSpares(t *testing.T) {
 // them killed, and a namespace lives as long as a process in it (CI once
 // found the process of a lab it had just taken down still running).
 func TestKillNSProcessesWaits(t *testing.T) {
-	needRoot(t)
-	name := Prefix(labName()) + "wait"
-	h, err := createNS(name, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
-	defer deleteNS(name)
+	_, name := testNS(t, "wait")
 	var pids []int
 	for range 8 {
 		pids = append(pids, startSleep(t, name).Process.Pid)
