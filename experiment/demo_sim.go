@@ -99,8 +99,9 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 	o.step("ping: %d/%d host pairs answer", rep.PingPairsOK, rep.PingPairsTotal)
 
 	// Bulk TCP between two pods with a probe stream beside it; fail the
-	// second link of the path the source's agent uses (edge's uplink's
-	// next hop: aggregation to core on a fat tree) a second in.
+	// middle switch-to-switch link of the path the source's agent uses
+	// (the third of four on a fat tree: core to aggregation in the
+	// destination pod) a second in.
 	src, dst := farHosts(g)
 	rep.IperfFrom, rep.IperfTo = g.Node(src).Name, g.Node(dst).Name
 	dmac, dip, _ := g.HostAddr(dst)
