@@ -340,8 +340,13 @@ func TestDemoReportText(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 	r = &DemoReport{Engine: "emu", Topology: "x", DiscoveryExact: true}
-	if got := r.Text(); strings.Contains(got, "note:") || !strings.Contains(got, ": ok\n") || !strings.Contains(got, "  iperf3         ") {
+	if got := r.Text(); strings.Contains(got, "note:") || strings.Contains(got, "answered late") || !strings.Contains(got, ": ok\n") || !strings.Contains(got, "  iperf3         ") {
 		t.Errorf("emu:\n%s", got)
+	}
+	// A host placed by the controller's rescan after discovery: said.
+	r.DiscoveryLateMS = 1234.5
+	if got, line := r.Text(), "probes: ok\n                 complete 1234 ms after the lab was ready: the controller's rescan placed hosts that answered late\n  ping"; !strings.Contains(got, line) {
+		t.Errorf("late host: no %q in\n%s", line, got)
 	}
 }
 
