@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/edgefabric/edgefabric/paths"
 	"log/slog"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/paths"
 )
 
 // Protocol defaults (802.1D-1998 Table 8-3 and §7.9.2).
@@ -140,8 +142,18 @@ func (c *Config) validate() error {
 	if c.MaxEntries < 0 || c.MaxEntries > MaxMaxEntries {
 		return fmt.Errorf("stp: max_entries %d: %w: want 0..%d", c.MaxEntries, ErrConfig, MaxMaxEntries)
 	}
+	// As the path_cost parameter: 802.1D-2004 Table 17-3's range. A cost
+	// of 0 would make a port's far side as close to the root as its near.
+	for _, p := range slices.Sorted(maps.Keys(c.PathCost)) {
+		if v := c.PathCost[p]; v < 1 || v > MaxPathCost {
+			return fmt.Errorf("stp: port %d path cost %d: %w: want 1..%d", p, v, ErrConfig, MaxPathCost)
+		}
+	}
 	return nil
 }
+
+// MaxPathCost is the largest port path cost (802.1D-2004 Table 17-3).
+const MaxPathCost = 200_000_000
 
 // PathCostForRate returns the recommended port path cost of 802.1D-1998
 // Table 8-5 for a link of rate bits/s (paths.PathCost, which the SPAIN

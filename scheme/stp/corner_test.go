@@ -294,3 +294,18 @@ func TestMaxEntriesBound(t *testing.T) {
 		t.Fatalf("MaxMaxEntries+1: %v", err)
 	}
 }
+
+// A port's path cost through the Go API has the path_cost parameter's
+// range, 1..MaxPathCost (802.1D-2004 Table 17-3): 0 made a port's far side
+// as close to the root as its near one.
+func TestPathCostBound(t *testing.T) {
+	for _, c := range []struct {
+		cost uint32
+		ok   bool
+	}{{1, true}, {MaxPathCost, true}, {0, false}, {MaxPathCost + 1, false}} {
+		_, err := New(Config{PathCost: map[element.Port]uint32{1: 4, 3: c.cost}})
+		if c.ok != (err == nil) || (!c.ok && (!errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "port 3 path cost"))) {
+			t.Errorf("path cost %d: %v", c.cost, err)
+		}
+	}
+}

@@ -210,7 +210,7 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 			}
 			// 802.1t widened the range from 1998's 1..65535.
 			c, err := strconv.ParseUint(v, 10, 32)
-			if err != nil || c < 1 || c > 200_000_000 {
+			if err != nil || c < 1 || c > MaxPathCost {
 				return ps, bad("want a cost 1..200000000")
 			}
 			if ps.cost[name] == nil {
