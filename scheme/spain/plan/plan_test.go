@@ -328,15 +328,13 @@ func pow(x float64, n int) float64 {
 	return r
 }
 
-func TestRefusesBeyond4094VLANs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("packs 8,000 VLANs: about a minute on a busy machine")
-	}
-	// Two switches joined by 4095 parallel links: the 4095 edge-disjoint
-	// paths between them pairwise close loops, so each needs its own VLAN.
-	b := topo.NewBuilder("parallel")
+// parallelPair is two switches s1 and s2 joined by n parallel links, with
+// host h1 on s1 and h2 on s2.
+func parallelPair(t *testing.T, name string, n int) *topo.Graph {
+	t.Helper()
+	b := topo.NewBuilder(name)
 	s1, s2 := b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
-	for range 4095 {
+	for range n {
 		b.Connect(s1, s2)
 	}
 	b.Connect(s1, b.AddNode("h1", topo.Host))
@@ -345,21 +343,22 @@ func TestRefusesBeyond4094VLANs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Compute(g, Options{Trials: 1, Seed: 1})
+	return g
+}
+
+func TestRefusesBeyond4094VLANs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("packs 8,000 VLANs: about a minute on a busy machine")
+	}
+	// Two switches joined by 4095 parallel links: the 4095 edge-disjoint
+	// paths between them pairwise close loops, so each needs its own VLAN.
+	_, err := Compute(parallelPair(t, "parallel", 4095), Options{Trials: 1, Seed: 1})
 	// The packer itself refuses (with the advice), not the final check.
 	if !errors.Is(err, ErrTooManyVLANs) || !strings.Contains(err.Error(), "lower --k") {
 		t.Fatalf("got %v, want ErrTooManyVLANs with the advice", err)
 	}
 	// One link fewer fits exactly: VLAN 1 holds one path, 4093 more.
-	b = topo.NewBuilder("parallel-ok")
-	s1, s2 = b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
-	for range 4094 {
-		b.Connect(s1, s2)
-	}
-	b.Connect(s1, b.AddNode("h1", topo.Host))
-	b.Connect(s2, b.AddNode("h2", topo.Host))
-	g, _ = b.Graph()
-	p, err := Compute(g, Options{Trials: 1, Seed: 1})
+	p, err := Compute(parallelPair(t, "parallel-ok", 4094), Options{Trials: 1, Seed: 1})
 	if err != nil || p.NumVLANs != 4094 {
 		t.Fatalf("4094 links: %v, %v VLANs", err, p)
 	}

@@ -303,18 +303,7 @@ func TestPackingBestTrial(t *testing.T) {
 // switches joined by 4095 parallel links, k = 4095, the serial packer
 // (one trial, the cheapest way there).
 func TestTooManyVLANsMessage(t *testing.T) {
-	b := topo.NewBuilder("par")
-	s1, s2 := b.AddNode("s1", topo.Switch), b.AddNode("s2", topo.Switch)
-	for range 4095 {
-		b.Connect(s1, s2)
-	}
-	b.Connect(s1, b.AddNode("h1", topo.Host))
-	b.Connect(s2, b.AddNode("h2", topo.Host))
-	g, err := b.Graph()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = Compute(g, Options{K: 4095, Trials: 1, Seed: 1, Serial: true})
+	_, err := Compute(parallelPair(t, "par", 4095), Options{K: 4095, Trials: 1, Seed: 1, Serial: true})
 	want := "plan: par: fabric cannot be covered within the 4094 usable VLAN IDs: every packing trial needed more than 4094 VLANs for 4095 paths of 1 edge-node pairs; lower --k or split the fabric into several SPAIN domains"
 	if !errors.Is(err, ErrTooManyVLANs) || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
