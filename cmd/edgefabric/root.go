@@ -176,11 +176,13 @@ func badInput(err error) error {
 }
 
 // isCobraUsageError recognizes cobra's own argument errors, which it returns
-// as plain errors.
+// as plain errors, by how their messages begin. Only the beginning: a
+// failure while running that wraps EINVAL ("write /dev/stdout: invalid
+// argument") is no usage error, and once exited 2.
 func isCobraUsageError(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "requires at most", "invalid argument"} {
-		if strings.Contains(msg, p) {
+	for _, p := range []string{`unknown command "`, "unknown flag: ", "unknown shorthand flag: ", "accepts ", "requires at least ", `invalid argument "`} {
+		if strings.HasPrefix(msg, p) {
 			return true
 		}
 	}
