@@ -2,8 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +28,28 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "edgefabric test binary started as a lab daemon without "+asCLI+"=1")
 		os.Exit(2)
 	}
+	// Started with edgefabric's arguments (bench re-executing it for a
+	// row) without being asked to act as the CLI: the suite would run
+	// again in every child, and the bench in it would start more (a test
+	// that let bench run a row once nested hundreds). go test passes only
+	// -test.* flags.
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.") {
+		fmt.Fprintf(os.Stderr, "edgefabric test binary started with arguments %q without %s=1\n", os.Args[1:], asCLI)
+		os.Exit(2)
+	}
 	os.Exit(m.Run())
+}
+
+// The test binary run with edgefabric's arguments but without asCLI
+// refuses at once, rather than running the suite.
+func TestMainRefusesCLIArgs(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "plan", "spain", "fattree:4")
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(e string) bool { return strings.HasPrefix(e, asCLI+"=") })
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || string(out) != `edgefabric test binary started with arguments ["plan" "spain" "fattree:4"] without `+asCLI+"=1\n" {
+		t.Fatalf("%v: %q", err, out)
+	}
 }
 
 func TestBenchSpainPlan(t *testing.T) {
