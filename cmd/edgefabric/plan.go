@@ -184,7 +184,13 @@ See docs/spain-plan.md.`,
 func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	fmt.Fprintf(w, "SPAIN plan for %s\n", p.Topology)
 	fmt.Fprintf(w, "  edge switches     %d (%s), fabric links %d\n", p.EdgeNodes, plural(p.Pairs, "pair"), p.FabricLinks)
-	fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
+	if p.Pairs == 0 {
+		// No pair of edge switches: nothing to route, α is 0 by
+		// definition and k only a floor.
+		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d: no pair of edge switches)\n", p.K, p.KMode, p.Alpha)
+	} else {
+		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
+	}
 	fmt.Fprintf(w, "  paths             %d (ties %s)\n", p.NumPaths, p.Ties)
 	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s)\n", p.NumVLANs, p.Root)
 	trials := "1 trial"

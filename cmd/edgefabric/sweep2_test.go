@@ -411,3 +411,12 @@ func TestSweep2OutputStopsAtFirstError(t *testing.T) {
 		t.Errorf("exit %d, written after the error %q, stderr %q", code, w.got.String(), errb.String())
 	}
 }
+
+// A fabric with one edge switch has no pair to route: the summary says why
+// alpha is 0 (it read "k 1 (alpha; alpha = 0)", as if k contradicted it).
+func TestSweep2PlanNoPairs(t *testing.T) {
+	code, out, errOut := topoCLI("plan", "spain", "line:1")
+	if code != 0 || errOut != "" || !strings.Contains(out, "\n  edge switches     1 (0 pairs), fabric links 0\n  k                 1 (alpha; alpha = 0: no pair of edge switches)\n") {
+		t.Fatalf("exit %d, stderr %q, stdout\n%s", code, errOut, out)
+	}
+}
