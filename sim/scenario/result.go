@@ -176,11 +176,11 @@ func (r *Run) collect() *Result {
 }
 
 // WriteText prints the result for people: one line per flow, then the
-// aggregate, failures and drops.
+// aggregate, failures and drops; no line ends in blanks.
 func (res *Result) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "scenario %s: %s on %s, seed %d, %gs simulated, %d events\n", res.Scenario, res.Scheme, res.Topology, res.Seed, res.DurationS, res.Events)
-	fmt.Fprintf(&b, "%4s  %-7s  %-10s  %-10s  %-5s  %14s  %10s  %10s  %7s  %s\n", "id", "kind", "src", "dst", "done", "throughput", "rtt p50", "rtt p99", "loss", "note")
+	line(&b, "scenario %s: %s on %s, seed %d, %gs simulated, %d events", res.Scenario, res.Scheme, res.Topology, res.Seed, res.DurationS, res.Events)
+	line(&b, "%4s  %-7s  %-10s  %-10s  %-5s  %14s  %10s  %10s  %7s  %s", "id", "kind", "src", "dst", "done", "throughput", "rtt p50", "rtt p99", "loss", "note")
 	for _, f := range res.Flows {
 		tp, p50, p99, loss := "-", "-", "-", "-"
 		if f.ThroughputBps > 0 {
@@ -192,27 +192,34 @@ func (res *Result) WriteText(w io.Writer) error {
 		if f.Loss != nil {
 			loss = fmt.Sprintf("%.1f%%", 100**f.Loss)
 		}
-		fmt.Fprintf(&b, "%4d  %-7s  %-10s  %-10s  %-5v  %14s  %10s  %10s  %7s  %s\n", f.ID, f.Kind, f.Src, f.Dst, f.Done, tp, p50, p99, loss, f.Error)
+		line(&b, "%4d  %-7s  %-10s  %-10s  %-5v  %14s  %10s  %10s  %7s  %s", f.ID, f.Kind, f.Src, f.Dst, f.Done, tp, p50, p99, loss, f.Error)
 	}
 	a := res.Aggregate
-	fmt.Fprintf(&b, "aggregate: %d flows, %d completed, %d failed; throughput %s; rtt p50 %.1fus p90 %.1fus p99 %.1fus (%d samples); loss %.2f%% (%d/%d)\n",
+	line(&b, "aggregate: %d flows, %d completed, %d failed; throughput %s; rtt p50 %.1fus p90 %.1fus p99 %.1fus (%d samples); loss %.2f%% (%d/%d)",
 		a.Flows, a.Completed, a.Failed, rate(a.ThroughputBps), a.RTT.P50Us, a.RTT.P90Us, a.RTT.P99Us, a.RTT.Count, 100*a.Loss, a.Sent-a.Received, a.Sent)
 	for _, f := range res.Failures {
-		fmt.Fprintf(&b, "at %gs: %s %s %s\n", f.AtS, f.What, f.State, f.Error)
+		line(&b, "at %gs: %s %s %s", f.AtS, f.What, f.State, f.Error)
 	}
 	if len(res.Drops) > 0 {
 		var parts []string
 		for _, k := range slices.Sorted(maps.Keys(res.Drops)) {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, res.Drops[k]))
 		}
-		fmt.Fprintf(&b, "engine drops: %s\n", strings.Join(parts, " "))
+		line(&b, "engine drops: %s", strings.Join(parts, " "))
 	}
 	for _, c := range res.Captures {
-		fmt.Fprintf(&b, "capture: %s\n", c)
+		line(&b, "capture: %s", c)
 	}
-	fmt.Fprintf(&b, "trace_hash %s\n", res.TraceHash)
+	line(&b, "trace_hash %s", res.TraceHash)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// line adds one formatted line to b without trailing blanks (a column
+// left empty, such as a flow's note, would leave them).
+func line(b *strings.Builder, format string, args ...any) {
+	b.WriteString(strings.TrimRight(fmt.Sprintf(format, args...), " "))
+	b.WriteByte('\n')
 }
 
 func rate(bps float64) string {

@@ -150,6 +150,13 @@ failures:
 	if err := res.WriteText(&text); err != nil || !strings.Contains(text.String(), "trace_hash "+res.TraceHash) {
 		t.Errorf("text output:\n%s", text.String())
 	}
+	// No line ends in blanks (a flow without a note left the note
+	// column's separator behind).
+	for i, l := range strings.Split(text.String(), "\n") {
+		if strings.TrimRight(l, " ") != l {
+			t.Errorf("text line %d ends in blanks: %q", i+1, l)
+		}
+	}
 	if _, err := json.Marshal(res); err != nil {
 		t.Error(err)
 	}
