@@ -777,13 +777,13 @@ func (a *Agent) fabricControl(src wire.MAC, payload []byte) {
 			return
 		}
 		switch {
-		case a.ctrl != nil:
-			if !a.ctrl.disc.running || !a.ctrl.disc.hostReply(m) {
-				if !a.ctrl.disc.running {
-					a.c.Inc("drop_unmatched_reply")
-				}
+		case a.ctrl != nil && a.ctrl.disc.running:
+			if !a.ctrl.disc.hostReply(m) { // counted there
 				a.ctrl.unmatchedHostReply(m)
 			}
+		case a.ctrl != nil:
+			a.c.Inc("drop_unmatched_reply")
+			a.ctrl.unmatchedHostReply(m)
 		case a.search != nil && a.search.running:
 			a.search.hostReply(m)
 		default:
