@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -286,6 +287,55 @@ func TestPruneBestOnly(t *testing.T) {
 	if p.Pack.PruneSeconds != 0 || p.Seconds.Prune <= 0 || pk.Pruned < 1 || p.NumVLANs+pk.Pruned != pk.TrialVLANs[pk.BestTrial] {
 		t.Errorf("packer pruned for %vs, plan %vs; %d VLANs, pruned %d, trial %d had %d: want the best trial pruned after packing only",
 			p.Pack.PruneSeconds, p.Seconds.Prune, p.NumVLANs, pk.Pruned, pk.BestTrial, pk.TrialVLANs[pk.BestTrial])
+	}
+}
+
+// ringTail builds a ring of r switches with a line of tail more hanging
+// off the first, each switch with one host. With k = 2 a pair on the ring,
+// or a tail switch and a ring switch other than the first, has two paths,
+// any other pair one: r(r−1) + tail(tail−1)/2 + 2·tail·(r−1) + tail paths.
+func ringTail(t *testing.T, r, tail int) *topo.Graph {
+	t.Helper()
+	b := topo.NewBuilder("ringtail")
+	sw := make([]topo.NodeID, r+tail)
+	for i := range sw {
+		sw[i] = b.AddNode("s"+strconv.Itoa(i+1), topo.Switch)
+		b.Connect(sw[i], b.AddNode("h"+strconv.Itoa(i+1), topo.Host))
+	}
+	for i := range r {
+		b.Connect(sw[i], sw[(i+1)%r])
+	}
+	prev := sw[0]
+	for _, s := range sw[r:] {
+		b.Connect(prev, s)
+		prev = s
+	}
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// Every trial is pruned up to exactly paths.PruneEachLimit paths, and
+// only the best one above: a ring of 42 with a tail of 239 has 50,000
+// paths, with a tail of 240 it has 50,322.
+func TestPruneEachBoundary(t *testing.T) {
+	for _, c := range []struct {
+		tail, paths int
+		each        bool
+	}{{239, paths.PruneEachLimit, true}, {240, 50322, false}} {
+		p, err := Compute(ringTail(t, 42, c.tail), Options{Trials: 2, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.NumPaths != c.paths {
+			t.Fatalf("tail %d: %d paths, want %d", c.tail, p.NumPaths, c.paths)
+		}
+		if each := p.Pack.PruneSeconds > 0; each != c.each || p.Seconds.Prune <= 0 {
+			t.Errorf("%d paths: packer pruned for %vs, plan %vs: want every trial pruned %v, some pruning always",
+				p.NumPaths, p.Pack.PruneSeconds, p.Seconds.Prune, c.each)
+		}
 	}
 }
 
