@@ -147,16 +147,4 @@ func appendAddr(b []byte, a netip.Addr) []byte {
 	}
 }
 
-// addrLen is the encoded size of a length-prefixed address.
-func addrLen(a netip.Addr) int {
-	switch {
-	case !a.IsValid():
-		return 1
-	case a.Is4():
-		return 5
-	}
-	return 17
-}
-
 func putU64(b []byte, v uint64) { binary.BigEndian.PutUint64(b, v) }
-func putU16(b []byte, v uint16) { binary.BigEndian.PutUint16(b, v) }
