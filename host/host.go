@@ -189,10 +189,11 @@ func (h *Host) txBacklog() int64 {
 	return int64(float64(d) * float64(h.nicRate) / 8 / float64(element.Second))
 }
 
-// txFull reports whether TCP must wait for the NIC queue to drain, and if
-// so queues c to be pushed again once it is half empty.
+// txFull reports whether TCP must wait for the NIC queue to drain (more
+// than TxQueue bytes wait, docs/host.md), and if so queues c to be pushed
+// again once it is half empty.
 func (h *Host) txFull(c *TCPConn) bool {
-	if h.cfg.TxQueue < 0 || h.nicRate <= 0 || h.txBacklog() < int64(h.cfg.TxQueue) {
+	if h.cfg.TxQueue < 0 || h.nicRate <= 0 || h.txBacklog() <= int64(h.cfg.TxQueue) {
 		return false
 	}
 	if !c.txWaiting {
