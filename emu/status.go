@@ -214,7 +214,8 @@ func (s Status) String() string {
 
 // LinkTxFrames returns, for every link keep accepts (given its two end
 // nodes), the frames both ends have sent: a cheap way to find which links a
-// traffic stream crosses.
+// traffic stream crosses. Parallel links between two nodes (SetLink fails
+// them together) add up under their one key.
 func (s Status) LinkTxFrames(keep func(a, b string) bool) map[[2]string]uint64 {
 	tx := map[string]map[int]uint64{}
 	for _, n := range s.Nodes {
@@ -228,7 +229,7 @@ func (s Status) LinkTxFrames(keep func(a, b string) bool) map[[2]string]uint64 {
 		if !keep(lk.A, lk.B) {
 			continue
 		}
-		out[[2]string{lk.A, lk.B}] = tx[lk.A][lk.APort] + tx[lk.B][lk.BPort]
+		out[[2]string{lk.A, lk.B}] += tx[lk.A][lk.APort] + tx[lk.B][lk.BPort]
 	}
 	return out
 }
