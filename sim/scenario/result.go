@@ -99,7 +99,14 @@ func (r *Run) collect() *Result {
 	for _, fl := range r.flows {
 		var f Flow
 		if fl.result == nil {
-			f = Flow{ID: fl.id, Kind: fl.w.Kind.String(), Src: g.Node(fl.w.Src).Name, Error: "not started"}
+			// Named as start names it: a shuffle by its host count (its
+			// Src is unset), every other kind by both ends.
+			f = Flow{ID: fl.id, Kind: fl.w.Kind.String(), Error: "not started"}
+			if fl.w.Kind == Shuffle {
+				f.Src = fmt.Sprintf("%d hosts", len(fl.w.Hosts))
+			} else {
+				f.Src, f.Dst = g.Node(fl.w.Src).Name, g.Node(fl.w.Dst).Name
+			}
 		} else {
 			f = fl.result()
 		}

@@ -325,6 +325,9 @@ func (r *resolver) resolve(raw *rawScenario) *Scenario {
 	for i := range raw.Captures {
 		c := &raw.Captures[i]
 		field := fmt.Sprintf("captures[%d]", i)
+		if !c.Node.Set {
+			c.Node.Line = c.line // a missing node has no line of its own
+		}
 		n := r.nodeName(c.Node, field+".node")
 		var p element.Port
 		if c.Port.Set && r.err == nil {
