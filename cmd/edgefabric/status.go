@@ -47,7 +47,14 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
 			st, err := emu.RemoteStatus(name)
 			if err != nil {
 				if errors.Is(err, emu.ErrDaemon) {
-					if pid, alive := emu.Owner(name); alive {
+					// A daemon still starting, or not answering, is no
+					// lab without a daemon (as the lab list says).
+					if pid, alive := emu.Owner(name); alive && emu.OwnerIsDaemon(name) {
+						if _, serr := emu.ReadState(name); serr != nil {
+							return fmt.Errorf("lab %s is starting (daemon pid %d): try again once its up has returned", name, pid)
+						}
+						return fmt.Errorf("lab %s: daemon %d does not answer: run 'edgefabric down %s'", name, pid, name)
+					} else if alive {
 						return fmt.Errorf("lab %s runs in process %d without a daemon: status is only available from that process (emu.Lab.Status)", name, pid)
 					}
 					if labs, _ := emu.Labs(); contains(labs, name) {
