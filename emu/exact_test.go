@@ -692,7 +692,31 @@ func TestCleanupOnlyOwnPrefix(t *testing.T) {
 }
 
 // Two nodes that map to one namespace (node "n1", and node 1 whose name is
-// unfit for a file) are refused before any namespace is made.
+// unfit for a file) are refused by CheckScheme, without root: what up
+// checks as input (exit 2).
+func TestCheckSchemeDuplicateNamespace(t *testing.T) {
+	b := topo.NewBuilder("dup")
+	b.Connect(b.AddNode("n1", topo.Host), b.AddNode("a/b", topo.Host))
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckScheme(g, KernelBridge, Options{})
+	want := `emu: nodes "n1" and "a/b" map to the same namespace suffix n1 (names of up to 40 letters, digits, '_' and '.' are kept, others become n<id>): rename one: bad option`
+	if !errors.Is(err, ErrBadOption) || err.Error() != want {
+		t.Errorf("CheckScheme = %v\nwant %s", err, want)
+	}
+	b = topo.NewBuilder("nodup")
+	b.Connect(b.AddNode("n0", topo.Host), b.AddNode("a/b", topo.Host)) // a/b is node 1: n1
+	if g, err = b.Graph(); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckScheme(g, KernelBridge, Options{}); err != nil {
+		t.Errorf("n0 and a/b (n1): %v", err)
+	}
+}
+
+// Up refuses the same clash before it makes anything.
 func TestDuplicateNamespace(t *testing.T) {
 	needRoot(t)
 	b := topo.NewBuilder("dup")
@@ -710,8 +734,8 @@ func TestDuplicateNamespace(t *testing.T) {
 		l.Down()
 		t.Fatal("lab with two nodes in one namespace came up")
 	}
-	if !strings.Contains(err.Error(), "same namespace "+Prefix(name)+"n1") {
-		t.Errorf("Up = %v, want the clash named", err)
+	if !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), `nodes "n1" and "a/b" map to the same namespace suffix n1`) {
+		t.Errorf("Up = %v, want ErrBadOption naming the clash", err)
 	}
 	if left, _ := listNS(Prefix(name)); len(left) != 0 {
 		t.Errorf("namespaces made: %v", left)

@@ -145,15 +145,13 @@ func (l *Lab) build(ctx context.Context) error {
 	g := l.g
 	l.start = time.Now()
 	l.links = make([]bool, g.NumLinks())
-	seen := make(map[string]topo.NodeID)
+	if err := checkNamespaces(g); err != nil {
+		return err
+	}
 	for i := 0; i < g.NumNodes(); i++ {
 		n := topo.NodeID(i)
 		nd := g.Node(n)
 		ln := &labNode{id: n, name: nd.Name, kind: nd.Kind, ns: nsName(l.name, g, n), h: -1, ifnames: make([]string, nd.Ports)}
-		if other, dup := seen[ln.ns]; dup {
-			return fmt.Errorf("emu: nodes %q and %q map to the same namespace %s", g.Node(other).Name, nd.Name, ln.ns)
-		}
-		seen[ln.ns] = n
 		if l.fabric != nil {
 			ln.el = l.fabric.Element(n)
 		}
@@ -799,6 +797,9 @@ func buildScheme(g *topo.Graph, schemeName string, opts Options) (*kbConfig, sch
 // CheckScheme reports whether scheme schemeName and its parameters in
 // opts can run on g, before anything is built: what Up would refuse.
 func CheckScheme(g *topo.Graph, schemeName string, opts Options) error {
+	if err := checkNamespaces(g); err != nil {
+		return err
+	}
 	if err := checkRates(g, opts); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/edgefabric/edgefabric/topo"
 )
@@ -62,6 +63,24 @@ func nsName(lab string, g *topo.Graph, n topo.NodeID) string {
 		name = fmt.Sprintf("n%d", n)
 	}
 	return Prefix(lab) + name
+}
+
+// checkNamespaces refuses a topology two of whose nodes would share a
+// namespace (a name unfit for a file name becomes "n<id>", which another
+// node may already be called). The prefix is the same for both, so this
+// holds for any lab name; CheckScheme runs it before anything is built.
+func checkNamespaces(g *topo.Graph) error {
+	seen := make(map[string]topo.NodeID, g.NumNodes())
+	for i := range g.NumNodes() {
+		n := topo.NodeID(i)
+		ns := nsName("", g, n)
+		if other, dup := seen[ns]; dup {
+			return fmt.Errorf("emu: nodes %q and %q map to the same namespace suffix %s (names of up to 40 letters, digits, '_' and '.' are kept, others become n<id>): rename one: %w",
+				g.Node(other).Name, g.Node(n).Name, strings.TrimPrefix(ns, Prefix("")), ErrBadOption)
+		}
+		seen[ns] = n
+	}
+	return nil
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

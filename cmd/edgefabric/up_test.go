@@ -21,6 +21,12 @@ import (
 // TestEmuVerbsBadInput: wrong arguments exit 2 with a message, before
 // anything needs root or touches the system.
 func TestEmuVerbsBadInput(t *testing.T) {
+	// Node 1's name is unfit for a namespace and becomes "n1", which node 0
+	// is already called.
+	clash := filepath.Join(t.TempDir(), "clash.yaml")
+	if err := os.WriteFile(clash, []byte("name: clash\nnodes:\n  - {name: n1, kind: host}\n  - {name: a-b, kind: host}\nlinks:\n  - [n1, a-b]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -31,6 +37,7 @@ func TestEmuVerbsBadInput(t *testing.T) {
 		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "--rate", "fast"}, "--rate"},
 		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "-p", "novalue"}, "key=value"},
 		{[]string{"up", "nosuchtopo:9", "--scheme", "kernel-bridge"}, ""},
+		{[]string{"up", clash, "--scheme", "kernel-bridge"}, `nodes "n1" and "a-b" map to the same namespace suffix n1`},
 		// Scheme parameters are checked before a daemon starts.
 		{[]string{"up", "line:2", "--scheme", "stp", "-p", "bogus=1"}, `unknown param "bogus"`},
 		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "-p", "bogus=1"}, `unknown param "bogus"`},
