@@ -47,8 +47,9 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
 			st, err := emu.RemoteStatus(name)
 			if err != nil {
 				if errors.Is(err, emu.ErrDaemon) {
-					// A daemon still starting, or not answering, is no
-					// lab without a daemon (as the lab list says).
+					// A lab's daemon that is still starting, or does not
+					// answer, is told apart from a lab run in-process
+					// without a daemon, as the lab list does.
 					if pid, alive := emu.Owner(name); alive && emu.OwnerIsDaemon(name) {
 						if _, serr := emu.ReadState(name); serr != nil {
 							return fmt.Errorf("lab %s is starting (daemon pid %d): try again once its up has returned", name, pid)
