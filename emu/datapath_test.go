@@ -37,6 +37,30 @@ func testNS(t *testing.T, suffix string) (netns.NsHandle, string) {
 	return h, name
 }
 
+// jumboTAP opens TAP name in the current namespace with a 16,000-byte MTU,
+// brings it up and opens a packet socket on it: the two ends a test
+// writes oversize frames between. closeBoth closes both.
+func jumboTAP(name string) (tap *tapPort, pp *packetPort, closeBoth func(), err error) {
+	if tap, err = openTAP(name); err != nil {
+		return nil, nil, nil, err
+	}
+	lk, err := linkByNameHere(name)
+	if err == nil {
+		err = netlink.LinkSetMTU(lk, 16000)
+	}
+	if err == nil {
+		err = linkUpHere(lk)
+	}
+	if err == nil {
+		pp, err = openPacketPort(lk.Attrs().Index)
+	}
+	if err != nil {
+		tap.Close()
+		return nil, nil, nil, err
+	}
+	return tap, pp, func() { pp.Close(); tap.Close() }, nil
+}
+
 // TestTAPOversize: a frame the host's kernel sends on the TAP that is
 // larger than the read buffer (the host raised eth0's MTU) must be a
 // counted oversize drop: tun reports the frame's full length after copying
@@ -45,26 +69,11 @@ func testNS(t *testing.T, suffix string) (netns.NsHandle, string) {
 func TestTAPOversize(t *testing.T) {
 	h, _ := testNS(t, "tap")
 	err := inNS(h, func() error {
-		tap, err := openTAP("eth0")
+		tap, pp, closeBoth, err := jumboTAP("eth0")
 		if err != nil {
 			return err
 		}
-		defer tap.Close()
-		lk, err := linkByNameHere("eth0")
-		if err != nil {
-			return err
-		}
-		if err := netlink.LinkSetMTU(lk, 16000); err != nil {
-			return err
-		}
-		if err := linkUpHere(lk); err != nil {
-			return err
-		}
-		pp, err := openPacketPort(lk.Attrs().Index)
-		if err != nil {
-			return err
-		}
-		defer pp.Close()
+		defer closeBoth()
 		mk := func(n int) []byte {
 			f := make([]byte, n)
 			copy(f, []byte{0x02, 0xef, 0, 0, 0, 9, 0x02, 0xef, 0, 0, 0, 8, 0x88, 0xb5})

@@ -589,26 +589,11 @@ func TestFrameReadBounds(t *testing.T) {
 				t.Errorf("AF_PACKET, %d-byte frame: n=%d err=%v, want errOversize", c.n, n, err)
 			}
 		}
-		tap, err := openTAP("tp0")
+		tap, host, closeBoth, err := jumboTAP("tp0")
 		if err != nil {
 			return err
 		}
-		defer tap.Close()
-		lk, err := linkByNameHere("tp0")
-		if err != nil {
-			return err
-		}
-		if err := netlink.LinkSetMTU(lk, 16000); err != nil {
-			return err
-		}
-		if err := linkUpHere(lk); err != nil {
-			return err
-		}
-		host, err := openPacketPort(lk.Attrs().Index)
-		if err != nil {
-			return err
-		}
-		defer host.Close()
+		defer closeBoth()
 		f := testFrame(limit)
 		if err := host.WriteFrame(f); err != nil {
 			return err
