@@ -135,11 +135,11 @@ func TestLabSweepDown(t *testing.T) {
 		t.Skipf("skipping: %v", err)
 	}
 	name := fmt.Sprintf("wt%d", os.Getpid()%1000000)
-	stubborn := startChild(t, "sh", "-c", `trap "" TERM; exec sleep 600`)
-	fakeLab(t, name, map[string]any{"pid": stubborn.Process.Pid, "daemon": true}, nil)
+	ignoresTERM := startChild(t, "sh", "-c", `trap "" TERM; exec sleep 600`)
+	fakeLab(t, name, map[string]any{"pid": ignoresTERM.Process.Pid, "daemon": true}, nil)
 	// Until sh has set the trap and exec'd sleep (same pid).
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", stubborn.Process.Pid)); string(comm) == "sleep\n" {
+		if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ignoresTERM.Process.Pid)); string(comm) == "sleep\n" {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -56,7 +56,7 @@ func TestSweep2Units(t *testing.T) {
 // reported.
 func TestSweep2ParseErrors(t *testing.T) {
 	const head = "topology: line:3\nscheme: learn\nduration: 1s\n"
-	for _, c := range []struct{ name, yaml, want string }{
+	exactParseErrors(t, []parseErrorCase{
 		// The line of the entry: a missing node has none of its own (it
 		// used to be reported at line 0).
 		{"capture without node", head + "captures:\n  - {port: 1}\n", "test.yaml:5: captures[0].node: bad scenario: missing"},
@@ -68,14 +68,7 @@ func TestSweep2ParseErrors(t *testing.T) {
 		{"first error wins", "seed: x\ntopology: line:1\nscheme: learn\n", `test.yaml:1: seed: bad scenario: "x" is not a non-negative integer`},
 		{"size is ping's and udp's", head + "workloads:\n  - tcp: {from: h1, to: h2, bytes: 1KB, size: 100}\n", "test.yaml:5: workloads[0].tcp.size: bad scenario: not a setting of tcp (it takes from, to, at, bytes, port)"},
 		{"request 0", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, request: 0}\n", `test.yaml:5: workloads[0].tcp_rr.request: bad scenario: "0" is not an integer in [1, 16777216]`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := parse(t, c.yaml)
-			if err == nil || err.Error() != c.want {
-				t.Fatalf("error %v\nwant %s", err, c.want)
-			}
-		})
-	}
+	})
 }
 
 // TestSweep2ParseBounds: the limits themselves load: a 64-byte and a

@@ -15,11 +15,28 @@ import (
 // Tests that pin behaviour a mutation sweep of the scenario package found
 // no test held.
 
+// parseErrorCase is a scenario text and the exact error it must give.
+type parseErrorCase struct{ name, yaml, want string }
+
+// exactParseErrors checks that each case's text fails to parse with
+// exactly its message.
+func exactParseErrors(t *testing.T, cases []parseErrorCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := parse(t, c.yaml)
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("error %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
+
 // TestSweepParseErrors: bounds and names the other tables leave out, with
 // the exact message, file, line and field.
 func TestSweepParseErrors(t *testing.T) {
 	const head = "topology: line:3\nscheme: learn\nduration: 1s\n"
-	for _, c := range []struct{ name, yaml, want string }{
+	exactParseErrors(t, []parseErrorCase{
 		{"zero duration", "topology: line:3\nscheme: learn\nduration: 0\n", "test.yaml:3: duration: bad scenario: must be positive"},
 		{"queue past 1 TiB", head + "links: {queue: 2000GiB}\n", `test.yaml:4: links.queue: bad scenario: "2000GiB" must be between 64 bytes and 1 TiB`},
 		{"cut_through past 65536", head + "timing:\n  - {kind: switch, cut_through: 65537}\n", `test.yaml:5: timing[0].cut_through: bad scenario: "65537" is not an integer in [0, 65536]`},
@@ -33,14 +50,7 @@ func TestSweepParseErrors(t *testing.T) {
 		{"link ends line", head + "link:\n  - rate: 1Gbps\n    ends: [s1]\n", "test.yaml:6: link[0].ends: bad scenario: expected two node names, like [s1, s2]"},
 		// "all" means every host only on its own.
 		{"all in a list", head + "workloads:\n  - ping: {from: [all, h1], to: h2}\n", `test.yaml:5: workloads[0].ping.from: bad scenario: unknown node "all" in line:3`},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, err := parse(t, c.yaml)
-			if err == nil || err.Error() != c.want {
-				t.Fatalf("error %v\nwant %s", err, c.want)
-			}
-		})
-	}
+	})
 }
 
 // TestSweepParseAccepts: what must load: the default seed, a latency for
