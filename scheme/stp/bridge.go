@@ -512,8 +512,13 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 				b.env.Send(out, b.clone(frame))
 				return
 			}
-			// Entries of a port that left Forwarding are flushed,
-			// so this is unreachable; flood rather than lose.
+			// The entry names a port that is still Learning (it
+			// fills the table before it forwards; entries of a
+			// port that left Forwarding are flushed). 802.1D would
+			// discard here; we flood over the forwarding ports,
+			// which the learning port is not one of, so the frame
+			// is not lost in the seconds before it forwards
+			// (TestNoForwardingToLearningPort).
 		}
 	}
 	b.flood(pn, frame)
