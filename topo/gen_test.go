@@ -324,7 +324,10 @@ func TestJellyfish(t *testing.T) {
 				pairs[k] = true
 			}
 		}
-		// N·R is even: every switch gets exactly R switch links.
+		// For this draw every switch gets exactly R switch links. That
+		// is not true of every draw with N·R even: two switches left with
+		// one free port each may already be linked (jellyfish:7,4,4 with
+		// seed 3; docs/topology.md).
 		for _, s := range g.Nodes(Switch) {
 			fab := 0
 			for _, l := range g.Ports(s) {
