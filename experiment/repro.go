@@ -90,11 +90,12 @@ var registry = []Repro{
 // All returns the reproductions in registry order.
 func All() []Repro { return slices.Clone(registry) }
 
-// Get returns the named reproduction.
+// Get returns a copy of the named reproduction (like All, it never hands
+// out the registry itself).
 func Get(name string) (*Repro, error) {
-	for i := range registry {
-		if registry[i].Name == name {
-			return &registry[i], nil
+	for _, r := range registry {
+		if r.Name == name {
+			return &r, nil
 		}
 	}
 	var names []string
@@ -113,7 +114,9 @@ type Column struct {
 }
 
 // Value is one cell: ours beside the paper's (nil where the paper gives
-// none, or where we did not run the row).
+// none, or where we did not run the row). Values are finite, as JSON
+// needs: a figure we could not get is nil, and the row's note says why
+// (Table 2's serial column past 4094 VLANs).
 type Value struct {
 	Ours  *float64 `json:"ours"`
 	Paper *float64 `json:"paper"`
@@ -147,9 +150,6 @@ func f64(v float64) *float64 { return &v }
 func (c Column) format(v *float64) string {
 	if v == nil {
 		return "–"
-	}
-	if math.IsInf(*v, 1) {
-		return ">4094"
 	}
 	return strconv.FormatFloat(*v, 'f', c.Digits, 64)
 }
@@ -258,7 +258,7 @@ func (r *Report) SVG() string {
 	maxV, minV := 0.0, math.Inf(1)
 	for _, row := range r.Rows {
 		for _, v := range []*float64{row.Values[col.Key].Ours, row.Values[col.Key].Paper} {
-			if v != nil && !math.IsInf(*v, 0) && *v > 0 {
+			if v != nil && *v > 0 {
 				maxV = max(maxV, *v)
 				minV = min(minV, *v)
 			}
@@ -291,7 +291,7 @@ func (r *Report) SVG() string {
 		v := row.Values[col.Key]
 		for k, p := range []*float64{v.Ours, v.Paper} {
 			fill := []string{"#1f77b4", "#ff7f0e"}[k]
-			if p == nil || math.IsInf(*p, 0) {
+			if p == nil {
 				continue
 			}
 			h := scale(*p)
