@@ -84,12 +84,41 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 	}
 }
 
-// didYouMean is cobra's suggestion for a mistyped subcommand, if any.
+// didYouMean is the closest of cobra's suggestions for a mistyped
+// subcommand, if any. Cobra lists them in command order, so its first is
+// not the nearest ("sin" would get "link" before "sim").
 func didYouMean(c *cobra.Command, arg string) string {
-	if s := c.SuggestionsFor(arg); len(s) > 0 {
-		return fmt.Sprintf("; did you mean %q?", s[0])
+	best, bestD := "", 0
+	for _, s := range c.SuggestionsFor(arg) {
+		if d := editDistance(strings.ToLower(arg), s); best == "" || d < bestD {
+			best, bestD = s, d
+		}
 	}
-	return ""
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, by bytes
+// (command names are ASCII).
+func editDistance(a, b string) int {
+	row := make([]int, len(b)+1)
+	for j := range row {
+		row[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		diag := row[0]
+		row[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			diag, row[j] = row[j], min(row[j]+1, row[j-1]+1, diag+cost)
+		}
+	}
+	return row[len(b)]
 }
 
 // newHelpCmd is cobra's help command, except that an unknown topic is bad
