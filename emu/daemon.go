@@ -445,38 +445,43 @@ func Labs() ([]string, error) {
 
 // procStart reads a process's start time (clock ticks since boot).
 func procStart(pid int) (uint64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name may hold spaces and parentheses: fields count from
-	// the last ')'.
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
-		return 0, errors.New("bad /proc stat")
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 {
-		return 0, errors.New("bad /proc stat")
-	}
-	return strconv.ParseUint(f[19], 10, 64) // field 22 overall
+	start, _, err := procStat(pid)
+	return start, err
 }
 
-// alive reports whether pid runs and is the process that started at start.
-func alive(pid int, start uint64) bool {
-	s, err := procStart(pid)
+// procStat reads pid's start time (in clock ticks since boot) and its
+// state letter, in one read: two reads could straddle the reaping of a
+// zombie, the second finding nothing.
+func procStat(pid int) (start uint64, state byte, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return 0, 0, err
 	}
-	if start != 0 && s != start {
-		return false
+	return parseProcStat(data)
+}
+
+// parseProcStat takes the start time and the state from a
+// /proc/PID/stat line. The command name may hold spaces and parentheses:
+// fields count from the last ')'.
+func parseProcStat(data []byte) (start uint64, state byte, err error) {
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, 0, errors.New("bad /proc stat")
 	}
-	// A zombie is as good as gone.
-	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if i := strings.LastIndexByte(string(data), ')'); i >= 0 && i+3 < len(data) && data[i+2] == 'Z' {
-		return false
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 || len(f[0]) != 1 {
+		return 0, 0, errors.New("bad /proc stat")
 	}
-	return true
+	start, err = strconv.ParseUint(f[19], 10, 64) // field 22 overall
+	return start, f[0][0], err
+}
+
+// alive reports whether pid runs and is the process that started at
+// start (0: any). A zombie, or a process already dead, is as good as
+// gone.
+func alive(pid int, start uint64) bool {
+	s, state, err := procStat(pid)
+	return err == nil && (start == 0 || s == start) && state != 'Z' && state != 'X'
 }
 
 func waitGone(pid int, start uint64, timeout time.Duration) bool {

@@ -454,6 +454,36 @@ func TestProcStartAlive(t *testing.T) {
 	}
 }
 
+// parseProcStat reads the state and the start time from one stat line,
+// counting fields from the last ')' (a command name may hold ") Z 1"),
+// and refuses a line cut short. alive reads the line once: reading it
+// twice, as it once did, let a zombie reaped between the reads look
+// alive (the second read found nothing to call a zombie), and a stress
+// run saw down report a crashed daemon as "killed".
+func TestParseProcStat(t *testing.T) {
+	tail := " 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 20 21"
+	for _, c := range []struct {
+		line  string
+		start uint64
+		state byte
+		ok    bool
+	}{
+		{"77 (edgefabric) S" + tail, 4242, 'S', true},
+		{"77 (a) Z 1 (b) R" + tail, 4242, 'R', true},
+		{"77 (x) Z" + tail, 4242, 'Z', true},
+		{"77 (x) X" + tail, 4242, 'X', true},
+		{"77 (x) S 1 2 3", 0, 0, false},
+		{"77 (x) SS" + tail, 0, 0, false},
+		{"77 x S" + tail, 0, 0, false},
+		{"", 0, 0, false},
+	} {
+		start, state, err := parseProcStat([]byte(c.line))
+		if (err == nil) != c.ok || start != c.start || state != c.state {
+			t.Errorf("%q: %d %q %v", c.line, start, state, err)
+		}
+	}
+}
+
 func TestTail(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "log")
 	os.WriteFile(p, []byte("a\nb\nc\nd\ne\n"), 0o644)
