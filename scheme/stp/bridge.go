@@ -515,9 +515,10 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 			// The entry names a port that is still Learning (it
 			// fills the table before it forwards; entries of a
 			// port that left Forwarding are flushed). 802.1D would
-			// discard here; we flood over the forwarding ports,
-			// which the learning port is not one of, so the frame
-			// is not lost in the seconds before it forwards
+			// discard here; we flood as for an unknown station,
+			// over the forwarding ports only: the frame reaches the
+			// station if one of them also leads to it, and is
+			// counted as drop_no_egress when no port forwards
 			// (TestNoForwardingToLearningPort).
 		}
 	}
