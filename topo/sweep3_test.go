@@ -495,45 +495,19 @@ func TestWriterDefaults(t *testing.T) {
 func smallFabric(seed uint64) *Graph {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	b := NewBuilder("small" + itoa(int(seed)))
-	rates := []int64{Rate1G, Rate10G, 2 * Rate1G, 3 * Rate1G}
-	link := func(a, c NodeID) {
-		b.ConnectPorts(End{a, b.nextPort(a)}, End{c, b.nextPort(c)}, rates[rng.IntN(4)], DefaultDelay)
-	}
-	ns := 2 + rng.IntN(6)
-	var sw []NodeID
-	for i := range ns {
-		sw = append(sw, b.AddNode("s"+itoa(i), Switch))
-	}
-	for i := 1; i < ns; i++ {
+	link := randomLinker(b, rng)
+	sw := addSwitches(b, 2+rng.IntN(6))
+	for i := 1; i < len(sw); i++ {
 		link(sw[i], sw[rng.IntN(i)])
 	}
-	for range rng.IntN(ns + 1) {
-		if i, j := rng.IntN(ns), rng.IntN(ns); i != j {
-			link(sw[i], sw[j])
-		}
-	}
-	nh := 2 + rng.IntN(7)
-	for h := range nh {
-		id := b.AddNode("h"+itoa(h), Host)
-		s := sw[rng.IntN(ns)]
-		b.ConnectPorts(End{s, b.nextPort(s)}, End{id, 1}, rates[rng.IntN(4)], DefaultDelay)
-		if rng.IntN(5) == 0 {
-			if s2 := sw[rng.IntN(ns)]; s2 != s {
-				b.ConnectPorts(End{s2, b.nextPort(s2)}, End{id, 2}, rates[rng.IntN(4)], DefaultDelay)
-				b.Node(id).Relay = rng.IntN(2) == 0
-			}
-		}
-	}
+	randomLinks(rng, sw, rng.IntN(len(sw)+1), link)
+	attachHosts(b, rng, sw, 2+rng.IntN(7), 5)
 	if rng.IntN(3) == 0 {
 		h0, _ := b.Lookup("h0")
 		h1, _ := b.Lookup("h1")
 		link(h0, h1)
 	}
-	g, err := b.Graph()
-	if err != nil {
-		panic(err)
-	}
-	return g
+	return mustGraph(b)
 }
 
 // bigFabric draws a larger random fabric: 10..69 switches in a chain with
@@ -543,42 +517,67 @@ func smallFabric(seed uint64) *Graph {
 func bigFabric(seed uint64) *Graph {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	b := NewBuilder("big" + itoa(int(seed)))
-	rates := []int64{Rate1G, Rate10G, 2 * Rate1G, 3 * Rate1G}
-	link := func(a, c NodeID) {
-		b.ConnectPorts(End{a, b.nextPort(a)}, End{c, b.nextPort(c)}, rates[rng.IntN(4)], DefaultDelay)
-	}
-	ns := 10 + rng.IntN(60)
-	var sw []NodeID
-	for i := range ns {
-		sw = append(sw, b.AddNode("s"+itoa(i), Switch))
-	}
-	for i := 1; i < ns; i++ {
+	link := randomLinker(b, rng)
+	sw := addSwitches(b, 10+rng.IntN(60))
+	for i := 1; i < len(sw); i++ {
 		link(sw[i], sw[max(0, i-1-rng.IntN(3))])
 	}
-	for range rng.IntN(ns / 2) {
-		if i, j := rng.IntN(ns), rng.IntN(ns); i != j {
-			link(sw[i], sw[j])
+	randomLinks(rng, sw, rng.IntN(len(sw)/2), link)
+	hs := attachHosts(b, rng, sw, 2+rng.IntN(2*len(sw)), 4)
+	randomLinks(rng, hs, rng.IntN(4), link)
+	return mustGraph(b)
+}
+
+// randomRates are the link rates the random fabrics draw from.
+var randomRates = []int64{Rate1G, Rate10G, 2 * Rate1G, 3 * Rate1G}
+
+// randomLinker returns link(a, c): a cable between the next free ports of
+// a and c at a random rate.
+func randomLinker(b *Builder, rng *rand.Rand) func(a, c NodeID) {
+	return func(a, c NodeID) {
+		b.ConnectPorts(End{a, b.nextPort(a)}, End{c, b.nextPort(c)}, randomRates[rng.IntN(4)], DefaultDelay)
+	}
+}
+
+// addSwitches adds switches s0..s(n-1).
+func addSwitches(b *Builder, n int) []NodeID {
+	var sw []NodeID
+	for i := range n {
+		sw = append(sw, b.AddNode("s"+itoa(i), Switch))
+	}
+	return sw
+}
+
+// randomLinks draws n pairs of nodes and links each pair that is two
+// different nodes.
+func randomLinks(rng *rand.Rand, nodes []NodeID, n int, link func(a, c NodeID)) {
+	for range n {
+		if i, j := rng.IntN(len(nodes)), rng.IntN(len(nodes)); i != j {
+			link(nodes[i], nodes[j])
 		}
 	}
+}
+
+// attachHosts adds hosts h0..h(n-1), each cabled to a random switch and,
+// one in dualOneIn, to a second one as port 2 (relaying half the time).
+func attachHosts(b *Builder, rng *rand.Rand, sw []NodeID, n, dualOneIn int) []NodeID {
 	var hs []NodeID
-	nh := 2 + rng.IntN(2*ns)
-	for h := range nh {
+	for h := range n {
 		id := b.AddNode("h"+itoa(h), Host)
 		hs = append(hs, id)
-		s := sw[rng.IntN(ns)]
-		b.ConnectPorts(End{s, b.nextPort(s)}, End{id, 1}, rates[rng.IntN(4)], DefaultDelay)
-		if rng.IntN(4) == 0 {
-			if s2 := sw[rng.IntN(ns)]; s2 != s {
-				b.ConnectPorts(End{s2, b.nextPort(s2)}, End{id, 2}, rates[rng.IntN(4)], DefaultDelay)
+		s := sw[rng.IntN(len(sw))]
+		b.ConnectPorts(End{s, b.nextPort(s)}, End{id, 1}, randomRates[rng.IntN(4)], DefaultDelay)
+		if rng.IntN(dualOneIn) == 0 {
+			if s2 := sw[rng.IntN(len(sw))]; s2 != s {
+				b.ConnectPorts(End{s2, b.nextPort(s2)}, End{id, 2}, randomRates[rng.IntN(4)], DefaultDelay)
 				b.Node(id).Relay = rng.IntN(2) == 0
 			}
 		}
 	}
-	for range rng.IntN(4) {
-		if i, j := hs[rng.IntN(len(hs))], hs[rng.IntN(len(hs))]; i != j {
-			link(i, j)
-		}
-	}
+	return hs
+}
+
+func mustGraph(b *Builder) *Graph {
 	g, err := b.Graph()
 	if err != nil {
 		panic(err)
