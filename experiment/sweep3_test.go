@@ -1,12 +1,11 @@
 package experiment
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/paths"
@@ -24,33 +23,19 @@ func TestGetErrorMessage(t *testing.T) {
 	}
 }
 
-// umask is the process's file mode creation mask, from /proc (Linux).
-func umask(t *testing.T) os.FileMode {
-	t.Helper()
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "Umask:"); ok {
-			m, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return os.FileMode(m)
-		}
-	}
-	t.Skip("no Umask line in /proc/self/status")
-	return 0
+// umask is the process's file mode creation mask (set and put back at
+// once: no test of the package runs in parallel).
+func umask() os.FileMode {
+	m := syscall.Umask(0o022)
+	syscall.Umask(m)
+	return os.FileMode(m)
 }
 
 // Write creates missing directories 0755 and the files 0644 (less the
 // umask): the generated docs are readable by everyone. An error making the
 // directory or writing a file is returned, naming what failed.
 func TestReportWriteModesAndErrors(t *testing.T) {
-	mask := umask(t)
+	mask := umask()
 	r := &Report{Name: "t", Title: "T", Columns: []Column{{Key: "a", Title: "A"}}, Chart: "a",
 		Rows: []Row{{Name: "r1", Values: map[string]Value{"a": {Ours: f64(2)}}}}}
 	dir := filepath.Join(t.TempDir(), "a", "b")
