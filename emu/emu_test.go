@@ -374,11 +374,7 @@ func TestLinkDownUp(t *testing.T) {
 	if perr != nil {
 		t.Fatalf("ping after repair: %v", perr)
 	}
-	var calls []string
-	br.mu.Lock()
-	calls = append(calls, br.links...)
-	br.mu.Unlock()
-	if got, want := strings.Join(calls, ","), "2:false,2:true"; got != want {
+	if got, want := strings.Join(br.linkCalls(), ","), "2:false,2:true"; got != want {
 		t.Fatalf("LinkChange calls = %s, want %s", got, want)
 	}
 	for _, ls := range l.Status().Links {

@@ -257,7 +257,7 @@ func TestAttachSeedsAndLocalPort(t *testing.T) {
 		}
 		return ln.run.Rand().Uint64()
 	}
-	if first(7, 0) != first(7, 0) {
+	if a, b := first(7, 0), first(7, 0); a != b {
 		t.Error("one seed, one node: two random streams")
 	}
 	if first(7, 0) == first(7, 1) {

@@ -42,7 +42,7 @@ var ErrTooManyVLANs = errors.New("path set needs more VLANs than 802.1Q offers")
 type Strategy uint8
 
 const (
-	strategyInvalid Strategy = iota
+	_ Strategy = iota // the zero value is no strategy
 	// FirstFit is Algorithm 2 as published: pairs in node order, a
 	// pair's paths in random order, each uncovered path added to the first
 	// subgraph, in random order, it does not close a loop in.

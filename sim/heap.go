@@ -6,7 +6,7 @@ import "github.com/edgefabric/edgefabric/element"
 type eventKind uint8
 
 const (
-	evInvalid eventKind = iota
+	_ eventKind = iota // the zero value is no event
 	// evPipe delivers the head frame of pipe idx.
 	evPipe
 	// evTimer fires timer slot idx if its generation still matches.

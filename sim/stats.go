@@ -12,7 +12,7 @@ import (
 type Drop uint8
 
 const (
-	dropInvalid Drop = iota
+	_ Drop = iota // the zero value is invalid
 	// DropQueueFull: the output queue's byte limit was reached (drop-tail).
 	DropQueueFull
 	// DropLinkDown: sent on a down link, or in flight or queued when the link

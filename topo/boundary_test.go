@@ -91,7 +91,6 @@ func TestBuilderTotalPortSlots(t *testing.T) {
 		n := b.AddNode("n"+itoa(i), Switch)
 		i++
 		b.ConnectPorts(End{n, Port(rest - 1)}, End{b.AddNode("n"+itoa(i), Switch), 1}, DefaultRate, DefaultDelay)
-		i++
 	}
 	if err := b.Err(); err != nil {
 		t.Fatalf("exactly %d ports: %v", MaxTotalPorts, err)

@@ -18,10 +18,7 @@ type inplaceOp struct {
 	op   func(buf []byte) ([]byte, error) // runs on a fresh copy of src
 }
 
-var (
-	macX = MAC{2, 0, 0, 0, 0, 1}
-	vxo  = &VXLANOuter{SrcMAC: macA, DstMAC: macB, Src: netip.MustParseAddr("192.0.2.1"), Dst: netip.MustParseAddr("192.0.2.2"), SrcPort: 50000, VNI: 5000}
-)
+var vxo = &VXLANOuter{SrcMAC: macA, DstMAC: macB, Src: netip.MustParseAddr("192.0.2.1"), Dst: netip.MustParseAddr("192.0.2.2"), SrcPort: 50000, VNI: 5000}
 
 func axonSrc(wide bool) func(testing.TB) []byte {
 	return func(t testing.TB) []byte {

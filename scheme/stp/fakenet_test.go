@@ -55,12 +55,11 @@ func (h recHandler) Handle(_ context.Context, r slog.Record) error {
 }
 
 type fakeNode struct {
-	net   *fakeNet
-	id    topo.NodeID
-	el    element.Element
-	st    *station // non-nil on hosts
-	rng   *rand.Rand
-	alive bool
+	net *fakeNet
+	id  topo.NodeID
+	el  element.Element
+	st  *station // non-nil on hosts
+	rng *rand.Rand
 }
 
 type ev struct {

@@ -69,8 +69,7 @@ func (f *Fabric) CheckTree() error {
 	for i := range parent {
 		parent[i] = topo.NodeID(i)
 	}
-	var find func(topo.NodeID) topo.NodeID
-	find = func(x topo.NodeID) topo.NodeID {
+	find := func(x topo.NodeID) topo.NodeID {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]
