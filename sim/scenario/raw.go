@@ -19,11 +19,23 @@ type scalar struct {
 }
 
 func (s *scalar) UnmarshalYAML(n *yaml.Node) error {
+	line := n.Line
+	n = deref(n)
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: expected a single value, got a %s", n.Line, kindName(n.Kind))
+		return fmt.Errorf("line %d: expected a single value, got a %s", line, kindName(n.Kind))
 	}
-	s.V, s.Line, s.Set = n.Value, n.Line, true
+	s.V, s.Line, s.Set = n.Value, line, true
 	return nil
+}
+
+// deref follows an alias (*a) to the node its anchor (&a) names. yaml
+// does so itself for the fields it decodes, but not for the nodes our
+// own UnmarshalYAML methods walk into. An anchor never names an alias.
+func deref(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		return n.Alias
+	}
+	return n
 }
 
 // names is one name or a list of names ("h1", [h1, h2], all).
@@ -35,9 +47,10 @@ type names struct {
 
 func (s *names) UnmarshalYAML(n *yaml.Node) error {
 	s.Line, s.Set = n.Line, true
+	n = deref(n)
 	switch n.Kind {
 	case yaml.ScalarNode:
-		s.V = []scalar{{V: n.Value, Line: n.Line, Set: true}}
+		s.V = []scalar{{V: n.Value, Line: s.Line, Set: true}}
 		return nil
 	case yaml.SequenceNode:
 		for _, c := range n.Content {
@@ -49,7 +62,7 @@ func (s *names) UnmarshalYAML(n *yaml.Node) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("line %d: expected a name or a list of names, got a %s", n.Line, kindName(n.Kind))
+	return fmt.Errorf("line %d: expected a name or a list of names, got a %s", s.Line, kindName(n.Kind))
 }
 
 func kindName(k yaml.Kind) string {
@@ -146,11 +159,11 @@ func (w *rawWorkload) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
 		return fmt.Errorf("line %d: a workload is one of {ping: ...}, {udp: ...}, {tcp: ...}, {tcp_rr: ...}, {shuffle: ...}", n.Line)
 	}
-	w.Kind = n.Content[0].Value
-	if n.Content[1].Kind != yaml.MappingNode {
+	w.Kind = deref(n.Content[0]).Value
+	dec := deref(n.Content[1])
+	if dec.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: workload %s: expected a mapping of its settings", n.Content[1].Line, w.Kind)
 	}
-	dec := n.Content[1]
 	// Decode strictly: an unknown setting is a mistake worth reporting.
 	return decodeStrict(dec, &w.App)
 }
@@ -172,7 +185,7 @@ func (f *rawFailure) UnmarshalYAML(n *yaml.Node) error {
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
+		k, v := deref(n.Content[i]), n.Content[i+1]
 		if seen[k.Value] {
 			return fmt.Errorf("line %d: failure: %q given twice", k.Line, k.Value)
 		}
@@ -192,7 +205,7 @@ func (f *rawFailure) UnmarshalYAML(n *yaml.Node) error {
 			}
 			err = f.State.UnmarshalYAML(v)
 		case "down", "up":
-			if v.Tag != "!!null" && !(v.Tag == "!!bool" && v.Value == "true") {
+			if v := deref(v); v.Tag != "!!null" && !(v.Tag == "!!bool" && v.Value == "true") {
 				return fmt.Errorf("line %d: failure: write a bare %q (or state: %s)", k.Line, k.Value, k.Value)
 			}
 			if f.State.Set {
