@@ -39,11 +39,10 @@ func TestScenarios(t *testing.T) {
 }
 
 type script struct {
-	n      *fakeNet
-	hosts  map[string]*Host
-	wires  map[string]*wireEnd
-	apps   map[string]any
-	sentOf map[string]int
+	n     *fakeNet
+	hosts map[string]*Host
+	wires map[string]*wireEnd
+	apps  map[string]any
 }
 
 func dur(t testing.TB, s string) element.Time {

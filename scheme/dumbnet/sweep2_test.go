@@ -793,7 +793,7 @@ func TestLateHostReplies(t *testing.T) {
 // starts no round; a port coming up while a rescan runs is not rescanned
 // on top of it.
 func TestRescanEdges(t *testing.T) {
-	a, env, want := discoveredController(t, "fattree:4", 0, Config{MaxPorts: 4})
+	a, env, _ := discoveredController(t, "fattree:4", 0, Config{MaxPorts: 4})
 	c := a.ctrl
 	probes := c.Probes()
 	c.rescanHosts()
@@ -802,7 +802,7 @@ func TestRescanEdges(t *testing.T) {
 		t.Fatalf("rescan with no empty port: running %v, %d probes, counters %v", c.disc.running, c.Probes()-probes, a.Counters())
 	}
 
-	a, _, want = discoveredController(t, "fattree:4", 0, Config{MaxPorts: 6})
+	a, _, want := discoveredController(t, "fattree:4", 0, Config{MaxPorts: 6})
 	c = a.ctrl
 	c.rescanHosts()
 	c.linkEvent(want.Switches[0], 5, true)
