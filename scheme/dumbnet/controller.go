@@ -74,7 +74,7 @@ type Controller struct {
 	// out, by linkKey.
 	upChecks map[portID]*upCheck
 
-	deferred []deferredQuery
+	deferred []wire.DumbNetPathQuery
 	// nextHostScan rate-limits rescans for missed hosts.
 	nextHostScan element.Time
 	// lateHost: a host the controller does not know answered after its
@@ -87,11 +87,6 @@ type Controller struct {
 	snap   atomic.Pointer[Topology]
 	done   atomic.Bool
 	doneAt atomic.Int64
-}
-
-type deferredQuery struct {
-	q   wire.DumbNetPathQuery
-	src wire.MAC
 }
 
 // maxDeferred bounds the queries held while discovery runs.
@@ -185,8 +180,8 @@ func (c *Controller) discovered() {
 		c.announceController(h.MAC)
 	}
 	c.sendNeighbors()
-	for _, d := range c.deferred {
-		c.query(&d.q)
+	for i := range c.deferred {
+		c.query(&c.deferred[i])
 	}
 	c.deferred = nil
 	if c.lateHost {
@@ -444,7 +439,7 @@ func (c *Controller) query(q *wire.DumbNetPathQuery) {
 			c.a.c.Inc("ctrl_query_dropped")
 			return
 		}
-		c.deferred = append(c.deferred, deferredQuery{q: *q})
+		c.deferred = append(c.deferred, *q)
 		return
 	}
 	src, ok := c.hosts[q.Src]

@@ -53,7 +53,6 @@ type scanJob struct {
 type dsw struct {
 	id       uint64
 	fwd, ret []uint8
-	depth    int
 	known    map[uint16]bool              // ports whose link is already known
 	verified map[uint16]map[uint16]uint64 // p -> q -> neighbour ID, verified
 	hosts    map[uint16]wire.DumbNetProbeReply
@@ -332,7 +331,7 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 			d.a.c.Inc("root_duplicate")
 			return
 		}
-		s := d.addSwitch(m.SwitchID, nil, []uint8{uint8(rec.p)}, 0)
+		s := d.addSwitch(m.SwitchID, nil, []uint8{uint8(rec.p)})
 		s.known[rec.p] = true
 		// The prober is the host on the port that brought the answer home.
 		d.hosts[d.a.mac] = HostLoc{MAC: d.a.mac, IP: d.a.ip, Switch: m.SwitchID, Port: rec.p}
@@ -395,8 +394,8 @@ func (d *discovery) hostReply(m *wire.DumbNetProbeReply) bool {
 	return true
 }
 
-func (d *discovery) addSwitch(id uint64, fwd, ret []uint8, depth int) *dsw {
-	s := &dsw{id: id, fwd: fwd, ret: ret, depth: depth, known: map[uint16]bool{},
+func (d *discovery) addSwitch(id uint64, fwd, ret []uint8) *dsw {
+	s := &dsw{id: id, fwd: fwd, ret: ret, known: map[uint16]bool{},
 		verified: map[uint16]map[uint16]uint64{}, hosts: map[uint16]wire.DumbNetProbeReply{}}
 	d.byID[id] = int32(len(d.sws))
 	d.sws = append(d.sws, s)
@@ -532,7 +531,7 @@ func (d *discovery) resolve(i int32) []int32 {
 			switchPort[p] = true
 			j, known := d.byID[nid]
 			if !known {
-				n := d.addSwitch(nid, slices.Concat(s.fwd, []uint8{uint8(p)}), slices.Concat([]uint8{uint8(q)}, s.ret), s.depth+1)
+				n := d.addSwitch(nid, slices.Concat(s.fwd, []uint8{uint8(p)}), slices.Concat([]uint8{uint8(q)}, s.ret))
 				j = int32(len(d.sws) - 1)
 				_ = n
 				next = append(next, j)

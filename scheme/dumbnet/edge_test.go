@@ -232,7 +232,7 @@ func TestDiscoveryRejectsMulticastHostMAC(t *testing.T) {
 	a := NewAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1})
 	a.Attach(newFakeEnv(), []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
 	d := newDiscovery(a, false)
-	s := d.addSwitch(1, nil, []uint8{1}, 0)
+	s := d.addSwitch(1, nil, []uint8{1})
 	d.addHost(s, 2, wire.DumbNetProbeReply{HostMAC: wire.MAC{0x03, 0, 0, 0, 0, 1}, HostIP: ipB})
 	d.addHost(s, 3, wire.DumbNetProbeReply{HostMAC: wire.Broadcast})
 	d.addHost(s, 4, wire.DumbNetProbeReply{})

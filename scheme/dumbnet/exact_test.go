@@ -391,10 +391,10 @@ func discoveredController(t *testing.T, spec string, ctrlHost int, cfg Config) (
 	d := a.ctrl.disc
 	d.stop()
 	env.advance(element.Millisecond) // the root probes leave; the pacer stops
-	d.addSwitch(h.Switch, nil, []uint8{uint8(h.Port)}, 0)
+	d.addSwitch(h.Switch, nil, []uint8{uint8(h.Port)})
 	for _, id := range want.Switches {
 		if id != h.Switch {
-			d.addSwitch(id, nil, nil, 1)
+			d.addSwitch(id, nil, nil)
 		}
 	}
 	for _, l := range want.Links {
@@ -767,7 +767,7 @@ func TestParallelLinksPairedInPortOrder(t *testing.T) {
 	a, _ := noCtrlAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1})
 	for range 30 {
 		d := newDiscovery(a, false)
-		s := d.addSwitch(1, nil, []uint8{1}, 0)
+		s := d.addSwitch(1, nil, []uint8{1})
 		s.verified = map[uint16]map[uint16]uint64{2: {5: 9, 4: 9}, 3: {4: 9, 5: 9}}
 		d.resolve(0)
 		want := map[Link]bool{
@@ -788,7 +788,7 @@ func TestParallelLinksPairedInPortOrder(t *testing.T) {
 func TestHostIdentityConflicts(t *testing.T) {
 	a, _ := noCtrlAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1})
 	d := newDiscovery(a, false)
-	s := d.addSwitch(1, nil, []uint8{1}, 0)
+	s := d.addSwitch(1, nil, []uint8{1})
 	d.addHost(s, 2, wire.DumbNetProbeReply{HostMAC: macB, HostIP: ipB})
 	d.addHost(s, 3, wire.DumbNetProbeReply{HostMAC: macB, HostIP: ipB})
 	d.addHost(s, 4, wire.DumbNetProbeReply{HostMAC: macC, HostIP: ipB})

@@ -100,8 +100,6 @@ type scratch struct {
 	dist  []int32
 	prev  []hop
 	queue []int32
-	stamp []uint32 // banned switches (Yen) by generation
-	gen   uint32
 }
 
 func (sc *scratch) size(n int) {
@@ -109,7 +107,6 @@ func (sc *scratch) size(n int) {
 		sc.dist = make([]int32, n)
 		sc.prev = make([]hop, n)
 		sc.queue = make([]int32, 0, n)
-		sc.stamp = make([]uint32, n)
 	}
 }
 

@@ -821,8 +821,8 @@ func TestProbePathTagLimit(t *testing.T) {
 	for i := range half {
 		half[i] = 1
 	}
-	d.addSwitch(1, half[:len(half)-1], half, 1)
-	d.addSwitch(2, half, half, 1)
+	d.addSwitch(1, half[:len(half)-1], half)
+	d.addSwitch(2, half, half)
 	if _, ok := d.build(probeRec{kind: kindHost, sw: 0, p: 3}); !ok {
 		t.Fatalf("a %d-tag probe refused", wire.DumbNetMaxTags)
 	}
@@ -925,7 +925,7 @@ func TestNeighborListBound(t *testing.T) {
 func TestHostReplyMatching(t *testing.T) {
 	a, _ := noCtrlAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1})
 	d := newDiscovery(a, false)
-	s := d.addSwitch(1, []uint8{4}, []uint8{2}, 1)
+	s := d.addSwitch(1, []uint8{4}, []uint8{2})
 	rec := probeRec{kind: kindHost, sw: 0, p: 3}
 	d.pending[7] = rec
 	if d.hostReply(&wire.DumbNetProbeReply{Seq: 7, HostMAC: macB, Path: []uint8{4, 3, 1}}) || d.pending[7].kind != kindHost || len(s.hosts) != 0 {
@@ -951,7 +951,7 @@ func TestHostReplyMatching(t *testing.T) {
 func TestResolveEdges(t *testing.T) {
 	a, _ := noCtrlAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1})
 	d := newDiscovery(a, false)
-	s := d.addSwitch(1, nil, []uint8{1}, 0)
+	s := d.addSwitch(1, nil, []uint8{1})
 	s.known[3] = true
 	s.hosts[3] = wire.DumbNetProbeReply{HostMAC: macB, HostIP: ipB}
 	s.hosts[4] = wire.DumbNetProbeReply{HostMAC: macC}
