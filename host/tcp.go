@@ -448,6 +448,13 @@ func (c *TCPConn) window() uint16 {
 	return uint16(min(w, 65535))
 }
 
+// rcvWnd is RCV.WND in bytes: the window advertised, scaled. Without
+// window scaling it is at most 65,535 bytes, whatever RecvWindow says,
+// and segments are judged against it (RFC 9293 §3.10.7.4).
+func (c *TCPConn) rcvWnd() int64 {
+	return int64(c.window()) << c.rcvWS
+}
+
 // sendSeg emits one segment. off is a send offset (-1 for the SYN), n the
 // payload length.
 func (c *TCPConn) sendSeg(off int64, n int, flags uint8) {
@@ -1144,7 +1151,7 @@ func (c *TCPConn) acceptReset(s *tcpSeg) bool {
 	switch d := s.seq - c.rseqOf(c.rcvNxt); {
 	case d == 0:
 		return true
-	case int64(d) < int64(c.h.cfg.TCP.RecvWindow):
+	case int64(d) < c.rcvWnd():
 		c.h.ctr.Inc("tcp_rst_challenged")
 		c.h.ctr.Inc("tcp_challenge_ack")
 		c.sendAck()
@@ -1192,7 +1199,7 @@ func (c *TCPConn) processData(s *tcpSeg) {
 	}
 	// Acceptable: RCV.NXT <= SEG.SEQ < RCV.NXT+RCV.WND (RFC 9293
 	// §3.10.7.4); a segment starting at the window's edge is outside it.
-	if off >= c.rcvNxt+int64(h.cfg.TCP.RecvWindow) {
+	if off >= c.rcvNxt+c.rcvWnd() {
 		h.ctr.Inc("drop_tcp_out_of_window")
 		c.ackDue = true
 		return

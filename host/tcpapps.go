@@ -150,17 +150,16 @@ type RRResult struct {
 // the next leaves as soon as the response is in.
 type RRApp struct {
 	done
-	h              *Host
-	dst            netip.Addr
-	req, resp      int
-	count          int
-	conn           *TCPConn
-	sentAt         element.Time
-	first, last    element.Time
-	have           int64
-	rtts           []element.Time
-	err            error
-	transactionsOK int
+	h           *Host
+	dst         netip.Addr
+	req, resp   int
+	count       int
+	conn        *TCPConn
+	sentAt      element.Time
+	first, last element.Time
+	have        int64
+	rtts        []element.Time
+	err         error
 }
 
 // TCPRR runs count transactions of reqSize-byte requests and

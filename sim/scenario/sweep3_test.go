@@ -259,9 +259,6 @@ failures:
 	}
 }
 
-// optsFabric records the options the runner gives the scheme.
-type optsFabric struct{ got *scheme.Options }
-
 // ctNeg is the test bridge declaring a negative cut-through, which the
 // runner must read as store-and-forward.
 type ctNeg struct{ bridge }
