@@ -21,7 +21,8 @@ type DemoOptions struct {
 	Engine string
 	// Name is the emulator lab name; default "demo".
 	Name string
-	// Seed for the scheme and the simulator.
+	// Seed for the scheme and the simulator; 0 is a seed like any other
+	// (the CLI's default is 1).
 	Seed uint64
 	// Progress receives one line per step; nil means silence.
 	Progress io.Writer
@@ -66,6 +67,10 @@ type DemoReport struct {
 	FailoverSent     int       `json:"failover_probes_sent"`
 	FailoverProbeMS  float64   `json:"failover_probe_interval_ms"`
 	Recovered        bool      `json:"recovered"`
+
+	// Error is why the run stopped before its end; the fields above hold
+	// what it had measured by then.
+	Error string `json:"error,omitempty"`
 }
 
 // ErrBadInput marks the errors Demo returns for its input (a topology it
@@ -86,9 +91,6 @@ func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
 	if o.Name == "" {
 		o.Name = "demo"
 	}
-	if o.Seed == 0 {
-		o.Seed = 1
-	}
 	g, err := topo.Resolve(o.Topology, o.Seed)
 	if err != nil {
 		return nil, inputError{err}
@@ -98,6 +100,9 @@ func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
 	}
 	if err := dumbnet.CheckTopology(g); err != nil {
 		return nil, inputError{err}
+	}
+	if !g.Connected() {
+		return nil, inputError{fmt.Errorf("demo: %s is not connected: some hosts cannot reach each other", o.Topology)}
 	}
 	// The failover step fails a switch-to-switch link on the iperf3 path:
 	// its two hosts must hang off different switches.
@@ -139,6 +144,9 @@ func Demo(ctx context.Context, o DemoOptions) (*DemoReport, error) {
 		err = demoEmu(ctx, g, o, rep, want)
 	} else {
 		err = demoSim(g, o, rep, want)
+	}
+	if err != nil {
+		rep.Error = err.Error()
 	}
 	return rep, err
 }
@@ -200,6 +208,9 @@ func (r *DemoReport) Text() string {
 	fmt.Fprintf(&b, "  %-14s %s -> %s: %.1f Mb/s averaged over the run, failure included\n", what, r.IperfFrom, r.IperfTo, r.Iperf3Mbps)
 	fmt.Fprintf(&b, "  failover       link %s-%s failed mid-run: outage %.1f ms (%d of %d probes lost at %.1f ms), recovered: %v\n",
 		r.FailedLink[0], r.FailedLink[1], r.FailoverOutageMS, r.FailoverLost, r.FailoverSent, r.FailoverProbeMS, r.Recovered)
+	if r.Error != "" {
+		fmt.Fprintf(&b, "  stopped early  %s\n", r.Error)
+	}
 	return b.String()
 }
 

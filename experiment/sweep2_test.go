@@ -364,10 +364,12 @@ func TestRecordDiscovery(t *testing.T) {
 	}
 }
 
-// The simulated demo with seed 1 (also the default for seed 0): the link
-// failed (s11–s2, a core–aggregation link of the path), the probes sent
-// (one per ms from 1 ms before the failure to the end: 2001), probes for
-// discovery, and a TCP figure below the 1 Gb/s link rate.
+// The simulated demo with seed 1: the link failed (s11–s2, a
+// core–aggregation link of the path), the probes sent (one per ms from 1
+// ms before the failure to the end: 2001), probes for discovery, and a
+// TCP figure below the 1 Gb/s link rate. Seed 0 is a seed of its own (it
+// once stood for 1, so `demo --seed 0` repeated seed 1): its draws fail
+// s11–s1.
 func TestDemoSimSeed1(t *testing.T) {
 	rep, err := Demo(context.Background(), DemoOptions{Engine: "sim", Seed: 1})
 	if err != nil {
@@ -376,14 +378,12 @@ func TestDemoSimSeed1(t *testing.T) {
 	if rep.FailedLink != [2]string{"s11", "s2"} || rep.FailoverSent != 2001 || rep.DiscoveryProbes == 0 || rep.Iperf3Mbps > 1000 || rep.Iperf3Mbps < 500 {
 		t.Errorf("%+v", rep)
 	}
-	def, err := Demo(context.Background(), DemoOptions{Engine: "sim"})
+	zero, err := Demo(context.Background(), DemoOptions{Engine: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := json.Marshal(rep)
-	b, _ := json.Marshal(def)
-	if string(a) != string(b) {
-		t.Errorf("seed 0 is not seed 1:\n%s\n%s", a, b)
+	if zero.FailedLink != [2]string{"s11", "s1"} || !zero.OK() {
+		t.Errorf("seed 0: %+v", zero)
 	}
 }
 

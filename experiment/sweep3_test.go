@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,22 @@ func TestContainsFirstLine(t *testing.T) {
 	}
 	if got := firstLine(""); got != "" {
 		t.Errorf("firstLine of nothing: %q", got)
+	}
+}
+
+// A run that stopped early says why on its report's last line and in the
+// JSON's "error"; a complete run has neither.
+func TestDemoReportStoppedEarly(t *testing.T) {
+	r := &DemoReport{Engine: "sim", Topology: "line:2", Error: "demo: h1 has no path to h2 after the pings"}
+	lines := strings.Split(strings.TrimSpace(r.Text()), "\n")
+	if got, want := lines[len(lines)-1], "  stopped early  demo: h1 has no path to h2 after the pings"; got != want {
+		t.Errorf("last line %q, want %q", got, want)
+	}
+	if b, _ := json.Marshal(r); !strings.Contains(string(b), `"error":"demo: h1 has no path to h2 after the pings"`) {
+		t.Errorf("JSON: %s", b)
+	}
+	r.Error = ""
+	if b, _ := json.Marshal(r); strings.Contains(r.Text(), "stopped early") || strings.Contains(string(b), `"error"`) {
+		t.Errorf("a complete run reports an error:\n%s\n%s", r.Text(), b)
 	}
 }

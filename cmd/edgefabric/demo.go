@@ -40,8 +40,10 @@ stream instead of ping) and says so.
 
 The exit code is 0 when the topology was found exactly, every pair answered
 and traffic recovered after the failure; 1 otherwise; 2 for bad input (a
-topology that cannot be resolved, has fewer than two hosts, relays traffic
-in hosts, or has no switch-to-switch link between the iperf3 hosts).`,
+topology that cannot be resolved, is not connected, has fewer than two
+hosts, relays traffic in hosts, or has no switch-to-switch link between the
+iperf3 hosts). A run that stops early prints the report of what it measured,
+with the reason (JSON: "error"), and exits 1.`,
 		Example: `  sudo edgefabric demo
   edgefabric demo --engine sim --json
   sudo edgefabric demo --topology leafspine:2,4,2`,
@@ -51,6 +53,9 @@ in hosts, or has no switch-to-switch link between the iperf3 hosts).`,
 			case "", "emu", "sim":
 			default:
 				return badInput(fmt.Errorf("--engine %q: want emu or sim", o.Engine))
+			}
+			if o.Topology == "" {
+				return badInput(errors.New("--topology: empty: give a spec (fattree:4) or a topology file"))
 			}
 			// The emulator would refuse a bad lab name only after its
 			// checks, as a failure while running (exit 1).
@@ -66,15 +71,19 @@ in hosts, or has no switch-to-switch link between the iperf3 hosts).`,
 			if errors.Is(err, experiment.ErrBadInput) {
 				return badInput(err)
 			}
-			if err != nil {
+			if err != nil && rep == nil {
 				return err
 			}
+			// A run that stopped early still reports what it measured.
 			if asJSON {
 				if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
 					return err
 				}
 			} else {
 				fmt.Fprint(cmd.OutOrStdout(), rep.Text())
+			}
+			if err != nil {
+				return err
 			}
 			if !rep.OK() {
 				return fmt.Errorf("demo: the fabric did not pass every check (see the report)")

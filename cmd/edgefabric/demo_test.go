@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -8,12 +10,20 @@ import (
 // TestDemoBadInput: a topology the demo cannot run on is bad input, exit 2
 // with one line, before anything starts (it once exited 1).
 func TestDemoBadInput(t *testing.T) {
+	// Two switches, a host on each, nothing between them: the pings
+	// would fail and the run stop without a report.
+	disc := filepath.Join(t.TempDir(), "disc.yaml")
+	if err := os.WriteFile(disc, []byte("nodes:\n  - {name: s1, kind: switch}\n  - {name: s2, kind: switch}\n  - {name: h1, kind: host}\n  - {name: h2, kind: host}\nlinks:\n  - [h1, s1]\n  - [h2, s2]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		topology, want string
 	}{
 		{"fattree:3", "edgefabric: topo: spec \"fattree:3\": p: bad value: must be even and at least 2, got 3\n"},
 		{"bcube:2,1", "edgefabric: dumbnet: host \"h1\" relays traffic (BCube); DumbNet forwards only in switches\n"},
 		{"line:1", "edgefabric: demo: line:1 has no switch-to-switch link between h1 and h2 to fail\n"},
+		{disc, "edgefabric: demo: " + disc + " is not connected: some hosts cannot reach each other\n"},
+		{"", "edgefabric: --topology: empty: give a spec (fattree:4) or a topology file\n"},
 	}
 	for _, c := range cases {
 		code, out, errOut := topoCLI("demo", "--engine", "sim", "-q", "--topology", c.topology)
