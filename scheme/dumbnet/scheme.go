@@ -84,45 +84,42 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 		switch k {
 		case "controller":
 			ctrlName = v
-		case "k":
-			base.K, err = posInt(v, 64)
-		case "s":
-			base.S, err = posInt(v, 16)
-		case "eps":
-			base.Eps, err = strconv.Atoi(v)
-			if err == nil && (base.Eps < 0 || base.Eps > 16) {
-				err = fmt.Errorf("want 0..16")
+			if v == "" {
+				err = errors.New("want the name of a host")
 			}
+		case "k":
+			base.K, err = intIn(v, 1, 64)
+		case "s":
+			base.S, err = intIn(v, 1, 16)
+		case "eps":
+			base.Eps, err = intIn(v, 0, 16)
 		case "hops":
 			var n int
-			n, err = posInt(v, 255)
+			n, err = intIn(v, 1, 255)
 			hops = uint8(n)
 		case "suppress":
 			suppress, err = dur(v)
 		case "flowlets":
-			base.Flowlets, err = strconv.ParseBool(v)
+			base.Flowlets, err = boolean(v)
 		case "flowletgap":
 			base.FlowletGap, err = dur(v)
 		case "mpls":
-			base.MPLS, err = strconv.ParseBool(v)
+			base.MPLS, err = boolean(v)
 		case "maxports":
-			maxPorts, err = posInt(v, 254)
+			maxPorts, err = intIn(v, 1, 254)
 		case "probetimeout":
 			base.ProbeTimeout, err = dur(v)
 		case "probegap":
 			base.ProbeGap, err = dur(v)
 		case "mtu":
-			base.MTU, err = posInt(v, 65535)
-			if err == nil && base.MTU < 576 {
-				err = fmt.Errorf("want 576..65535")
-			}
+			base.MTU, err = intIn(v, 576, 65535)
 		case "querytimeout":
 			base.QueryTimeout, err = dur(v)
 		case "search":
 			if v == "off" {
 				base.Search = -1
-			} else {
-				base.Search, err = dur(v)
+			} else if base.Search, err = dur(v); err != nil {
+				err = fmt.Errorf("%w, or off", err)
 			}
 		default:
 			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout)", ErrBadParam, k)
@@ -182,22 +179,29 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 	return f, nil
 }
 
-func posInt(v string, hi int) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil {
-		return 0, err
-	}
-	if n < 1 || n > hi {
-		return 0, fmt.Errorf("want 1..%d", hi)
+// intIn parses an integer in lo..hi.
+func intIn(v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("want an integer %d..%d", lo, hi)
 	}
 	return n, nil
+}
+
+// boolean parses true or false (and strconv's other spellings: 1, 0, t, f).
+func boolean(v string) (bool, error) {
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	if err != nil {
+		return false, errors.New("want true or false")
+	}
+	return b, nil
 }
 
 // dur parses a Go duration ("2ms", "500us").
 func dur(v string) (element.Time, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(v))
 	if err != nil {
-		return 0, err
+		return 0, errors.New("want a duration like 200ms or 2s")
 	}
 	if d <= 0 {
 		return 0, fmt.Errorf("want a positive duration")

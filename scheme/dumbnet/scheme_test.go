@@ -58,3 +58,33 @@ func TestNewRejectsRelayHosts(t *testing.T) {
 		t.Fatal("BCube's relaying hosts accepted")
 	}
 }
+
+// TestBadParamMessages: each parameter's error says what it wants, in the
+// words of the parameter list (no strconv or time package internals), and
+// an empty controller is refused rather than read as the default.
+func TestBadParamMessages(t *testing.T) {
+	g, err := topo.Parse("fattree:4", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ k, v, want string }{
+		{"k", "abc", `dumbnet: bad parameter: k="abc": want an integer 1..64`},
+		{"k", "65", `dumbnet: bad parameter: k="65": want an integer 1..64`},
+		{"eps", "-1", `dumbnet: bad parameter: eps="-1": want an integer 0..16`},
+		{"mtu", "0", `dumbnet: bad parameter: mtu="0": want an integer 576..65535`},
+		{"mtu", "10", `dumbnet: bad parameter: mtu="10": want an integer 576..65535`},
+		{"mpls", "yes", `dumbnet: bad parameter: mpls="yes": want true or false`},
+		{"flowletgap", "soon", `dumbnet: bad parameter: flowletgap="soon": want a duration like 200ms or 2s`},
+		{"search", "never", `dumbnet: bad parameter: search="never": want a duration like 200ms or 2s, or off`},
+		{"search", "0s", `dumbnet: bad parameter: search="0s": want a positive duration, or off`},
+		{"controller", "", `dumbnet: bad parameter: controller="": want the name of a host`},
+	} {
+		_, err := dumbnet.New(g, scheme.Options{Params: map[string]string{c.k: c.v}})
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s=%q: %v\nwant %s", c.k, c.v, err, c.want)
+		}
+	}
+	if _, err := dumbnet.New(g, scheme.Options{Params: map[string]string{"mtu": " 9000 ", "mpls": "1"}}); err != nil {
+		t.Errorf("mtu with blanks, mpls=1: %v", err)
+	}
+}
