@@ -94,6 +94,9 @@ docs/performance.md for the checked-in figures.`,
 			if _, err := parseTiesFlag(ties); err != nil {
 				return err
 			}
+			if err := checkRowsFlag(rows); err != nil {
+				return err
+			}
 			if timeout <= 0 {
 				return badInput(fmt.Errorf("--timeout %v: must be positive", timeout))
 			}

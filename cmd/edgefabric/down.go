@@ -42,7 +42,7 @@ down reports the leftovers it found and removes them.`,
 			owner, _ := emu.Owner(name) // before Cleanup removes owner.json
 			rep, err := emu.Cleanup(name, timeout)
 			if errors.Is(err, emu.ErrNoLab) {
-				return badInput(err)
+				return noLab(name)
 			}
 			if asJSON {
 				if jerr := writeJSON(c.OutOrStdout(), rep); jerr != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"syscall"
@@ -24,7 +25,8 @@ terminal's stdin, stdout and stderr, and exits with the program's status
 (128+N when signal N killed it, as a shell does). Hosts run the unmodified
 kernel stack, so ping, iperf3, ip, tcpdump and DHCP clients behave as on a
 server. Put "--" before the command so that its flags are not taken for
-exec's own.`,
+exec's own. A command that is not found exits 127, one that cannot be run
+126, as in a shell.`,
 		Example: `  edgefabric exec demo h1 -- ping -c 3 10.0.0.2
   edgefabric exec demo h2 -- iperf3 -s -D
   edgefabric exec demo s1 -- ip -s link`,
@@ -50,7 +52,10 @@ exec's own.`,
 			}
 			ns, err := emu.NodeNamespace(name, node)
 			if err != nil {
-				if errors.Is(err, emu.ErrNoLab) || errors.Is(err, emu.ErrUnknownNode) {
+				if errors.Is(err, emu.ErrNoLab) {
+					return noLab(name)
+				}
+				if errors.Is(err, emu.ErrUnknownNode) {
 					return badInput(err)
 				}
 				return err
@@ -58,7 +63,16 @@ exec's own.`,
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = c.InOrStdin(), rawOut(c.OutOrStdout()), c.ErrOrStderr()
 			if err := emu.StartIn(ns, cmd); err != nil {
-				return fmt.Errorf("exec %s in %s/%s: %w", argv[0], name, node, err)
+				err = fmt.Errorf("exec %s in %s/%s: %w", argv[0], name, node, err)
+				// As a shell says: 127 for a command not found, 126 for
+				// one that cannot be run.
+				switch {
+				case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist):
+					return exitWith(127, err)
+				case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOEXEC):
+					return exitWith(126, err)
+				}
+				return err
 			}
 			err = cmd.Wait()
 			var ee *exec.ExitError

@@ -195,7 +195,7 @@ func TestLabSweepRealLab(t *testing.T) {
 	}
 
 	want := "edgefabric: exec nosuchcmd_t in " + name + "/h1: exec: \"nosuchcmd_t\": executable file not found in $PATH\n"
-	if code, out, errOut := labBin(t, bin, false, "", "exec", name, "h1", "--", "nosuchcmd_t"); code != 1 || out != "" || errOut != want {
+	if code, out, errOut := labBin(t, bin, false, "", "exec", name, "h1", "--", "nosuchcmd_t"); code != 127 || out != "" || errOut != want {
 		t.Errorf("exec of a missing command: exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
 	}
 

@@ -97,7 +97,8 @@ func upBadInput(t *testing.T) []struct {
 		args         []string
 		prefix, tail string
 	}{
-		{[]string{"up", "line:2", "--scheme", "nosuch"}, "edgefabric: scheme: unknown scheme \"nosuch\" (known: ", ") (or kernel-bridge)\n"},
+		{[]string{"up", "line:2", "--scheme", "nosuch"}, "edgefabric: --scheme: unknown scheme \"nosuch\" (known: ", ", kernel-bridge)\n"},
+		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "--timeout", "0"}, "edgefabric: --timeout 0s: must be positive\n", ""},
 		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "-p", "=1"}, "edgefabric: --param \"=1\": want key=value\n", ""},
 		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "--timeout", "-1s"}, "edgefabric: --timeout -1s: must be positive\n", ""},
 		{[]string{"up", noHosts, "--scheme", "kernel-bridge"}, "edgefabric: topology " + noHosts + " has no hosts\n", ""},
@@ -205,7 +206,8 @@ func TestLabNoSuchLab(t *testing.T) {
 		want string
 	}{
 		{[]string{"link", name, "s1", "s2", "DOWN"}, "edgefabric: no lab \"" + name + "\" (labs: "},
-		{[]string{"exec", name, "h1", "--", "true"}, "edgefabric: emu: lab \"" + name + "\": no such lab\n"},
+		{[]string{"exec", name, "h1", "--", "true"}, "edgefabric: no lab \"" + name + "\" (labs: "},
+		{[]string{"down", name}, "edgefabric: no lab \"" + name + "\" (labs: "},
 	} {
 		if code, out, errOut := topoCLI(c.args...); code != 2 || out != "" || !strings.HasPrefix(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr\n got  %q\n want %q", c.args, code, out, errOut, c.want)
@@ -415,6 +417,10 @@ func TestLabVerbsOutputs(t *testing.T) {
 	}
 	ef(128+int(syscall.SIGTERM), "", "exec", name, "h1", "--", "sh", "-c", "kill -TERM $$")
 	ef(128+int(syscall.SIGKILL), "", "exec", name, "h1", "--", "sh", "-c", "kill -KILL $$")
+	// As a shell: 127 for a command not found, 126 for a file that
+	// cannot be run (both exited 1).
+	ef(127, "", "exec", name, "h1", "--", "nosuchcmd_t")
+	ef(126, "", "exec", name, "h1", "--", "/etc/passwd")
 
 	if out, _ := ef(0, "", "link", name, "s1", "h1", "DOWN"); out != "lab "+name+": link s1-h1 down\n" {
 		t.Errorf("link down said %q", out)
@@ -437,8 +443,14 @@ func TestLabVerbsOutputs(t *testing.T) {
 		!strings.HasSuffix(errOut, ": unknown node \"s9\"\n") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("link to an unknown node: stdout %q, stderr %q", out, errOut)
 	}
-	if out, _ := ef(0, "", "link", name, "h1", "s1", "up"); out != "lab "+name+": link h1-s1 up\n" {
-		t.Errorf("link up said %q", out)
+	if out, _ := ef(0, "", "link", name, "h1", "s1", "up", "--json"); out != `{
+  "a": "h1",
+  "b": "s1",
+  "lab": "`+name+`",
+  "state": "up"
+}
+` {
+		t.Errorf("link up --json said %q", out)
 	}
 
 	js, _ = ef(0, "", "status", "--json")
@@ -594,5 +606,18 @@ func TestUpForegroundReportsDownFailure(t *testing.T) {
 	}
 	if nss, _ := exec.Command("ip", "netns", "list").Output(); strings.Contains(string(nss), emu.Prefix(name)) {
 		t.Errorf("namespaces of %s left:\n%s", name, nss)
+	}
+}
+
+// TestShellWord: up's "try:" line quotes a node name a shell would split
+// or expand, so that it can be pasted; plain names stay as they are.
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"h1": "h1", "leaf-1.a": "leaf-1.a", "h 1": "'h 1'", "": "''",
+		"it's": `'it'\''s'`, "$x": "'$x'", "a*": "'a*'",
+	} {
+		if got := shellWord(in); got != want {
+			t.Errorf("shellWord(%q) = %s, want %s", in, got, want)
+		}
 	}
 }

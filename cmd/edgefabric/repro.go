@@ -51,6 +51,9 @@ Reproductions:
 			if err != nil {
 				return badInput(err)
 			}
+			if err := checkRowsFlag(rows); err != nil {
+				return err
+			}
 			tr, err := parseTiesFlag(ties)
 			if err != nil {
 				return err
@@ -103,4 +106,15 @@ Reproductions:
 	c.Flags().BoolVar(&quiet, "quiet", false, "no per-row progress on stderr")
 	c.Flags().StringVar(&ties, "ties", "random", `SPAIN tables: Algorithm 1's tie-breaking, "random", "ordered" (lowest port first, as the paper's figures suggest) or "node" (a random fixed port preference per node)`)
 	return c
+}
+
+// checkRowsFlag refuses an empty --rows value: every row name contains
+// the empty string, so it would select everything.
+func checkRowsFlag(rows []string) error {
+	for _, r := range rows {
+		if strings.TrimSpace(r) == "" {
+			return badInput(errors.New("--rows: empty: give part of a row's name, e.g. --rows 'fattree(4)'"))
+		}
+	}
+	return nil
 }

@@ -50,3 +50,18 @@ func TestReproBadInputSaysWhyAndLeavesNothing(t *testing.T) {
 		t.Errorf("exit %d, %q", code, errOut)
 	}
 }
+
+// TestEmptyRowsRefused: an empty --rows matched every row (every name
+// contains ""); repro and bench refuse it alike.
+func TestEmptyRowsRefused(t *testing.T) {
+	const want = "edgefabric: --rows: empty: give part of a row's name, e.g. --rows 'fattree(4)'\n"
+	for _, args := range [][]string{
+		{"repro", "spain-table3", "--quick", "--rows", ""},
+		{"repro", "spain-table2", "--rows", "fattree(4)", "--rows", " "},
+		{"bench", "spain-plan", "--rows", ""},
+	} {
+		if code, out, errOut := topoCLI(args...); code != 2 || out != "" || errOut != want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}

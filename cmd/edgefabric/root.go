@@ -158,11 +158,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "edgefabric: %v\n", err)
 	var ie *inputError
-	if errors.As(err, &ie) || isCobraUsageError(err) {
+	var ce *codeError
+	switch {
+	case errors.As(err, &ie) || isCobraUsageError(err):
 		return 2
+	case errors.As(err, &ce):
+		return ce.code
 	}
 	return 1
 }
+
+// codeError is a failure with an exit status of its own (exec's 126 and
+// 127, as a shell gives them).
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
+
+func exitWith(code int, err error) error { return &codeError{code, err} }
 
 // outWriter is stdout, remembering the first write error.
 type outWriter struct {

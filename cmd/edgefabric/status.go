@@ -61,7 +61,7 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
 					if labs, _ := emu.Labs(); contains(labs, name) {
 						return fmt.Errorf("lab %s has no live daemon (crashed?): run 'edgefabric down %s' to remove its leftovers", name, name)
 					}
-					return badInput(fmt.Errorf("no lab %q (labs: %s)", name, strings.Join(mustLabs(), ", ")))
+					return noLab(name)
 				}
 				return err
 			}
@@ -83,6 +83,12 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// noLab is the one error every lab verb gives for a lab that does not
+// exist: bad input, naming the labs there are.
+func noLab(name string) error {
+	return badInput(fmt.Errorf("no lab %q (labs: %s)", name, strings.Join(mustLabs(), ", ")))
 }
 
 func mustLabs() []string {

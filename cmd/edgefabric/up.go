@@ -28,6 +28,7 @@ type upFlags struct {
 	ipv6, fg, asJSON   bool
 	noWait             bool
 	timeout            time.Duration
+	timeoutSet         bool // --timeout given, so 0 is not the default
 	verbose            bool
 }
 
@@ -53,7 +54,10 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
   edgefabric up ring:3 --scheme kernel-bridge --name base -p forward_delay=4
   edgefabric up leafspine:2,4,2 --scheme dumbnet --rate 100M`,
 		Args: exactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runUp(c, args[0], f) },
+		RunE: func(c *cobra.Command, args []string) error {
+			f.timeoutSet = c.Flags().Changed("timeout")
+			return runUp(c, args[0], f)
+		},
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.scheme, "scheme", "", "fabric scheme (required): "+strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
@@ -110,12 +114,13 @@ func parseParams(ps []string) (map[string]string, error) {
 // upOptions validates up's input; every error here is bad input.
 func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 	var o emu.Options
+	known := strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", ")
 	if f.scheme == "" {
-		return nil, o, fmt.Errorf("--scheme is required (one of: %s)", strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
+		return nil, o, fmt.Errorf("--scheme is required (one of: %s)", known)
 	}
 	if f.scheme != emu.KernelBridge {
 		if _, err := all.Registry().Get(f.scheme); err != nil {
-			return nil, o, fmt.Errorf("%w (or %s)", err, emu.KernelBridge)
+			return nil, o, fmt.Errorf("--scheme: unknown scheme %q (known: %s)", f.scheme, known)
 		}
 	}
 	if err := emu.ValidateName(f.name); err != nil {
@@ -137,7 +142,9 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 		}
 		o.Rate = r
 	}
-	if f.timeout < 0 {
+	// 0 is the flag's default, which stands for "long enough"; given by
+	// hand it is refused like a negative one, as down and bench do.
+	if f.timeout < 0 || f.timeout == 0 && f.timeoutSet {
 		return nil, o, fmt.Errorf("--timeout %v: must be positive", f.timeout)
 	}
 	g, err := topo.Resolve(topoArg, f.seed)
@@ -209,7 +216,7 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 		}
 	}
 	if len(hostNames) >= 2 {
-		fmt.Fprintf(c.OutOrStdout(), "try: edgefabric exec %s %s -- ping -c 3 %s   (%s)\n", st.Name, hostNames[0], ips[1], hostNames[1])
+		fmt.Fprintf(c.OutOrStdout(), "try: edgefabric exec %s %s -- ping -c 3 %s   (%s)\n", st.Name, shellWord(hostNames[0]), ips[1], hostNames[1])
 	}
 	return nil
 }
@@ -302,4 +309,14 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 	}
 	fmt.Fprintf(bye, "lab %s down\n", f.name)
 	return err
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but the
+// characters a shell leaves alone, so that a printed command can be
+// pasted (a node named "h 1").
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-+:,/@%=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
