@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -71,17 +72,25 @@ func TestLabSweepStatusOneLab(t *testing.T) {
 	fakeLab(t, mute, map[string]any{"pid": muteSleeper.Process.Pid, "daemon": true},
 		emu.State{Name: mute, Scheme: "stp", Topology: "line:2", Pid: muteSleeper.Process.Pid, Prefix: emu.Prefix(mute)})
 	for _, c := range []struct {
-		name string
-		code int
-		want string
+		name  string
+		code  int
+		want  string
+		entry labEntry // what --json prints
 	}{
-		{inproc, 1, fmt.Sprintf("edgefabric: lab %s runs in process %d without a daemon: status is only available from that process (emu.Lab.Status)\n", inproc, os.Getpid())},
-		{crashed, 1, "edgefabric: lab " + crashed + " has no live daemon (crashed?): run 'edgefabric down " + crashed + "' to remove its leftovers\n"},
-		{starting, 1, fmt.Sprintf("edgefabric: lab %s is starting (daemon pid %d): try again once its up has returned\n", starting, sleeper.Process.Pid)},
-		{mute, 1, fmt.Sprintf("edgefabric: lab %s: daemon %d does not answer: run 'edgefabric down %s'\n", mute, muteSleeper.Process.Pid, mute)},
+		{inproc, 1, fmt.Sprintf("edgefabric: lab %s runs in process %d without a daemon: status is only available from that process (emu.Lab.Status)\n", inproc, os.Getpid()), labEntry{inproc, "in-process", os.Getpid()}},
+		{crashed, 1, "edgefabric: lab " + crashed + " has no live daemon (crashed?): run 'edgefabric down " + crashed + "' to remove its leftovers\n", labEntry{crashed, "crashed", 0}},
+		{starting, 1, fmt.Sprintf("edgefabric: lab %s is starting (daemon pid %d): try again once its up has returned\n", starting, sleeper.Process.Pid), labEntry{starting, "starting", sleeper.Process.Pid}},
+		{mute, 1, fmt.Sprintf("edgefabric: lab %s: daemon %d does not answer: run 'edgefabric down %s'\n", mute, muteSleeper.Process.Pid, mute), labEntry{mute, "not answering", muteSleeper.Process.Pid}},
 	} {
 		if code, out, errOut := topoCLI("status", c.name); code != c.code || out != "" || errOut != c.want {
 			t.Errorf("status %s: exit %d, stdout %q, stderr\n got  %q\n want %q", c.name, code, out, errOut, c.want)
+		}
+		// --json: the lab's entry, as the lab list gives it, on stdout
+		// (it printed nothing).
+		code, out, errOut := topoCLI("status", c.name, "--json")
+		var e labEntry
+		if jerr := json.Unmarshal([]byte(out), &e); code != c.code || jerr != nil || e != c.entry || errOut != c.want {
+			t.Errorf("status %s --json: exit %d, stdout %q (%v), stderr %q; want %+v", c.name, code, out, jerr, errOut, c.entry)
 		}
 	}
 	code, out, errOut := topoCLI("status", none)

@@ -46,20 +46,31 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
 			}
 			st, err := emu.RemoteStatus(name)
 			if err != nil {
+				// A lab that exists but cannot give its status: with
+				// --json its entry of the lab list goes to stdout, the
+				// error to stderr (exit 1).
+				notRunning := func(state string, pid int, err error) error {
+					if asJSON {
+						if jerr := writeJSON(c.OutOrStdout(), labEntry{Name: name, State: state, Pid: pid}); jerr != nil {
+							return jerr
+						}
+					}
+					return err
+				}
 				if errors.Is(err, emu.ErrDaemon) {
 					// A lab's daemon that is still starting, or does not
 					// answer, is told apart from a lab run in-process
 					// without a daemon, as the lab list does.
 					if pid, alive := emu.Owner(name); alive && emu.OwnerIsDaemon(name) {
 						if _, serr := emu.ReadState(name); serr != nil {
-							return fmt.Errorf("lab %s is starting (daemon pid %d): try again once its up has returned", name, pid)
+							return notRunning("starting", pid, fmt.Errorf("lab %s is starting (daemon pid %d): try again once its up has returned", name, pid))
 						}
-						return fmt.Errorf("lab %s: daemon %d does not answer: run 'edgefabric down %s'", name, pid, name)
+						return notRunning("not answering", pid, fmt.Errorf("lab %s: daemon %d does not answer: run 'edgefabric down %s'", name, pid, name))
 					} else if alive {
-						return fmt.Errorf("lab %s runs in process %d without a daemon: status is only available from that process (emu.Lab.Status)", name, pid)
+						return notRunning("in-process", pid, fmt.Errorf("lab %s runs in process %d without a daemon: status is only available from that process (emu.Lab.Status)", name, pid))
 					}
 					if labs, _ := emu.Labs(); contains(labs, name) {
-						return fmt.Errorf("lab %s has no live daemon (crashed?): run 'edgefabric down %s' to remove its leftovers", name, name)
+						return notRunning("crashed", 0, fmt.Errorf("lab %s has no live daemon (crashed?): run 'edgefabric down %s' to remove its leftovers", name, name))
 					}
 					return noLab(name)
 				}
