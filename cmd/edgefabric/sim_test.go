@@ -126,7 +126,7 @@ func TestSimBadInput(t *testing.T) {
 		{"missing file", []string{"sim", filepath.Join(dir, "nope.yaml")}, "no such file"},
 		{"bad yaml", []string{"sim", writeFile(t, dir, "bad.yaml", "topology: [\n")}, "bad scenario"},
 		{"bad field", []string{"sim", writeFile(t, dir, "f.yaml", "topology: ring:3\nscheme: stp\nduration: 1s\nworkloads:\n  - ping: {from: h1, to: h99}\n")}, "f.yaml:5: workloads[0].ping.to: bad scenario: unknown node \"h99\""},
-		{"bad scheme param", []string{"sim", writeFile(t, dir, "p.yaml", "topology: ring:3\nscheme: stp\nparams: {hello: soon}\nduration: 1s\n")}, "scheme stp"},
+		{"bad scheme param", []string{"sim", writeFile(t, dir, "p.yaml", "topology: ring:3\nscheme: stp\nparams: {hello: soon}\nduration: 1s\n")}, "p.yaml:3: params.hello: bad scenario: scheme stp on ring:3: stp: param hello=\"soon\""},
 		{"bad trace", []string{"sim", good, "--trace", "some"}, "--trace"},
 		{"bad log level", []string{"sim", good, "--log", "loud"}, "--log"},
 		{"bad seed", []string{"sim", good, "--seed", "-1"}, "invalid argument"},
@@ -158,5 +158,73 @@ func TestSimExamples(t *testing.T) {
 				t.Fatalf("exit %d: %s%s", code, errs, out)
 			}
 		})
+	}
+}
+
+// Errors that used to read "FILE: bad scenario: line N: ..." or name no
+// line at all (a scheme parameter) name FILE:LINE like the others, with
+// exit code 2; a name listed twice is refused.
+func TestSimErrorsNameFileAndLine(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ file, body, want string }{
+		{"typo.yaml", "topology: ring:3\nscheme: stp\nduration: 1s\n# c\nworkload:\n  - ping: {from: h1, to: h2}\n",
+			"typo.yaml:5: bad scenario: field workload not found"},
+		{"fail3.yaml", "topology: ring:3\nscheme: stp\nduration: 2s\nfailures:\n  # c\n  - {at: 1s, node: s1, down, up}\n",
+			"fail3.yaml:6: bad scenario: failure: state given twice"},
+		{"parambad.yaml", "topology: ring:3\nscheme: stp\nparams: {hello: fast}\nduration: 1s\n",
+			`parambad.yaml:3: params.hello: bad scenario: scheme stp on ring:3: stp: param hello="fast": `},
+		{"dup.yaml", "topology: ring:3\nscheme: stp\nduration: 1s\nworkloads:\n  - shuffle: {hosts: [h1, h1], bytes: 1MB}\n",
+			"dup.yaml:5: workloads[0].shuffle.hosts: bad scenario: h1 listed twice"},
+	} {
+		p := writeFile(t, dir, c.file, c.body)
+		code, out, errs := runCLI(t, "sim", p)
+		if code != 2 || out != "" || !strings.HasPrefix(errs, "edgefabric: "+p[:len(p)-len(c.file)]+c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and %q", c.file, code, errs, c.want)
+		}
+	}
+}
+
+// --pcap with nodes named like paths: every file lands in DIR, under an
+// escaped name; an ordinary name is unchanged.
+func TestSimPcapNodeNames(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "evil.yaml", "nodes:\n  - {name: s1, kind: switch}\n  - {name: \"../evil\", kind: host}\n  - {name: \"a/b\", kind: host}\n  - {name: h1, kind: host}\n"+
+		"links:\n  - [\"../evil\", s1]\n  - [\"a/b\", s1]\n  - [h1, s1]\n")
+	p := writeFile(t, dir, "sc.yaml", "topology: evil.yaml\nscheme: stp\nduration: 100ms\n")
+	caps := filepath.Join(dir, "caps")
+	code, out, errs := runCLI(t, "sim", p, "--pcap", caps)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, f := range []string{"..%2Fevil-1.pcap", "a%2Fb-1.pcap", "h1-1.pcap"} {
+		if _, err := os.Stat(filepath.Join(caps, f)); err != nil || !strings.Contains(out, "capture: "+filepath.Join(caps, f)+"\n") {
+			t.Errorf("%s: %v\n%s", f, err, out)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 3 {
+		t.Errorf("%d entries in %s, want evil.yaml, sc.yaml and caps", len(ents), dir)
+	}
+}
+
+// Size fields take units, as bytes does.
+func TestSimSizeUnits(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "sizes.yaml", "topology: line:1\nscheme: stp\nparams: {forward_delay: 4s, max_age: 6s, hello: 1s}\nduration: 12s\nworkloads:\n"+
+		"  - ping: {from: h1, to: h2, size: 56B, at: 9s}\n  - udp: {from: h1, to: h2, rate: 1Mbps, size: 1KB, duration: 1s, at: 9s}\n"+
+		"  - tcp_rr: {from: h1, to: h2, request: 1KB, response: 2KiB, count: 3, at: 9s}\n")
+	code, out, errs := runCLI(t, "sim", p, "--json")
+	var res struct {
+		Flows []struct {
+			Done   bool            `json:"done"`
+			Detail json.RawMessage `json:"detail"`
+		} `json:"flows"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Flows) != 3 {
+		t.Fatalf("exit %d: %s%s", code, errs, out)
+	}
+	for i, f := range res.Flows {
+		if !f.Done {
+			t.Errorf("flow %d not done: %s", i+1, f.Detail)
+		}
 	}
 }

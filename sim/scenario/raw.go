@@ -11,6 +11,20 @@ import (
 // The raw layer: what the YAML says, with the line of every value, before
 // any name or unit is resolved (containerlab's parse-then-resolve habit).
 
+// rawError is what the raw layer finds wrong with the value at a line.
+// Parse reports it as FILE:LINE: bad scenario: MESSAGE, as it does yaml's
+// own errors; the raw layer does not know the field's path.
+type rawError struct {
+	line int
+	msg  string
+}
+
+func (e *rawError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+func rawErrorf(line int, format string, args ...any) error {
+	return &rawError{line: line, msg: fmt.Sprintf(format, args...)}
+}
+
 // scalar is a YAML scalar and where it was.
 type scalar struct {
 	V    string
@@ -22,7 +36,7 @@ func (s *scalar) UnmarshalYAML(n *yaml.Node) error {
 	line := n.Line
 	n = deref(n)
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: expected a single value, got a %s", line, kindName(n.Kind))
+		return rawErrorf(line, "expected a single value, got a %s", kindName(n.Kind))
 	}
 	s.V, s.Line, s.Set = n.Value, line, true
 	return nil
@@ -62,7 +76,7 @@ func (s *names) UnmarshalYAML(n *yaml.Node) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("line %d: expected a name or a list of names, got a %s", s.Line, kindName(n.Kind))
+	return rawErrorf(s.Line, "expected a name or a list of names, got a %s", kindName(n.Kind))
 }
 
 func kindName(k yaml.Kind) string {
@@ -157,12 +171,12 @@ type rawWorkload struct {
 func (w *rawWorkload) UnmarshalYAML(n *yaml.Node) error {
 	w.line = n.Line
 	if n.Kind != yaml.MappingNode || len(n.Content) != 2 {
-		return fmt.Errorf("line %d: a workload is one of {ping: ...}, {udp: ...}, {tcp: ...}, {tcp_rr: ...}, {shuffle: ...}", n.Line)
+		return rawErrorf(n.Line, "a workload is one of {ping: ...}, {udp: ...}, {tcp: ...}, {tcp_rr: ...}, {shuffle: ...}")
 	}
 	w.Kind = deref(n.Content[0]).Value
 	dec := deref(n.Content[1])
 	if dec.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: workload %s: expected a mapping of its settings", n.Content[1].Line, w.Kind)
+		return rawErrorf(n.Content[1].Line, "workload %s: expected a mapping of its settings", w.Kind)
 	}
 	// Decode strictly: an unknown setting is a mistake worth reporting.
 	return decodeStrict(dec, &w.App)
@@ -181,13 +195,13 @@ type rawFailure struct {
 func (f *rawFailure) UnmarshalYAML(n *yaml.Node) error {
 	f.line = n.Line
 	if n.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: a failure is a mapping like {at: 2s, link: [s1, s2], down}", n.Line)
+		return rawErrorf(n.Line, "a failure is a mapping like {at: 2s, link: [s1, s2], down}")
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := deref(n.Content[i]), n.Content[i+1]
 		if seen[k.Value] {
-			return fmt.Errorf("line %d: failure: %q given twice", k.Line, k.Value)
+			return rawErrorf(k.Line, "failure: %q given twice", k.Value)
 		}
 		seen[k.Value] = true
 		var err error
@@ -201,19 +215,19 @@ func (f *rawFailure) UnmarshalYAML(n *yaml.Node) error {
 		case "state":
 			// After a bare down/up, a state: would silently win.
 			if f.State.Set {
-				return fmt.Errorf("line %d: failure: state given twice", k.Line)
+				return rawErrorf(k.Line, "failure: state given twice")
 			}
 			err = f.State.UnmarshalYAML(v)
 		case "down", "up":
 			if v := deref(v); v.Tag != "!!null" && !(v.Tag == "!!bool" && v.Value == "true") {
-				return fmt.Errorf("line %d: failure: write a bare %q (or state: %s)", k.Line, k.Value, k.Value)
+				return rawErrorf(k.Line, "failure: write a bare %q (or state: %s)", k.Value, k.Value)
 			}
 			if f.State.Set {
-				return fmt.Errorf("line %d: failure: state given twice", k.Line)
+				return rawErrorf(k.Line, "failure: state given twice")
 			}
 			f.State = scalar{V: k.Value, Line: k.Line, Set: true}
 		default:
-			return fmt.Errorf("line %d: failure: unknown field %q (at, link, node, down, up, state)", k.Line, k.Value)
+			return rawErrorf(k.Line, "failure: unknown field %q (at, link, node, down, up, state)", k.Value)
 		}
 		if err != nil {
 			return err
@@ -242,7 +256,7 @@ func decodeStrict(n *yaml.Node, v any) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if _, ok := fields[k.Value]; !ok {
-				return fmt.Errorf("line %d: unknown field %q", k.Line, k.Value)
+				return rawErrorf(k.Line, "unknown field %q", k.Value)
 			}
 		}
 	}

@@ -28,31 +28,34 @@ type Result struct {
 	TraceHash string         `json:"trace_hash"`
 	Flows     []Flow         `json:"flows"`
 	Aggregate Aggregate      `json:"aggregate"`
-	Failures  []FailureEvent `json:"failures,omitempty"`
+	Failures  []FailureEvent `json:"failures"`
 	// Drops sums the engine's drops over every port, by reason.
 	Drops map[string]uint64 `json:"drops"`
 	// Ports lists every port that dropped something.
-	Ports []PortResult `json:"ports_with_drops,omitempty"`
+	Ports []PortResult `json:"ports_with_drops"`
 	// Elements holds each node's element counters (switch data planes,
 	// agents, host stacks), by node name.
-	Elements map[string]map[string]uint64 `json:"element_counters,omitempty"`
-	Captures []string                     `json:"captures,omitempty"`
+	Elements map[string]map[string]uint64 `json:"element_counters"`
+	Captures []string                     `json:"captures"`
 }
 
 // Flow is one workload's outcome, with the app's own result as Detail.
+// Every field is in the JSON, zero or not: Dst is empty for a shuffle,
+// Loss is null for the kinds that do not count packets (tcp, tcp_rr,
+// shuffle), RTT for those that take no RTT samples (udp, tcp, shuffle).
 type Flow struct {
 	ID            int           `json:"id"`
 	Kind          string        `json:"kind"`
 	Src           string        `json:"src"`
-	Dst           string        `json:"dst,omitempty"`
+	Dst           string        `json:"dst"`
 	StartS        float64       `json:"start_s"`
 	Done          bool          `json:"done"`
-	ThroughputBps float64       `json:"throughput_bps,omitempty"`
-	Sent          int64         `json:"sent,omitempty"`
-	Received      int64         `json:"received,omitempty"`
-	Loss          *float64      `json:"loss,omitempty"`
-	RTT           *host.Summary `json:"rtt,omitempty"`
-	Error         string        `json:"error,omitempty"`
+	ThroughputBps float64       `json:"throughput_bps"`
+	Sent          int64         `json:"sent"`
+	Received      int64         `json:"received"`
+	Loss          *float64      `json:"loss"`
+	RTT           *host.Summary `json:"rtt"`
+	Error         string        `json:"error"`
 	Detail        any           `json:"detail"`
 	rtts          []element.Time
 }
@@ -60,10 +63,18 @@ type Flow struct {
 // Aggregate summarizes every flow: throughput summed over the flows that
 // carry data, RTT percentiles over every RTT sample of every flow (ping and
 // tcp_rr), loss over every packet sent by ping and udp flows.
+//
+// Every flow is counted once: Failed if it reports an error (whether or
+// not it ended: a TCP connection reset, a shuffle transfer that failed, a
+// flow not started), else Completed if its app is done (a ping whose
+// every probe was lost is done: its loss says how it went), else
+// Unfinished (still running at the end of the run, such as a TCP flow
+// still trying to connect).
 type Aggregate struct {
 	Flows         int          `json:"flows"`
 	Completed     int          `json:"completed"`
 	Failed        int          `json:"failed"`
+	Unfinished    int          `json:"unfinished"`
 	ThroughputBps float64      `json:"throughput_bps"`
 	RTT           host.Summary `json:"rtt"`
 	Sent          int64        `json:"sent"`
@@ -94,6 +105,11 @@ func (r *Run) collect() *Result {
 	res := &Result{Scenario: sc.Name, Topology: g.Name, Scheme: sc.Scheme.Name, Seed: sc.Seed,
 		DurationS: sc.Duration.Seconds(), Events: s.Events(), TraceHash: fmt.Sprintf("%016x", s.TraceHash()),
 		Failures: r.fails, Drops: map[string]uint64{}, Elements: map[string]map[string]uint64{}}
+	// Empty lists, not null: the JSON has every field (so do the flows).
+	if res.Failures == nil {
+		res.Failures = []FailureEvent{}
+	}
+	res.Ports, res.Flows = []PortResult{}, []Flow{}
 	var rtts []element.Time
 	agg := &res.Aggregate
 	for _, fl := range r.flows {
@@ -116,6 +132,8 @@ func (r *Run) collect() *Result {
 			agg.Failed++
 		case f.Done:
 			agg.Completed++
+		default:
+			agg.Unfinished++
 		}
 		agg.ThroughputBps += f.ThroughputBps
 		agg.Sent += f.Sent
@@ -201,9 +219,23 @@ func (res *Result) WriteText(w io.Writer) error {
 		}
 		line(&b, "%4d  %-7s  %-10s  %-10s  %-5v  %14s  %10s  %10s  %7s  %s", f.ID, f.Kind, f.Src, f.Dst, f.Done, tp, p50, p99, loss, f.Error)
 	}
+	// What has no sample says so rather than print zeros.
 	a := res.Aggregate
-	line(&b, "aggregate: %d flows, %d completed, %d failed; throughput %s; rtt p50 %.1fus p90 %.1fus p99 %.1fus (%d samples); loss %.2f%% (%d/%d)",
-		a.Flows, a.Completed, a.Failed, rate(a.ThroughputBps), a.RTT.P50Us, a.RTT.P90Us, a.RTT.P99Us, a.RTT.Count, 100*a.Loss, a.Sent-a.Received, a.Sent)
+	tp, rtt, loss := "no data flow", "no rtt samples", "no ping or udp packets"
+	for _, f := range res.Flows {
+		if f.Kind == "udp" || f.Kind == "tcp" || f.Kind == "shuffle" {
+			tp = "throughput " + rate(a.ThroughputBps)
+			break
+		}
+	}
+	if a.RTT.Count > 0 {
+		rtt = fmt.Sprintf("rtt p50 %.1fus p90 %.1fus p99 %.1fus (%d samples)", a.RTT.P50Us, a.RTT.P90Us, a.RTT.P99Us, a.RTT.Count)
+	}
+	if a.Sent > 0 {
+		loss = fmt.Sprintf("loss %.2f%% (%d/%d)", 100*a.Loss, a.Sent-a.Received, a.Sent)
+	}
+	line(&b, "aggregate: %d flows, %d completed, %d failed, %d unfinished; %s; %s; %s",
+		a.Flows, a.Completed, a.Failed, a.Unfinished, tp, rtt, loss)
 	for _, f := range res.Failures {
 		line(&b, "at %gs: %s %s %s", f.AtS, f.What, f.State, f.Error)
 	}

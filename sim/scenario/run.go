@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/host"
@@ -123,7 +126,7 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 	}
 	fab, err := sc.Scheme.New(g, scheme.Options{Seed: sc.Seed, Params: sc.Params})
 	if err != nil {
-		return nil, fmt.Errorf("%s: scheme %s on %s: %w: %v", sc.File, sc.Scheme.Name, g.Name, ErrScenario, err)
+		return nil, sc.schemeError(err)
 	}
 	r.Fab = fab
 	elems := make([]element.Element, g.NumNodes())
@@ -203,6 +206,41 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 		}
 	}
 	return r, nil
+}
+
+// schemeError reports the scheme's refusal as FILE:LINE: FIELD: bad
+// scenario: scheme S on T: ERR. Schemes say which parameter they refuse
+// only in words, so the parameter at fault is found by trying the scheme
+// without any (the fault is then the scheme's or the topology's: the
+// scheme's line), then with each alone (the first, in name order, that is
+// refused on its own: its line, as params.NAME). A fault of several
+// together is reported at the first parameter's line, as params.
+func (sc *Scenario) schemeError(err error) error {
+	g := sc.Graph
+	line, field := sc.schemeLine, "scheme"
+	refused := func(p map[string]string) bool {
+		_, err := sc.Scheme.New(g, scheme.Options{Seed: sc.Seed, Params: p})
+		return err != nil
+	}
+	if len(sc.Params) > 0 && !refused(nil) {
+		field, line = "params", 0
+		for _, k := range slices.Sorted(maps.Keys(sc.Params)) {
+			if l := sc.paramLines[k]; l > 0 && (line == 0 || l < line) {
+				line = l
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(sc.Params)) {
+			if refused(map[string]string{k: sc.Params[k]}) {
+				line, field = sc.paramLines[k], "params."+k
+				break
+			}
+		}
+	}
+	where := sc.File
+	if line > 0 {
+		where = fmt.Sprintf("%s:%d", sc.File, line)
+	}
+	return fmt.Errorf("%s: %s: %w: scheme %s on %s: %v", where, field, ErrScenario, sc.Scheme.Name, g.Name, err)
 }
 
 // Host returns the host stack on node n.
@@ -351,7 +389,7 @@ func (r *Run) openCaptures(dir string) error {
 		}
 	}
 	for _, c := range ports {
-		path := filepath.Join(dir, fmt.Sprintf("%s-%d.pcap", g.Node(c.n).Name, c.p))
+		path := filepath.Join(dir, PcapName(g, c.n, c.p))
 		f, err := os.Create(path)
 		if err != nil {
 			return fmt.Errorf("scenario: pcap: %w", err)
@@ -367,6 +405,41 @@ func (r *Run) openCaptures(dir string) error {
 		}
 	}
 	return nil
+}
+
+// PcapName is the name of the capture file of port p of node n: NAME-P.pcap,
+// where NAME is the node's name with every byte other than an ASCII letter,
+// digit, '_', '.' or '-' written as %XX (its hex value, upper case), so that
+// "h1" stays h1-1.pcap while "../evil" becomes ..%2Fevil-1.pcap, a file in
+// the capture directory. The mapping is one to one ('%' itself is escaped),
+// and the port is what follows the last '-', so two ports never share a
+// file. A name that would make the file name too long for a file system
+// (over 200 bytes escaped) keeps its first 180 and ends in %n<node id>,
+// which no escaped name contains.
+func PcapName(g *topo.Graph, n topo.NodeID, p element.Port) string {
+	return fmt.Sprintf("%s-%d.pcap", pcapNodeName(g.Node(n).Name, n), p)
+}
+
+func pcapNodeName(name string, n topo.NodeID) string {
+	const maxName, keep = 200, 180
+	var b strings.Builder
+	cut := -1 // where a long name is cut: never inside an escape
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		plain := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+		if l := b.Len(); cut < 0 && (plain && l+1 > keep || !plain && l+3 > keep) {
+			cut = l
+		}
+		if plain {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	if b.Len() <= maxName {
+		return b.String()
+	}
+	return fmt.Sprintf("%s%%n%d", b.String()[:cut], n)
 }
 
 func (r *Run) closeCaptures() error {

@@ -43,6 +43,11 @@ type Scenario struct {
 	Workloads []Workload
 	Failures  []Failure
 	Captures  []Capture
+
+	// Where the scheme and each parameter are in the file, for the
+	// scheme's errors, which come when the run is set up.
+	schemeLine int
+	paramLines map[string]int
 }
 
 // LinkSetting overrides a link's parameters; fields left unset (zero
@@ -168,24 +173,7 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&raw); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
-		msg = strings.ReplaceAll(msg, " in type scenario.rawScenario", "")
-		// yaml's "cannot unmarshal !!map into []scenario.rawLink" names
-		// our Go types: say what was expected in the file's terms.
-		msg = goTypeName.ReplaceAllStringFunc(msg, func(m string) string {
-			switch {
-			case strings.HasPrefix(m, "[]"):
-				return "a list"
-			case strings.HasPrefix(m, "map["), strings.HasPrefix(m, "scenario.raw"), strings.HasPrefix(m, "*scenario.raw"):
-				return "a mapping"
-			}
-			return "a single value"
-		})
-		if err.Error() == "EOF" {
-			msg = "empty file"
-		}
-		return nil, fmt.Errorf("%s: %w: %s", file, ErrScenario, msg)
+		return nil, decodeError(file, err)
 	}
 	// One scenario per file: a second YAML document would be ignored.
 	var extra yaml.Node
@@ -193,7 +181,11 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 	case err == nil:
 		return nil, fmt.Errorf("%s:%d: %w: a second YAML document (---): one scenario per file", file, extra.Line, ErrScenario)
 	case !errors.Is(err, io.EOF):
-		return nil, fmt.Errorf("%s: %w: a second YAML document (---), and a broken one: %s", file, ErrScenario, strings.TrimPrefix(err.Error(), "yaml: "))
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := lineMsg.FindStringSubmatch(msg); m != nil {
+			return nil, fmt.Errorf("%s:%s: %w: a second YAML document (---), and a broken one: %s", file, m[1], ErrScenario, m[2])
+		}
+		return nil, fmt.Errorf("%s: %w: a second YAML document (---), and a broken one: %s", file, ErrScenario, msg)
 	}
 	r := &resolver{file: file, opt: opt}
 	sc := r.resolve(&raw)
@@ -203,8 +195,51 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 	return sc, nil
 }
 
-// goTypeName matches the Go type names yaml puts in its messages.
-var goTypeName = regexp.MustCompile(`(\[\]|map\[[a-z]+\])?\*?scenario\.[A-Za-z]+`)
+// decodeError reports an error of the raw layer or of yaml itself as
+// FILE:LINE: bad scenario: MESSAGE. Both say where as "line N: " (yaml
+// also as "yaml: line N: "); of several, the first is reported, as the
+// resolver reports its first.
+func decodeError(file string, err error) error {
+	if err.Error() == "EOF" {
+		return fmt.Errorf("%s: %w: empty file", file, ErrScenario)
+	}
+	var re *rawError
+	if errors.As(err, &re) {
+		return fmt.Errorf("%s:%d: %w: %s", file, re.line, ErrScenario, re.msg)
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	// "field colour not found in type scenario.rawScenario": the type is
+	// ours, not the file's.
+	msg = inGoType.ReplaceAllString(msg, "")
+	// yaml's "cannot unmarshal !!map into []scenario.rawLink" names our
+	// Go types: say what was expected in the file's terms.
+	msg = goTypeName.ReplaceAllStringFunc(msg, func(m string) string {
+		switch {
+		case strings.HasPrefix(m, "[]"):
+			return "a list"
+		case strings.HasPrefix(m, "map["), strings.HasPrefix(m, "scenario.raw"), strings.HasPrefix(m, "*scenario.raw"):
+			return "a mapping"
+		}
+		return "a single value"
+	})
+	if m := lineMsg.FindStringSubmatch(msg); m != nil {
+		if line, err := strconv.Atoi(m[1]); err == nil {
+			return fmt.Errorf("%s:%d: %w: %s", file, line, ErrScenario, m[2])
+		}
+	}
+	return fmt.Errorf("%s: %w: %s", file, ErrScenario, msg)
+}
+
+var (
+	// goTypeName matches the Go type names yaml puts in its messages.
+	goTypeName = regexp.MustCompile(`(\[\]|map\[[a-z]+\])?\*?scenario\.[A-Za-z]+`)
+	inGoType   = regexp.MustCompile(` in type \S+`)
+	lineMsg    = regexp.MustCompile(`(?s)^line ([0-9]+): (.*)$`)
+)
 
 // MaxFlows bounds the flows one scenario may ask for: every ordered pair
 // a ping, udp, tcp or tcp_rr workload expands to, and every transfer of a
@@ -286,9 +321,10 @@ func (r *resolver) resolve(raw *rawScenario) *Scenario {
 		r.fail(raw.Scheme.Line, "scheme", "%v", err)
 		return nil
 	}
-	sc.Scheme = s
+	sc.Scheme, sc.schemeLine = s, raw.Scheme.Line
+	sc.paramLines = make(map[string]int, len(raw.Params))
 	for k, v := range raw.Params {
-		sc.Params[k] = v.V
+		sc.Params[k], sc.paramLines[k] = v.V, v.Line
 	}
 
 	if !raw.Duration.Set {
@@ -366,6 +402,24 @@ func (r *resolver) intv(s scalar, field string, lo, hi int) int {
 	return v
 }
 
+// size resolves a byte count written as bytes takes it (56, 1KB, 4KiB),
+// in [lo, hi].
+func (r *resolver) size(s scalar, field string, lo, hi int) int {
+	if !s.Set {
+		return 0
+	}
+	v, err := ParseSize(s.V)
+	if err != nil {
+		r.fail(s.Line, field, "%v", err)
+		return 0
+	}
+	if v < int64(lo) || v > int64(hi) {
+		r.fail(s.Line, field, "%q must be between %d and %d bytes", s.V, lo, hi)
+		return 0
+	}
+	return int(v)
+}
+
 func (r *resolver) prob(s scalar, field string) float64 {
 	v, err := strconv.ParseFloat(s.V, 64)
 	if err != nil || !(v >= 0 && v <= 1) {
@@ -397,6 +451,7 @@ func (r *resolver) hosts(ns names, field string, line int) []topo.NodeID {
 		return r.g.Nodes(topo.Host)
 	}
 	var out []topo.NodeID
+	seen := make(map[topo.NodeID]bool, len(ns.V))
 	for _, s := range ns.V {
 		n := r.nodeName(s, field)
 		if r.err != nil {
@@ -406,6 +461,13 @@ func (r *resolver) hosts(ns names, field string, line int) []topo.NodeID {
 			r.fail(s.Line, field, "%q is a %v, not a host", s.V, r.g.Node(n).Kind)
 			return nil
 		}
+		// A host twice would run its flows twice (or, in a shuffle, be
+		// counted as a second host).
+		if seen[n] {
+			r.fail(s.Line, field, "%s listed twice", s.V)
+			return nil
+		}
+		seen[n] = true
 		out = append(out, n)
 	}
 	return out
@@ -632,9 +694,9 @@ func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Wo
 	base.Count = r.intv(a.Count, field+".count", 1, maxCount)
 	// At least one byte: a size of 0 would be taken as "the default"
 	// (56 for ping, 1472 for udp).
-	base.Size = r.intv(a.Size, field+".size", 1, host.DefaultMTU-28)
-	base.Request = r.intv(a.Request, field+".request", 1, 1<<24)
-	base.Response = r.intv(a.Response, field+".response", 1, 1<<24)
+	base.Size = r.size(a.Size, field+".size", 1, host.DefaultMTU-28)
+	base.Request = r.size(a.Request, field+".request", 1, 1<<24)
+	base.Response = r.size(a.Response, field+".response", 1, 1<<24)
 	base.Port = uint16(r.intv(a.Port, field+".port", 1, 65535))
 	if a.Rate.Set {
 		v, err := ParseRate(a.Rate.V)

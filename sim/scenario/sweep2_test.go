@@ -63,11 +63,11 @@ func TestSweep2ParseErrors(t *testing.T) {
 		{"link without ends", head + "link:\n  - {rate: 1Gbps}\n", "test.yaml:5: link[0].ends: bad scenario: expected two node names, like [s1, s2]"},
 		{"three ends", head + "link:\n  - {ends: [s1, s2, s3], rate: 1Gbps}\n", "test.yaml:5: link[0].ends: bad scenario: expected two node names, like [s1, s2]"},
 		{"port without node", head + "link:\n  - {ends: [':3', s2], rate: 1Gbps}\n", `test.yaml:5: link[0].ends: bad scenario: unknown node ":3" in line:3`},
-		{"workload not a mapping", head + "workloads:\n  - ping: 5\n", "test.yaml: bad scenario: line 5: workload ping: expected a mapping of its settings"},
-		{"list for a value", "seed: [1]\n" + head, "test.yaml: bad scenario: line 1: expected a single value, got a list"},
+		{"workload not a mapping", head + "workloads:\n  - ping: 5\n", "test.yaml:5: bad scenario: workload ping: expected a mapping of its settings"},
+		{"list for a value", "seed: [1]\n" + head, "test.yaml:1: bad scenario: expected a single value, got a list"},
 		{"first error wins", "seed: x\ntopology: line:1\nscheme: learn\n", `test.yaml:1: seed: bad scenario: "x" is not a non-negative integer`},
 		{"size is ping's and udp's", head + "workloads:\n  - tcp: {from: h1, to: h2, bytes: 1KB, size: 100}\n", "test.yaml:5: workloads[0].tcp.size: bad scenario: not a setting of tcp (it takes from, to, at, bytes, port)"},
-		{"request 0", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, request: 0}\n", `test.yaml:5: workloads[0].tcp_rr.request: bad scenario: "0" is not an integer in [1, 16777216]`},
+		{"request 0", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, request: 0}\n", `test.yaml:5: workloads[0].tcp_rr.request: bad scenario: "0" must be between 1 and 16777216 bytes`},
 	})
 }
 
@@ -232,7 +232,8 @@ func TestSweep2CaptureCabledPortsOnly(t *testing.T) {
 
 // TestSweep2WriteText: the text report's columns at their edges: no
 // throughput and no RTT samples print "-", rates at exactly 1 Gb/s and
-// 1 kb/s take the larger unit, and a failure line.
+// 1 kb/s take the larger unit, and a failure line; an aggregate without
+// RTT samples or packets says so instead of printing zeros.
 func TestSweep2WriteText(t *testing.T) {
 	loss := 0.5
 	res := &Result{Scenario: "x", Topology: "line:1", Scheme: "learn", Seed: 1, DurationS: 1, Events: 7, TraceHash: "00000000000000ab",
@@ -241,7 +242,7 @@ func TestSweep2WriteText(t *testing.T) {
 			{ID: 2, Kind: "tcp", Src: "h1", Dst: "h2", ThroughputBps: 1e9},
 			{ID: 3, Kind: "udp", Src: "h2", Dst: "h1", ThroughputBps: 1e3, Error: "oops"},
 		},
-		Aggregate: Aggregate{Flows: 3, Completed: 1, Failed: 1, ThroughputBps: 1e9 + 1e3},
+		Aggregate: Aggregate{Flows: 3, Completed: 1, Failed: 1, Unfinished: 1, ThroughputBps: 1e9 + 1e3},
 		Failures:  []FailureEvent{{AtS: 0.5, What: "link s1-h2", State: "down"}},
 		Drops:     map[string]uint64{"queue_full": 2, "link_down": 1},
 		Captures:  []string{"h1-1.pcap"},
@@ -255,7 +256,7 @@ func TestSweep2WriteText(t *testing.T) {
    1  ping     h1          h2          true                -           -           -    50.0%
    2  tcp      h1          h2          false      1.000 Gb/s           -           -        -
    3  udp      h2          h1          false      1.000 kb/s           -           -        -  oops
-aggregate: 3 flows, 1 completed, 1 failed; throughput 1.000 Gb/s; rtt p50 0.0us p90 0.0us p99 0.0us (0 samples); loss 0.00% (0/0)
+aggregate: 3 flows, 1 completed, 1 failed, 1 unfinished; throughput 1.000 Gb/s; no rtt samples; no ping or udp packets
 at 0.5s: link s1-h2 down
 engine drops: link_down=1 queue_full=2
 capture: h1-1.pcap

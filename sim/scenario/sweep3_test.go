@@ -43,7 +43,7 @@ func TestSweep3Units(t *testing.T) {
 		want string
 	}{
 		// An "e" at the end is a unit, not an exponent.
-		{func(s string) error { _, err := ParseTime(s); return err }, "1e", `bad value: "1e": unknown time unit "e" (s, ms, us, ns, ps)`},
+		{func(s string) error { _, err := ParseTime(s); return err }, "1e", `bad value: "1e": unknown time unit "e" (s, ms, us, µs, ns, ps, m, min)`},
 		{func(s string) error { _, err := ParseRate(s); return err }, "1e", `bad value: "1e": unknown rate unit (bps, kbps, Mbps, Gbps, Tbps)`},
 		{func(s string) error { _, err := ParseRate(s); return err }, "0.9", `bad value: "0.9": a rate must be at least 1 bit/s`},
 		{func(s string) error { _, err := ParseRate(s); return err }, "1GB/s", `bad value: "1GB/s": rates are in bits per second (Gbps, Gb/s, Mbps); "GB/s" reads as bytes`},
@@ -62,22 +62,22 @@ func TestSweep3ParseErrors(t *testing.T) {
 	const head = "topology: line:3\nscheme: learn\nduration: 1s\n"
 	exactParseErrors(t, []parseErrorCase{
 		// The raw layer.
-		{"mapping for a value", "seed: {a: 1}\n" + head, "test.yaml: bad scenario: line 1: expected a single value, got a mapping"},
-		{"mapping for names", head + "workloads:\n  - ping: {from: {a: 1}, to: h2}\n", "test.yaml: bad scenario: line 5: expected a name or a list of names, got a mapping"},
-		{"list in a name list", head + "workloads:\n  - ping: {from: [[h1]], to: h2}\n", "test.yaml: bad scenario: line 5: expected a single value, got a list"},
-		{"empty workload", head + "workloads:\n  - {}\n", "test.yaml: bad scenario: line 5: a workload is one of {ping: ...}, {udp: ...}, {tcp: ...}, {tcp_rr: ...}, {shuffle: ...}"},
-		{"workload as a list", head + "workloads:\n  - [ping, x]\n", "test.yaml: bad scenario: line 5: a workload is one of {ping: ...}, {udp: ...}, {tcp: ...}, {tcp_rr: ...}, {shuffle: ...}"},
-		{"workload settings line", head + "workloads:\n  - ping:\n      5\n", "test.yaml: bad scenario: line 6: workload ping: expected a mapping of its settings"},
-		{"failure not a mapping", head + "failures:\n  - 5\n", "test.yaml: bad scenario: line 5: a failure is a mapping like {at: 2s, link: [s1, s2], down}"},
-		{"down as a string", head + "failures:\n  - {at: 500ms, link: [s1, s2], down: \"true\"}\n", `test.yaml: bad scenario: line 5: failure: write a bare "down" (or state: down)`},
-		{"failure field", head + "failures:\n  - {at: 500ms, node: s1, down, colour: 1}\n", `test.yaml: bad scenario: line 5: failure: unknown field "colour" (at, link, node, down, up, state)`},
+		{"mapping for a value", "seed: {a: 1}\n" + head, "test.yaml:1: bad scenario: expected a single value, got a mapping"},
+		{"mapping for names", head + "workloads:\n  - ping: {from: {a: 1}, to: h2}\n", "test.yaml:5: bad scenario: expected a name or a list of names, got a mapping"},
+		{"list in a name list", head + "workloads:\n  - ping: {from: [[h1]], to: h2}\n", "test.yaml:5: bad scenario: expected a single value, got a list"},
+		{"empty workload", head + "workloads:\n  - {}\n", "test.yaml:5: bad scenario: a workload is one of {ping: ...}, {udp: ...}, {tcp: ...}, {tcp_rr: ...}, {shuffle: ...}"},
+		{"workload as a list", head + "workloads:\n  - [ping, x]\n", "test.yaml:5: bad scenario: a workload is one of {ping: ...}, {udp: ...}, {tcp: ...}, {tcp_rr: ...}, {shuffle: ...}"},
+		{"workload settings line", head + "workloads:\n  - ping:\n      5\n", "test.yaml:6: bad scenario: workload ping: expected a mapping of its settings"},
+		{"failure not a mapping", head + "failures:\n  - 5\n", "test.yaml:5: bad scenario: a failure is a mapping like {at: 2s, link: [s1, s2], down}"},
+		{"down as a string", head + "failures:\n  - {at: 500ms, link: [s1, s2], down: \"true\"}\n", `test.yaml:5: bad scenario: failure: write a bare "down" (or state: down)`},
+		{"failure field", head + "failures:\n  - {at: 500ms, node: s1, down, colour: 1}\n", `test.yaml:5: bad scenario: failure: unknown field "colour" (at, link, node, down, up, state)`},
 		// An untagged Go field (the entry's line) is no key of the file.
-		{"empty key", head + "link:\n  - {ends: [s1, s2], \"\": 1}\n", `test.yaml: bad scenario: line 5: unknown field ""`},
-		{"unknown field line", head + "link:\n  - ends: [s1, s2]\n    colour: red\n", `test.yaml: bad scenario: line 6: unknown field "colour"`},
+		{"empty key", head + "link:\n  - {ends: [s1, s2], \"\": 1}\n", `test.yaml:5: bad scenario: unknown field ""`},
+		{"unknown field line", head + "link:\n  - ends: [s1, s2]\n    colour: red\n", `test.yaml:6: bad scenario: unknown field "colour"`},
 		// yaml's own messages, without its Go type names and wrapping.
-		{"link as a mapping", head + "link: {ends: [s1, s2], loss: 0.1}\n", "test.yaml: bad scenario: line 4: cannot unmarshal !!map into a list"},
-		{"links as a list", head + "links: [1]\n", "test.yaml: bad scenario: line 4: cannot unmarshal !!seq into a mapping"},
-		{"unknown top-level field", head + "colour: blue\n", "test.yaml: bad scenario: line 4: field colour not found"},
+		{"link as a mapping", head + "link: {ends: [s1, s2], loss: 0.1}\n", "test.yaml:4: bad scenario: cannot unmarshal !!map into a list"},
+		{"links as a list", head + "links: [1]\n", "test.yaml:4: bad scenario: cannot unmarshal !!seq into a mapping"},
+		{"unknown top-level field", head + "colour: blue\n", "test.yaml:4: bad scenario: field colour not found"},
 		// The resolver.
 		{"empty topology", "topology: \"\"\nscheme: learn\nduration: 1s\n", "test.yaml:1: topology: bad scenario: missing (a spec like fattree:4 or a file)"},
 		{"topology line", "scheme: learn\ntopology: fattree:3\nduration: 1s\n", `test.yaml:2: topology: bad scenario: topo: spec "fattree:3": p: bad value: must be even and at least 2, got 3`},
@@ -94,7 +94,7 @@ func TestSweep3ParseErrors(t *testing.T) {
 		{"cut-through host line", head + "timing:\n  - kind: host\n    cut_through: 14\n", "test.yaml:6: timing[0].cut_through: bad scenario: h1 does not forward frames (a host takes them whole and checks the FCS); give cut_through to switches"},
 		{"setting of another kind", head + "workloads:\n  - shuffle:\n      hosts: all\n      bytes: 1KB\n      from: h1\n", "test.yaml:8: workloads[0].shuffle.from: bad scenario: not a setting of shuffle (it takes hosts, at, bytes)"},
 		{"hosts is shuffle's", head + "workloads:\n  - ping: {from: h1, to: h2, hosts: all}\n", "test.yaml:5: workloads[0].ping.hosts: bad scenario: not a setting of ping (it takes from, to, at, count, interval, size)"},
-		{"response 0", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, response: 0}\n", `test.yaml:5: workloads[0].tcp_rr.response: bad scenario: "0" is not an integer in [1, 16777216]`},
+		{"response 0", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, response: 0}\n", `test.yaml:5: workloads[0].tcp_rr.response: bad scenario: "0" must be between 1 and 16777216 bytes`},
 		{"rate line", head + "workloads:\n  - udp:\n      from: h1\n      to: h2\n      rate: 1GB/s\n", `test.yaml:8: workloads[0].udp.rate: bad scenario: bad value: "1GB/s": rates are in bits per second (Gbps, Gb/s, Mbps); "GB/s" reads as bytes`},
 		{"bytes line", head + "workloads:\n  - tcp:\n      from: h1\n      to: h2\n      bytes: 0\n", `test.yaml:8: workloads[0].tcp.bytes: bad scenario: "0" must be at least one byte`},
 		// A missing setting is reported at its workload's line.
@@ -293,7 +293,7 @@ func sweep3Registry(got *scheme.Options) *scheme.Registry {
 
 // TestSweep3Scheme: the scheme gets the scenario's seed and params; a
 // fabric without elements is set up (nothing placed); the scheme's error
-// names the file, scheme and topology; a negative cut-through declared by
+// names the file, the scheme's line, the scheme and the topology; a negative cut-through declared by
 // an element is taken as none.
 func TestSweep3Scheme(t *testing.T) {
 	var got scheme.Options
@@ -310,7 +310,7 @@ func TestSweep3Scheme(t *testing.T) {
 	if got.Seed != 7 || len(got.Params) != 1 || got.Params["a"] != "b" {
 		t.Errorf("scheme options %+v, want seed 7, params a=b", got)
 	}
-	if _, err := setup("topology: line:1\nscheme: broken\nduration: 1s\n"); err == nil || err.Error() != "test.yaml: scheme broken on line:1: bad scenario: no" {
+	if _, err := setup("topology: line:1\nscheme: broken\nduration: 1s\n"); err == nil || err.Error() != "test.yaml:2: scheme: bad scenario: scheme broken on line:1: no" {
 		t.Errorf("scheme error: %v", err)
 	}
 	if _, err := setup("topology: line:1\nscheme: ctneg\nduration: 1s\ntiming:\n  - {kind: switch, latency: 1us}\n"); err != nil {
@@ -452,7 +452,7 @@ func TestSweep3WriteText(t *testing.T) {
 			{ID: 1, Kind: "tcp_rr", Src: "h1", Dst: "h2", Done: true, ThroughputBps: 1e6, RTT: &host.Summary{Count: 3, P50Us: 1.25, P90Us: 2.5, P99Us: 3.75}},
 			{ID: 2, Kind: "udp", Src: "h2", Dst: "h1", ThroughputBps: 999},
 		},
-		Aggregate: Aggregate{Flows: 2, Completed: 1, ThroughputBps: 1e6 + 999, RTT: host.Summary{Count: 3, P50Us: 1.25, P90Us: 2.5, P99Us: 3.75}, Sent: 10, Received: 7, Loss: 0.3},
+		Aggregate: Aggregate{Flows: 2, Completed: 1, Unfinished: 1, ThroughputBps: 1e6 + 999, RTT: host.Summary{Count: 3, P50Us: 1.25, P90Us: 2.5, P99Us: 3.75}, Sent: 10, Received: 7, Loss: 0.3},
 		Failures:  []FailureEvent{{AtS: 0.25, What: "node s1", State: "up", Error: "sim: oops"}},
 	}
 	var b strings.Builder
@@ -463,7 +463,7 @@ func TestSweep3WriteText(t *testing.T) {
   id  kind     src         dst         done       throughput     rtt p50     rtt p99     loss  note
    1  tcp_rr   h1          h2          true       1.000 Mb/s       1.2us       3.8us        -
    2  udp      h2          h1          false         999 b/s           -           -        -
-aggregate: 2 flows, 1 completed, 0 failed; throughput 1.001 Mb/s; rtt p50 1.2us p90 2.5us p99 3.8us (3 samples); loss 30.00% (3/10)
+aggregate: 2 flows, 1 completed, 0 failed, 1 unfinished; throughput 1.001 Mb/s; rtt p50 1.2us p90 2.5us p99 3.8us (3 samples); loss 30.00% (3/10)
 at 0.25s: node s1 up sim: oops
 trace_hash 0000000000000001
 `

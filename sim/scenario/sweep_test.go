@@ -350,9 +350,9 @@ failures:
 func TestSweepFailureState(t *testing.T) {
 	const head = "topology: line:3\nscheme: learn\nduration: 1s\nfailures:\n"
 	for _, c := range []struct{ body, want string }{
-		{"  - {at: 500ms, link: [s1, s2], down, state: up}\n", "test.yaml: bad scenario: line 5: failure: state given twice"},
-		{"  - {at: 500ms, link: [s1, s2], state: up, down}\n", "test.yaml: bad scenario: line 5: failure: state given twice"},
-		{"  - {at: 500ms, link: [s1, s2], down: false}\n", `test.yaml: bad scenario: line 5: failure: write a bare "down" (or state: down)`},
+		{"  - {at: 500ms, link: [s1, s2], down, state: up}\n", "test.yaml:5: bad scenario: failure: state given twice"},
+		{"  - {at: 500ms, link: [s1, s2], state: up, down}\n", "test.yaml:5: bad scenario: failure: state given twice"},
+		{"  - {at: 500ms, link: [s1, s2], down: false}\n", `test.yaml:5: bad scenario: failure: write a bare "down" (or state: down)`},
 	} {
 		if _, err := parse(t, head+c.body); err == nil || err.Error() != c.want {
 			t.Errorf("%q: %v, want %s", c.body, err, c.want)

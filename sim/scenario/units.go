@@ -67,7 +67,7 @@ func ParseTime(s string) (element.Time, error) {
 	case "ps":
 		mul = element.Picosecond
 	default:
-		return 0, fmt.Errorf("%w: %q: unknown time unit %q (s, ms, us, ns, ps)", ErrBadUnit, s, u)
+		return 0, fmt.Errorf("%w: %q: unknown time unit %q (s, ms, us, µs, ns, ps, m, min)", ErrBadUnit, s, u)
 	}
 	r, err := scaled(s, v, float64(mul), float64(math.MaxInt64/2))
 	if err != nil {
@@ -117,7 +117,7 @@ func ParseRate(s string) (int64, error) {
 }
 
 // ParseSize parses a byte count: "1500", "64KiB", "10MB" (MB = 10^6,
-// MiB = 2^20), "1GiB".
+// MiB = 2^20), "1GiB", "1.5KB".
 func ParseSize(s string) (int64, error) {
 	v, u, err := splitNum(s)
 	if err != nil {

@@ -1,0 +1,320 @@
+package scenario
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// Tests for the defects of a user review: capture file names built from
+// node names, duplicate hosts in a list, errors that did not name
+// FILE:LINE, size fields without units, zeros printed for empty results.
+
+// evilTopology has hosts whose names are paths ("/" and ".." are allowed
+// in node names), one that looks like an escaped name, and a UTF-8 one.
+const evilTopology = `nodes:
+  - {name: s1, kind: switch}
+  - {name: "../evil", kind: host}
+  - {name: "a/b", kind: host}
+  - {name: "a%2Fb", kind: host}
+  - {name: "Zürich", kind: host}
+  - {name: h1, kind: host}
+links:
+  - ["../evil", s1]
+  - ["a/b", s1]
+  - ["a%2Fb", s1]
+  - ["Zürich", s1]
+  - [h1, s1]
+`
+
+// TestPcapNamesStayInDir: a node named "../evil" used to make --pcap write
+// DIR/../evil-1.pcap, and one named "a/b" made the run fail ("open
+// DIR/a/b-1.pcap: no such file or directory"). Every capture is now a
+// file directly in DIR, ordinary names unchanged, no two alike.
+func TestPcapNamesStayInDir(t *testing.T) {
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "evil.yaml"), []byte(evilTopology), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scPath := filepath.Join(root, "sc.yaml")
+	y := "topology: evil.yaml\nscheme: learn\nduration: 10ms\nworkloads:\n  - ping: {from: \"../evil\", to: \"a/b\"}\n"
+	if err := os.WriteFile(scPath, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Load(scPath, Options{Registry: testRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "caps")
+	res, err := sc.Run(RunOptions{PcapDir: dir})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	want := []string{"..%2Fevil-1.pcap", "a%2Fb-1.pcap", "a%252Fb-1.pcap", "Z%C3%BCrich-1.pcap", "h1-1.pcap"}
+	var got []string
+	for _, c := range res.Captures {
+		if filepath.Dir(c) != dir {
+			t.Errorf("capture %s is not in %s", c, dir)
+		}
+		got = append(got, filepath.Base(c))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("captures %q, want %q", got, want)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != len(want) {
+		t.Errorf("%d files in %s, want %d", len(ents), dir, len(want))
+	}
+	ents, _ = os.ReadDir(root)
+	for _, e := range ents {
+		if e.Name() != "evil.yaml" && e.Name() != "sc.yaml" && e.Name() != "caps" {
+			t.Errorf("%s written outside the capture directory", e.Name())
+		}
+	}
+	// The ping crossed, so the escaped files are real captures.
+	if st, err := os.Stat(filepath.Join(dir, "a%2Fb-1.pcap")); err != nil || st.Size() <= 24 {
+		t.Errorf("a%%2Fb-1.pcap: %v, %v; want frames after the header", st, err)
+	}
+}
+
+// TestPcapNameLong: a name too long for a file name keeps its first 180
+// escaped bytes, never cut inside an escape, and ends in %n<id>.
+func TestPcapNameLong(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+	}{
+		{"h1", "h1"},
+		{".", "."},
+		{"..", ".."},
+		{"a b:c", "a%20b%3Ac"},
+		{strings.Repeat("x", 200), strings.Repeat("x", 200)},
+		{strings.Repeat("x", 201), strings.Repeat("x", 180) + "%n7"},
+		// 60 escapes are 180 bytes: the 61st would pass.
+		{strings.Repeat("/", 70), strings.Repeat("%2F", 60) + "%n7"},
+		{strings.Repeat("x", 178) + "/" + strings.Repeat("y", 30), strings.Repeat("x", 178) + "%n7"},
+	} {
+		if got := pcapNodeName(c.name, 7); got != c.want {
+			t.Errorf("pcapNodeName(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+	g, err := topo.Resolve("line:1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, _ := g.Lookup("h1")
+	if got := PcapName(g, h1, 1); got != "h1-1.pcap" {
+		t.Errorf("PcapName(h1, 1) = %q", got)
+	}
+}
+
+// TestHostListedTwice: a host named twice in one list used to be taken
+// twice (a two-host shuffle of h1 alone, two identical pings); it is
+// refused where the second one is.
+func TestHostListedTwice(t *testing.T) {
+	const head = "topology: line:3\nscheme: learn\nduration: 1s\n"
+	exactParseErrors(t, []parseErrorCase{
+		{"shuffle", head + "workloads:\n  - shuffle: {hosts: [h1, h1], bytes: 1MB}\n", "test.yaml:5: workloads[0].shuffle.hosts: bad scenario: h1 listed twice"},
+		{"ping from", head + "workloads:\n  - ping: {from: [h1, h1], to: h2}\n", "test.yaml:5: workloads[0].ping.from: bad scenario: h1 listed twice"},
+		{"udp to", head + "workloads:\n  - udp: {from: h1, to: [h2, h3, h2], rate: 1Mbps}\n", "test.yaml:5: workloads[0].udp.to: bad scenario: h2 listed twice"},
+		{"block style", head + "workloads:\n  - tcp_rr:\n      to: h1\n      from:\n        - h2\n        - h3\n        - h2\n", "test.yaml:10: workloads[0].tcp_rr.from: bad scenario: h2 listed twice"},
+		{"through an alias", head + "workloads:\n  - ping: {from: [&a h2, h3], to: h1}\n  - ping: {from: [*a, h2], to: h1}\n", "test.yaml:6: workloads[1].ping.from: bad scenario: h2 listed twice"},
+	})
+	// The same host in from and to is not a duplicate: pairs with itself
+	// are skipped.
+	sc, err := parse(t, head+"workloads:\n  - ping: {from: [h1, h2], to: [h1, h2]}\n")
+	if err != nil || len(sc.Workloads) != 2 {
+		t.Errorf("from and to sharing hosts: %v", err)
+	}
+}
+
+// TestRawErrorsNameFileAndLine: errors of the raw layer and of yaml read
+// FILE:LINE: bad scenario: MESSAGE like every other, not "FILE: bad
+// scenario: line N: MESSAGE".
+func TestRawErrorsNameFileAndLine(t *testing.T) {
+	const head = "topology: ring:3\nscheme: learn\nduration: 2s\n"
+	exactParseErrors(t, []parseErrorCase{
+		{"unknown top-level field", head + "# a comment\nworkload:\n  - ping: {from: h1, to: h2}\n", "test.yaml:5: bad scenario: field workload not found"},
+		{"state given twice", head + "failures:\n  # c\n  - {at: 1s, node: s1, down, up}\n", "test.yaml:6: bad scenario: failure: state given twice"},
+		{"unknown link setting", head + "links: {colour: 1}\n", "test.yaml:4: bad scenario: field colour not found"},
+		{"first of two yaml errors", head + "links: {colour: 1}\ntiming: 5\n", "test.yaml:4: bad scenario: field colour not found"},
+		{"syntax", head + "workloads: [\n", "test.yaml:4: bad scenario: did not find expected node content"},
+	})
+	_, err := parse(t, head+"workload: []\n")
+	if !errors.Is(err, ErrScenario) {
+		t.Errorf("%v does not wrap ErrScenario", err)
+	}
+}
+
+// paramRegistry has a scheme that takes two parameters: hello, a
+// duration, and a and b, which it refuses together.
+func paramRegistry() *scheme.Registry {
+	r := testRegistry()
+	if err := r.Register(scheme.Scheme{Name: "params", New: func(g *topo.Graph, o scheme.Options) (scheme.Fabric, error) {
+		if v, ok := o.Params["hello"]; ok {
+			if _, err := ParseTime(v); err != nil {
+				return nil, fmt.Errorf("params: param hello=%q: want a duration", v)
+			}
+		}
+		if o.Params["a"] != "" && o.Params["b"] != "" {
+			return nil, fmt.Errorf("params: a and b together")
+		}
+		return &learnFabric{g}, nil
+	}}); err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// TestSchemeParamErrors: a scheme's refusal of a parameter used to name
+// no line ("FILE: scheme S on T: bad scenario: ..."); it names the
+// parameter's line and params.NAME, or the first parameter's line for a
+// fault of several together.
+func TestSchemeParamErrors(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"topology: ring:3\nscheme: params\nparams: {hello: fast}\nduration: 1s\n",
+			`test.yaml:3: params.hello: bad scenario: scheme params on ring:3: params: param hello="fast": want a duration`},
+		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  a: x\n  hello: 1s\n  zz: 3\n  bad: 1\n  hello2: 2\n",
+			""},
+		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  zz: 1\n  hello: soon\n",
+			`test.yaml:6: params.hello: bad scenario: scheme params on ring:3: params: param hello="soon": want a duration`},
+		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  b: 2\n  a: 1\n",
+			"test.yaml:5: params: bad scenario: scheme params on ring:3: params: a and b together"},
+	} {
+		sc, err := Parse([]byte(c.yaml), "test.yaml", Options{Registry: paramRegistry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = sc.Setup(RunOptions{})
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", c.yaml, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != c.want || !errors.Is(err, ErrScenario) {
+			t.Errorf("error %v\nwant %s", err, c.want)
+		}
+	}
+}
+
+// TestSizeFieldsTakeUnits: size, request and response take what bytes
+// takes (docs/sim.md lists sizes with units); they used to be refused
+// with "is not an integer". Their ranges are kept.
+func TestSizeFieldsTakeUnits(t *testing.T) {
+	sc, err := parse(t, "topology: line:1\nscheme: learn\nduration: 1s\nworkloads:\n"+
+		"  - ping: {from: h1, to: h2, size: 56B}\n"+
+		"  - udp: {from: h1, to: h2, rate: 1Mbps, size: 1KB}\n"+
+		"  - tcp_rr: {from: h1, to: h2, request: 1KB, response: 2KiB}\n"+
+		"  - ping: {from: h1, to: h2, size: 1000}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sc.Workloads
+	if w[0].Size != 56 || w[1].Size != 1000 || w[2].Request != 1000 || w[2].Response != 2048 || w[3].Size != 1000 {
+		t.Errorf("sizes %d %d %d/%d %d", w[0].Size, w[1].Size, w[2].Request, w[2].Response, w[3].Size)
+	}
+	const head = "topology: line:1\nscheme: learn\nduration: 1s\n"
+	exactParseErrors(t, []parseErrorCase{
+		{"ping size past the MTU", head + "workloads:\n  - ping: {from: h1, to: h2, size: 1.5KB}\n", `test.yaml:5: workloads[0].ping.size: bad scenario: "1.5KB" must be between 1 and 1472 bytes`},
+		{"udp size unit", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, size: 1PB}\n", `test.yaml:5: workloads[0].udp.size: bad scenario: bad value: "1PB": unknown size unit (B, KB, MB, GB, KiB, MiB, GiB)`},
+		{"response past 16 MiB", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, response: 17MiB}\n", `test.yaml:5: workloads[0].tcp_rr.response: bad scenario: "17MiB" must be between 1 and 16777216 bytes`},
+		{"request negative", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, request: -1KB}\n", `test.yaml:5: workloads[0].tcp_rr.request: bad scenario: bad value: "-1KB" is negative`},
+	})
+	// Every unit ParseTime takes is in its message.
+	if v, err := ParseTime("2min"); err != nil || v != 120*element.Second {
+		t.Errorf("ParseTime(2min) = %v, %v", v, err)
+	}
+	if _, err := ParseTime("1h"); err == nil || err.Error() != `bad value: "1h": unknown time unit "h" (s, ms, us, µs, ns, ps, m, min)` {
+		t.Errorf("ParseTime(1h): %v", err)
+	}
+}
+
+// TestEmptyResults: a ping whose every probe is lost is completed (its
+// loss says how it went), a TCP flow still trying to connect at the end
+// is unfinished, neither failed; the JSON has every documented flow
+// field, zero or not, and the text says there is nothing rather than
+// print zeros.
+func TestEmptyResults(t *testing.T) {
+	_, res := sweepRun(t, `
+topology: line:1
+scheme: learn
+duration: 2s
+workloads:
+  - ping: {from: h1, to: h2, count: 2, interval: 100ms, at: 1ms}
+  - tcp: {from: h1, to: h2, bytes: 1KB, at: 1ms}
+failures:
+  - {at: 0s, link: [h1, s1], down}
+`, RunOptions{})
+	ping, tcp := res.Flows[0], res.Flows[1]
+	if !ping.Done || ping.Error != "" || *ping.Loss != 1 || tcp.Done || tcp.Error != "" {
+		t.Fatalf("ping %+v, tcp %+v", ping, tcp)
+	}
+	if a := res.Aggregate; a.Flows != 2 || a.Completed != 1 || a.Failed != 0 || a.Unfinished != 1 {
+		t.Errorf("aggregate %+v, want 1 completed, 0 failed, 1 unfinished", a)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Flows     []map[string]json.RawMessage `json:"flows"`
+		Aggregate map[string]json.RawMessage   `json:"aggregate"`
+		Top       map[string]json.RawMessage
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &out.Top); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []map[string]string{
+		{"dst": `"h2"`, "throughput_bps": "0", "sent": "2", "received": "0", "loss": "1", "error": `""`},
+		{"dst": `"h2"`, "throughput_bps": "0", "sent": "0", "received": "0", "loss": "null", "rtt": "null", "error": `""`},
+	} {
+		for _, k := range []string{"id", "kind", "src", "dst", "start_s", "done", "throughput_bps", "sent", "received", "loss", "rtt", "error", "detail"} {
+			if _, ok := out.Flows[i][k]; !ok {
+				t.Errorf("flow %d: no %s in the JSON", i+1, k)
+			}
+		}
+		for k, v := range want {
+			if got := string(out.Flows[i][k]); got != v {
+				t.Errorf("flow %d: %s = %s, want %s", i+1, k, got, v)
+			}
+		}
+	}
+	if string(out.Aggregate["unfinished"]) != "1" {
+		t.Errorf("aggregate %s", b)
+	}
+	for k, v := range map[string]string{"ports_with_drops": "[]", "captures": "[]", "element_counters": "", "failures": ""} {
+		got, ok := out.Top[k]
+		if !ok || v != "" && string(got) != v {
+			t.Errorf("%s = %s (present %v), want %s", k, got, ok, v)
+		}
+	}
+	var text strings.Builder
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if want := "aggregate: 2 flows, 1 completed, 0 failed, 1 unfinished; throughput 0 b/s; no rtt samples; loss 100.00% (2/2)\n"; !strings.Contains(text.String(), want) {
+		t.Errorf("text:\n%s\nwant the line %s", text.String(), want)
+	}
+	// Only pings: no data flow to sum.
+	_, res = sweepRun(t, "topology: line:1\nscheme: learn\nduration: 1s\nworkloads:\n  - tcp_rr: {from: h1, to: h2, count: 2}\n", RunOptions{})
+	text.Reset()
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "aggregate: 1 flows, 1 completed, 0 failed, 0 unfinished; no data flow; rtt p50 ") ||
+		!strings.Contains(text.String(), " (2 samples); no ping or udp packets\n") {
+		t.Errorf("text:\n%s", text.String())
+	}
+}
