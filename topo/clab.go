@@ -2,6 +2,7 @@ package topo
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
@@ -30,7 +31,10 @@ import (
 //     role: switch; otherwise a host if its kind is linux and it has exactly
 //     one link, else a switch (bridge, ovs-bridge, srl, ceos, ...).
 //   - labels role (other values) or edgefabric.role set Role;
-//     edgefabric.relay: "true" sets Relay; edgefabric.ports reserves ports.
+//     edgefabric.relay: "true" sets Relay (hosts only: refused on a
+//     switch); edgefabric.ports reserves ports.
+//   - the topology's name is name, unless topology.defaults.labels has
+//     edgefabric.name (written by WriteClab when name cannot hold it).
 //   - link vars rate and delay set the link's rate and delay.
 //   - links of containerlab's special endpoints (host, mgmt-net, macvlan,
 //     and link types other than veth) connect to the machine outside the
@@ -94,10 +98,11 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		return nil, err
 	}
 	var topoN *yaml.Node
+	var labName string
 	for _, e := range ents {
 		switch e.key {
 		case "name":
-			if r.b.g.Name, err = r.scalar(e.v, "name"); err != nil {
+			if labName, err = r.scalar(e.v, "name"); err != nil {
 				return nil, err
 			}
 		case "topology":
@@ -112,6 +117,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		return nil, err
 	}
 	defKind := ""
+	nameSet := false
 	kindDefaults := map[string]map[string]string{}
 	var nodesN, linksN *yaml.Node
 	for _, e := range tents {
@@ -121,8 +127,15 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		case "links":
 			linksN = e.v
 		case "defaults":
-			if defKind, _, err = r.clabKindLabels(e.v, "topology.defaults"); err != nil {
+			var labels map[string]string
+			if defKind, labels, err = r.clabKindLabels(e.v, "topology.defaults"); err != nil {
 				return nil, err
+			}
+			// The topology's own name, when containerlab's name could
+			// not carry it (WriteClab): it wins over name.
+			if n, ok := labels[labelPrefix+"name"]; ok {
+				r.b.g.Name = n
+				nameSet = true
 			}
 		case "kinds":
 			kinds, err := r.mapping(e.v, "topology.kinds")
@@ -137,6 +150,9 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 				kindDefaults[k.key] = labels
 			}
 		}
+	}
+	if !nameSet {
+		r.b.g.Name = labName
 	}
 	if nodesN == nil {
 		return nil, r.errf(topoN.Line, "topology.nodes", ErrSyntax, "missing")
@@ -216,7 +232,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			kind = Host
 		case hasEFKind && efKind == "switch":
 		case hasEFKind:
-			return nil, r.errf(n.labelLine(labelPrefix+"kind"), f+".labels."+labelPrefix+"kind", ErrBadValue, "%q (want switch or host)", efKind)
+			return nil, r.errf(n.labelLine(labelPrefix+"kind"), f+".labels."+labelPrefix+"kind", ErrBadValue, "%s (want switch or host)", quote(efKind))
 		case n.labels["role"] == "host":
 			kind = Host
 		case n.labels["role"] == "switch":
@@ -231,18 +247,18 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		if s, ok := n.labels[labelPrefix+"relay"]; ok {
 			v, err := strconv.ParseBool(s)
 			if err != nil {
-				return nil, r.errf(n.labelLine(labelPrefix+"relay"), f+".labels."+labelPrefix+"relay", ErrBadValue, "%q is not true or false", s)
+				return nil, r.errf(n.labelLine(labelPrefix+"relay"), f+".labels."+labelPrefix+"relay", ErrBadValue, "%s is not true or false", quote(s))
+			}
+			if v && kind == Switch {
+				return nil, r.errAt(n.labelLine(labelPrefix+"relay"), f+".labels."+labelPrefix+"relay", errSwitchRelay)
 			}
 			relay = v
 		}
 		ports := 0
 		if s, ok := n.labels[labelPrefix+"ports"]; ok {
-			v, err := strconv.Atoi(s)
+			v, err := parsePorts(s)
 			if err != nil {
-				return nil, r.errf(n.labelLine(labelPrefix+"ports"), f+".labels."+labelPrefix+"ports", ErrBadValue, "%q is not an integer", s)
-			}
-			if v < 0 || v > MaxPorts {
-				return nil, r.errf(n.labelLine(labelPrefix+"ports"), f+".labels."+labelPrefix+"ports", ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, v)
+				return nil, r.errAt(n.labelLine(labelPrefix+"ports"), f+".labels."+labelPrefix+"ports", err)
 			}
 			ports = v
 		}
@@ -371,7 +387,7 @@ func (r *resolver) clabLink(n *yaml.Node, f string, byName map[string]*clabNode)
 			}
 			i := strings.LastIndexByte(s, ':')
 			if i < 0 {
-				return l, false, r.errf(ep.Line, ff, ErrSyntax, "endpoint %q: want node:interface", s)
+				return l, false, r.errf(ep.Line, ff, ErrSyntax, "endpoint %s: want node:interface", quote(s))
 			}
 			ce.node, ce.iface = s[:i], s[i+1:]
 		}
@@ -404,11 +420,11 @@ var lastNumber = regexp.MustCompile(`(\d+)\D*$`)
 func ifacePort(iface string) (int, error) {
 	m := lastNumber.FindStringSubmatch(iface)
 	if m == nil {
-		return 0, fmt.Errorf("%w: interface %q has no port number", ErrBadPort, iface)
+		return 0, fmt.Errorf("%w: interface %s has no port number", ErrBadPort, quote(iface))
 	}
 	p, err := strconv.Atoi(m[1])
 	if err != nil || p < 1 || p > MaxPorts {
-		return 0, fmt.Errorf("%w: interface %q: port must be 1..%d (eth0 is containerlab's management interface)", ErrBadPort, iface, MaxPorts)
+		return 0, fmt.Errorf("%w: interface %s: port must be 1..%d (eth0 is containerlab's management interface)", ErrBadPort, quote(iface), MaxPorts)
 	}
 	return p, nil
 }
@@ -419,6 +435,10 @@ var clabNameRE = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // container (the image is a placeholder to replace: edgefabric's own
 // engine runs switches itself), port p as interface ethp, the model's
 // attributes as labels and link vars so that a round trip keeps them.
+// A lab name is letters, digits, '-' and '_' (it names containers and
+// directories), so a graph name with other characters ("ring:3") is
+// written there with '-' for them ("ring-3"), and as itself in the label
+// edgefabric.name of topology.defaults, which the loader reads back.
 func WriteClab(w io.Writer, g *Graph) error {
 	bw := bufio.NewWriter(w)
 	name := strings.Trim(clabNameRE.ReplaceAllString(g.Name, "-"), "-")
@@ -427,7 +447,12 @@ func WriteClab(w io.Writer, g *Graph) error {
 	}
 	fmt.Fprintf(bw, "# containerlab topology written by edgefabric from %s\n", yamlString(g.Name))
 	fmt.Fprintf(bw, "name: %s\n", yamlString(name))
-	bw.WriteString("topology:\n  kinds:\n    linux:\n      image: alpine:3\n")
+	bw.WriteString("topology:\n")
+	if name != g.Name {
+		q, _ := json.Marshal(g.Name) // a JSON string is a valid YAML double-quoted scalar
+		fmt.Fprintf(bw, "  defaults:\n    labels: {%sname: %s}\n", labelPrefix, q)
+	}
+	bw.WriteString("  kinds:\n    linux:\n      image: alpine:3\n")
 	if len(g.nodes) == 0 {
 		bw.WriteString("  nodes: {}\n")
 	} else {

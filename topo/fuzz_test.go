@@ -100,7 +100,7 @@ func FuzzGraphML(f *testing.F) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"fattree:4", "leafspine:2,5,5", "hyperx:3", "hyperx:2,1", "bcube:4,2", "ciscodc:2,2,1", "cube:2,2,2,1", "torus:3,3,3,0", "jellyfish:10,5,3", "line:3", "ring:3", "spain-fig2", "spain-testbed", "dumbnet-fig1", "dumbnet-testbed", "fattree:x", "bcube:1,2", "bcube:1,9000000000000000000", ""} {
+	for _, s := range []string{"fattree:4", "leafspine:2,5,5", "hyperx:3", "hyperx:2,1", "bcube:4,2", "ciscodc:2,2,1", "cube:2,2,2,1", "torus:3,3,3,0", "jellyfish:10,5,3", "line:3", "ring:3", "spain-fig2", "spain-testbed", "dumbnet-fig1", "dumbnet-testbed", "fattree:x", "bcube:1,2", "bcube:1,9000000000000000000", "fattree:99999999999999999999", "ring:-99999999999999999999", ""} {
 		f.Add(s, uint64(1))
 	}
 	f.Fuzz(func(t *testing.T, spec string, seed uint64) {

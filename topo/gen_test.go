@@ -366,7 +366,15 @@ func TestSpecErrors(t *testing.T) {
 		"cube:2,0,2":                  `topo: spec "cube:2,0,2": Y: bad value: must be at least 1, got 0`,
 		"spain-fig2:3":                `topo: spec "spain-fig2:3": bad topology spec: spain-fig2 takes no arguments`,
 		"fattree:4800":                `topo: spec "fattree:4800": topology too large: about 2.77e+10 nodes and 8.29e+10 links, limits 4000000 and 8000000`,
-		"hyperx:99999999999999999999": `topo: spec "hyperx:99999999999999999999": k: bad topology spec: "99999999999999999999" is not an integer`,
+		"hyperx:99999999999999999999": `topo: spec "hyperx:99999999999999999999": k: topology too large: 99999999999999999999 is out of range: every argument is 0..4000000 (the node limit)`,
+		// An integer too long for an int is out of range, not "not an
+		// integer", for every argument; so is any above MaxArg.
+		"fattree:99999999999999999999":         `topo: spec "fattree:99999999999999999999": p: topology too large: 99999999999999999999 is out of range: every argument is 0..4000000 (the node limit)`,
+		"leafspine:2,5,99999999999999999999":   `topo: spec "leafspine:2,5,99999999999999999999": H: topology too large: 99999999999999999999 is out of range: every argument is 0..4000000 (the node limit)`,
+		"jellyfish:20,8,+99999999999999999999": `topo: spec "jellyfish:20,8,+99999999999999999999": R: topology too large: +99999999999999999999 is out of range: every argument is 0..4000000 (the node limit)`,
+		"ring:4000001":                         `topo: spec "ring:4000001": n: topology too large: 4000001 is out of range: every argument is 0..4000000 (the node limit)`,
+		"bcube:2,-99999999999999999999":        `topo: spec "bcube:2,-99999999999999999999": l: bad topology spec: must not be negative, got -99999999999999999999`,
+		"ring:1.5":                             `topo: spec "ring:1.5": n: bad topology spec: "1.5" is not an integer`,
 	} {
 		_, err := Parse(spec, 1)
 		if err == nil || err.Error() != want {

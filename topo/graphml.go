@@ -26,18 +26,22 @@ import (
 //     gets LoadOptions.ZooHosts hosts on the following ports. A link's rate
 //     is the edge's LinkSpeedRaw (b/s) when given, its delay the
 //     great-circle distance between the two nodes' Latitude/Longitude at
-//     2×10⁸ m/s (light in fibre), in whole nanoseconds, when both are
-//     given, else the defaults. The graph's name is its id, else the Zoo's
-//     Network data, else the file name.
+//     2×10⁸ m/s (light in fibre), in whole nanoseconds, when both nodes
+//     have both, else the defaults; a coordinate that is given must be a
+//     number of degrees in range (latitude -90..90, longitude -180..180),
+//     else it is an error. The graph's name is its id, else the Zoo's
+//     Network data, else the file name. With LoadOptions.ZooHostsSet, a
+//     file in edgefabric's dialect is refused (ErrNoEffect).
 
 type gmlKey struct {
 	forWhat, name string
 }
 
 type gmlNode struct {
-	id   string
-	line int
-	data map[string]string // by attr.name
+	id    string
+	line  int
+	data  map[string]string // by attr.name
+	lines map[string]int    // each data element's line, by attr.name
 }
 
 type gmlEdge struct {
@@ -57,6 +61,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	var curEdge *gmlEdge
 	var curData map[string]string
 	var curKey string
+	var curKeyLine int
 	var text strings.Builder
 	graphs := 0
 	sawRoot := false
@@ -102,7 +107,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 				if curNode != nil {
 					return nil, r.errf(ln, "node", ErrSyntax, "node inside node")
 				}
-				curNode = &gmlNode{id: attr("id"), line: ln, data: map[string]string{}}
+				curNode = &gmlNode{id: attr("id"), line: ln, data: map[string]string{}, lines: map[string]int{}}
 				if curNode.id == "" {
 					return nil, r.errf(ln, "node.id", ErrSyntax, "node without id")
 				}
@@ -113,7 +118,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			case "hyperedge":
 				return nil, r.errf(ln, "hyperedge", ErrSyntax, "hyperedges are not supported")
 			case "data":
-				curKey = attr("key")
+				curKey, curKeyLine = attr("key"), ln
 				text.Reset()
 			}
 		case xml.CharData:
@@ -138,6 +143,9 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 						v = strings.TrimSpace(v)
 					}
 					curData[name] = v
+					if curNode != nil {
+						curNode.lines[name] = curKeyLine
+					}
 				}
 				curKey = ""
 			case "node":
@@ -188,6 +196,9 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 		used[name] = true
 		byID[n.id] = name
 	}
+	if native && o.ZooHostsSet {
+		return nil, r.errf(0, "", ErrNoEffect, "hosts per switch apply only to GraphML files without edgefabric annotations (Topology Zoo), and this one has them (ef.kind)")
+	}
 	hostsPer := 0
 	if !native {
 		hostsPer = o.ZooHosts
@@ -211,23 +222,23 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			case "host":
 				kind = Host
 			default:
-				return nil, r.errf(n.line, "node "+strconv.Quote(n.id)+" ef.kind", ErrBadValue, "%q (want switch or host)", n.data["ef.kind"])
+				return nil, r.errf(n.line, "node "+strconv.Quote(n.id)+" ef.kind", ErrBadValue, "%s (want switch or host)", quote(n.data["ef.kind"]))
 			}
 			role = n.data["ef.role"]
 			if s, ok := n.data["ef.relay"]; ok {
 				v, err := strconv.ParseBool(s)
 				if err != nil {
-					return nil, r.errf(n.line, "node "+strconv.Quote(n.id)+" ef.relay", ErrBadValue, "%q is not true or false", s)
+					return nil, r.errf(n.line, "node "+strconv.Quote(n.id)+" ef.relay", ErrBadValue, "%s is not true or false", quote(s))
+				}
+				if v && kind == Switch {
+					return nil, r.errAt(dataLine(n, "ef.relay"), "node "+strconv.Quote(n.id)+" ef.relay", errSwitchRelay)
 				}
 				relay = v
 			}
 			if s, ok := n.data["ef.ports"]; ok {
-				v, err := strconv.Atoi(s)
+				v, err := parsePorts(s)
 				if err != nil {
-					return nil, r.errf(n.line, "node "+strconv.Quote(n.id)+" ef.ports", ErrBadValue, "%q is not an integer", s)
-				}
-				if v < 0 || v > MaxPorts {
-					return nil, r.errf(n.line, "node "+strconv.Quote(n.id)+" ef.ports", ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, v)
+					return nil, r.errAt(n.line, "node "+strconv.Quote(n.id)+" ef.ports", err)
 				}
 				ports = v
 			}
@@ -247,9 +258,15 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	coords := map[string]coord{}
 	if !native {
 		for _, n := range nodes {
-			la, e1 := strconv.ParseFloat(n.data["Latitude"], 64)
-			lo, e2 := strconv.ParseFloat(n.data["Longitude"], 64)
-			if e1 == nil && e2 == nil && math.Abs(la) <= 90 && math.Abs(lo) <= 360 {
+			la, okLa, err := r.degrees(n, "Latitude", 90)
+			if err != nil {
+				return nil, err
+			}
+			lo, okLo, err := r.degrees(n, "Longitude", 180)
+			if err != nil {
+				return nil, err
+			}
+			if okLa && okLo {
 				coords[n.id] = coord{la, lo}
 			}
 		}
@@ -289,7 +306,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			if s, ok := e.data["LinkSpeedRaw"]; ok && s != "" {
 				v, err := strconv.ParseFloat(s, 64)
 				if err != nil || !(v >= 1 && v <= 1e15) {
-					return nil, r.errf(e.line, f+".LinkSpeedRaw", ErrBadValue, "%q is not a rate in b/s", s)
+					return nil, r.errf(e.line, f+".LinkSpeedRaw", ErrBadValue, "%s is not a rate in b/s", quote(s))
 				}
 				rate = int64(v)
 			}
@@ -324,6 +341,30 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 		}
 	}
 	return r.graph(declared, lines, func(id NodeID) string { return fields[id] })
+}
+
+// dataLine is the line of a node's data element, else the node's.
+func dataLine(n *gmlNode, key string) int {
+	if l := n.lines[key]; l > 0 {
+		return l
+	}
+	return n.line
+}
+
+// degrees reads a node's Latitude or Longitude: absent or empty is no
+// coordinate (ok false); anything but a number of degrees in -max..max
+// (NaN, Inf, 999, "north") is an error, not a silent fallback to the
+// default delay.
+func (r *resolver) degrees(n *gmlNode, key string, max float64) (v float64, ok bool, err error) {
+	s, ok := n.data[key]
+	if !ok || s == "" {
+		return 0, false, nil
+	}
+	v, perr := strconv.ParseFloat(s, 64)
+	if perr != nil || !(v >= -max && v <= max) { // NaN fails both
+		return 0, false, r.errf(dataLine(n, key), "node "+strconv.Quote(n.id)+" "+key, ErrBadValue, "%s is not a %s in degrees (want -%g..%g)", quote(s), strings.ToLower(key), max, max)
+	}
+	return v, true, nil
 }
 
 // fibreDelay is the propagation delay over the great circle between two

@@ -3,10 +3,12 @@ package topo
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -27,6 +29,18 @@ const (
 	// FormatDOT is Graphviz DOT, export only.
 	FormatDOT
 )
+
+// ErrExportOnly reports a file in a format edgefabric writes but cannot
+// read (DOT).
+var ErrExportOnly = errors.New("export-only format")
+
+// ErrNoEffect reports an option given explicitly where it would change
+// nothing: hosts per switch for anything but a Topology Zoo style GraphML
+// file.
+var ErrNoEffect = errors.New("no effect")
+
+// readable names the formats Load reads, for errors.
+const readable = "native YAML or JSON, containerlab (.clab.yml) and GraphML"
 
 var formatNames = []string{"invalid", "yaml", "json", "clab", "graphml", "dot"}
 
@@ -55,6 +69,11 @@ type LoadOptions struct {
 	// ZooHosts is how many hosts each switch of a GraphML file without
 	// edgefabric annotations (a Topology Zoo graph) gets.
 	ZooHosts int
+	// ZooHostsSet says the caller chose ZooHosts (a command-line flag
+	// given): reading anything else than a Topology Zoo style GraphML
+	// file, where ZooHosts would be silently ignored, is then an error
+	// (ErrNoEffect). ResolveWith refuses it for a spec likewise.
+	ZooHostsSet bool
 }
 
 // DefaultZooHosts is Load's LoadOptions.ZooHosts: one host per router, so
@@ -97,6 +116,9 @@ func Decode(data []byte, file string, o LoadOptions) (*Graph, error) {
 	if o.ZooHosts < 0 {
 		return nil, fmt.Errorf("topo: %w: hosts per switch must not be negative, got %d", ErrBadValue, o.ZooHosts)
 	}
+	if o.ZooHostsSet && f != FormatGraphML && f != FormatDOT {
+		return nil, fmt.Errorf("topo: %s: %w: hosts per switch apply only to GraphML files without edgefabric annotations (Topology Zoo), and this is a %s file", file, ErrNoEffect, formatLong[f])
+	}
 	var g *Graph
 	var err error
 	switch f {
@@ -106,6 +128,8 @@ func Decode(data []byte, file string, o LoadOptions) (*Graph, error) {
 		g, err = decodeClab(file, data)
 	case FormatGraphML:
 		g, err = decodeGraphML(file, data, o)
+	case FormatDOT:
+		return nil, fmt.Errorf("topo: %s: %w: DOT (Graphviz) can be written but not read; edgefabric reads %s", file, ErrExportOnly, readable)
 	default:
 		return nil, fmt.Errorf("topo: %s: %w: cannot read format %v", file, ErrBadValue, f)
 	}
@@ -118,9 +142,18 @@ func Decode(data []byte, file string, o LoadOptions) (*Graph, error) {
 	return g, nil
 }
 
+// formatLong names formats in errors.
+var formatLong = map[Format]string{FormatYAML: "native YAML", FormatJSON: "native JSON", FormatClab: "containerlab", FormatGraphML: "GraphML", FormatDOT: "DOT"}
+
+// dotStart matches the start of a DOT graph: [strict] (graph|digraph)
+// [ID] '{', keywords in any case as DOT has them.
+var dotStart = regexp.MustCompile(`^(?i:strict[ \t\r\n]+)?(?i:di)?(?i:graph)([ \t\r\n]+("([^"\\]|\\.)*"|[^ \t\r\n{"]+))?[ \t\r\n]*\{`)
+
 // DetectFormat guesses a file's format: GraphML by extension or a leading
-// '<', JSON by extension or a leading '{', containerlab when the top-level
-// mapping has a "topology" key, native YAML otherwise.
+// '<', JSON by extension or a leading '{', DOT (export only, so that Load
+// can say so) by extension .dot or .gv or a leading "graph", "digraph" or
+// "strict" opening a DOT graph, containerlab when the top-level mapping has
+// a "topology" key, native YAML otherwise.
 func DetectFormat(file string, data []byte) Format {
 	ext := strings.ToLower(filepath.Ext(file))
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
@@ -129,6 +162,8 @@ func DetectFormat(file string, data []byte) Format {
 		return FormatGraphML
 	case ext == ".json" || bytes.HasPrefix(trimmed, []byte("{")):
 		return FormatJSON
+	case ext == ".dot" || ext == ".gv" || dotStart.Match(trimmed[:min(len(trimmed), 4096)]):
+		return FormatDOT
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, 1<<20)

@@ -240,12 +240,12 @@ func TestGraphML(t *testing.T) {
 	}
 	// Zoo: labels that collide again after "#id" is appended, a router
 	// labelled like a generated host (its label indented: Zoo data is
-	// trimmed), a latitude out of range, and a
+	// trimmed), a longitude without a latitude (no coordinate), and a
 	// graph id that wins over the Network data.
 	const zooNames = `<graphml><key id="l" for="node" attr.name="label"/><key id="n" for="graph" attr.name="Network"/>
 <key id="la" for="node" attr.name="Latitude"/><key id="lo" for="node" attr.name="Longitude"/>
 <graph id="G"><data key="n">Net</data>
-<node id="1"><data key="l">X</data><data key="la">95</data><data key="lo">0</data></node>
+<node id="1"><data key="l">X</data><data key="lo">0</data></node>
 <node id="2"><data key="l">X#3</data><data key="la">0</data><data key="lo">0</data></node>
 <node id="5"><data key="l">X#3#3</data><data key="la">0</data><data key="lo">1</data></node>
 <node id="3"><data key="l">X</data></node>
@@ -266,7 +266,7 @@ func TestGraphML(t *testing.T) {
 		t.Errorf("names %q, graph %q; want %q and G", got, g.Name, want)
 	}
 	if g.Link(0).Delay != DefaultDelay {
-		t.Errorf("latitude 95 is no coordinate: delay %d, want the default", g.Link(0).Delay)
+		t.Errorf("a longitude alone is no coordinate: delay %d, want the default", g.Link(0).Delay)
 	}
 	// One degree along the equator, 111,194.9 m: 555,974.6 ns, rounded.
 	if d, want := g.Link(1).Delay, 555975*element.Nanosecond; d != want {

@@ -81,7 +81,7 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 			return nil, err
 		}
 		var name, role string
-		kind, relay, ports, nameLine := Switch, false, 0, n.Line
+		kind, relay, ports, nameLine, relayLine := Switch, false, 0, n.Line, 0
 		for _, e := range ents {
 			ff := joinField(f, e.key)
 			switch e.key {
@@ -97,20 +97,24 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 					case "host":
 						kind = Host
 					default:
-						err = r.errf(e.v.Line, ff, ErrBadValue, "%q (want switch or host)", s)
+						err = r.errf(e.v.Line, ff, ErrBadValue, "%s (want switch or host)", quote(s))
 					}
 				}
 			case "role":
 				if role, err = r.scalar(e.v, ff); err == nil && !printable(role) {
-					err = r.errf(e.v.Line, ff, ErrBadValue, "%q: control character or invalid UTF-8", role)
+					err = r.errf(e.v.Line, ff, ErrBadValue, "%s: control character or invalid UTF-8", quote(role))
 				}
 			case "relay":
 				relay, err = r.boolean(e.v, ff)
+				relayLine = e.v.Line
 			case "ports":
 				// Checked here, not only when the node is added, so that
 				// the error names this field and line.
-				if ports, err = r.integer(e.v, ff); err == nil && (ports < 0 || ports > MaxPorts) {
-					err = r.errf(e.v.Line, ff, ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, ports)
+				var s string
+				if s, err = r.scalar(e.v, ff); err == nil {
+					if ports, err = parsePorts(s); err != nil {
+						err = r.errAt(e.v.Line, ff, err)
+					}
 				}
 			default:
 				err = r.errf(e.k.Line, ff, ErrSyntax, "unknown key (want name, kind, role, relay, ports)")
@@ -121,6 +125,9 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 		}
 		if name == "" {
 			return nil, r.errf(nameLine, joinField(f, "name"), ErrBadValue, "missing or empty")
+		}
+		if relay && kind == Switch {
+			return nil, r.errAt(relayLine, joinField(f, "relay"), errSwitchRelay)
 		}
 		id, err := r.node(nameLine, joinField(f, "name"), name, kind, role, relay, ports)
 		if err != nil {

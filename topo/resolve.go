@@ -45,6 +45,32 @@ func (e *posError) Error() string {
 
 func (e *posError) Unwrap() error { return e.err }
 
+// maxQuoted bounds how much of an input value an error quotes: a whole
+// file read as one scalar (a DOT file taken for YAML) must not become the
+// error message.
+const maxQuoted = 40
+
+// quote quotes an input value for an error, cut after maxQuoted
+// characters with "…" appended.
+func quote(s string) string {
+	if c := clip(s); len(c) < len(s) {
+		return strconv.Quote(c) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+// clip cuts s after maxQuoted characters.
+func clip(s string) string {
+	n := 0
+	for i := range s {
+		if n == maxQuoted {
+			return s[:i]
+		}
+		n++
+	}
+	return s
+}
+
 // oneLine keeps error texts on one line whatever the input contained.
 func oneLine(s string) string {
 	if !strings.ContainsAny(s, "\r\n") {
@@ -84,7 +110,7 @@ func (r *resolver) node(line int, field, name string, kind Kind, role string, re
 		return -1, r.errf(line, field, ErrDuplicateName, "%q", name)
 	}
 	if !printable(role) {
-		return -1, r.errf(line, field, ErrBadValue, "role %q: control character or invalid UTF-8", role)
+		return -1, r.errf(line, field, ErrBadValue, "role %s: control character or invalid UTF-8", quote(role))
 	}
 	if ports < 0 || ports > MaxPorts {
 		return -1, r.errf(line, field, ErrBadPort, "ports must be 0..%d, got %d", MaxPorts, ports)
@@ -99,6 +125,26 @@ func (r *resolver) node(line int, field, name string, kind Kind, role string, re
 	n := r.b.Node(id)
 	n.Role, n.Relay, n.Ports = role, relay, ports
 	return id, nil
+}
+
+// errSwitchRelay is the error for Relay set on a switch: relaying is what
+// a host does when it forwards between its NICs (BCube servers); a switch
+// forwards anyway, so the flag there is a mistake, not a no-op.
+var errSwitchRelay = fmt.Errorf("%w: only a host can relay (forward between its NICs, as BCube servers do); this node is a switch", ErrBadValue)
+
+// parsePorts reads a node's declared port count, 0..MaxPorts. A number
+// too long for an int is out of range, not "not an integer".
+func parsePorts(s string) (int, error) {
+	v, err := strconv.Atoi(s)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("%w: ports must be 0..%d, got %s", ErrBadPort, MaxPorts, clip(s))
+	case err != nil:
+		return 0, fmt.Errorf("%w: %s is not an integer", ErrBadValue, quote(s))
+	case v < 0 || v > MaxPorts:
+		return 0, fmt.Errorf("%w: ports must be 0..%d, got %d", ErrBadPort, MaxPorts, v)
+	}
+	return v, nil
 }
 
 // endRef is an endpoint as written: a node name and a port, 0 for the next
@@ -116,13 +162,13 @@ func parseEnd(s string) (endRef, error) {
 	if i := strings.LastIndexByte(s, ':'); i >= 0 {
 		p, err := strconv.Atoi(s[i+1:])
 		if err != nil {
-			return endRef{}, fmt.Errorf("%w: endpoint %q: port %q is not a number", ErrBadPort, s, s[i+1:])
+			return endRef{}, fmt.Errorf("%w: endpoint %s: port %s is not a number", ErrBadPort, quote(s), quote(s[i+1:]))
 		}
 		if p < 1 || p > MaxPorts {
-			return endRef{}, fmt.Errorf("%w: endpoint %q: port must be 1..%d", ErrBadPort, s, MaxPorts)
+			return endRef{}, fmt.Errorf("%w: endpoint %s: port must be 1..%d", ErrBadPort, quote(s), MaxPorts)
 		}
 		if i == 0 {
-			return endRef{}, fmt.Errorf("%w: endpoint %q: no node name", ErrBadValue, s)
+			return endRef{}, fmt.Errorf("%w: endpoint %s: no node name", ErrBadValue, quote(s))
 		}
 		return endRef{s[:i], p}, nil
 	}

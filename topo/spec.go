@@ -24,6 +24,12 @@ const (
 	MaxLinks = 8_000_000
 )
 
+// MaxArg bounds every spec argument: no topology within MaxNodes has a
+// count (switches, hosts, ports, levels) above it, since every generator
+// builds at least that many nodes from each argument or refuses it (ports
+// stop at MaxPorts).
+const MaxArg = MaxNodes
+
 // generator is one entry of the spec table: its argument names (optional
 // ones after the required ones), what it builds and how to size it first.
 type generator struct {
@@ -213,11 +219,18 @@ func parse(spec string, seed uint64, maxNodes, maxLinks float64) (*Graph, error)
 	}
 	a := make([]int, len(fields))
 	for i, f := range fields {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
+		t := strings.TrimSpace(f)
+		v, err := strconv.Atoi(t)
+		switch {
+		case errors.Is(err, strconv.ErrRange) && strings.HasPrefix(t, "-"):
+			return nil, fmt.Errorf("topo: spec %q: %s: %w: must not be negative, got %s", spec, gen.args[i], ErrBadSpec, t)
+		case errors.Is(err, strconv.ErrRange) || err == nil && v > MaxArg:
+			// An integer all the same, just far too large: say how large
+			// an argument may be, not that it is no number.
+			return nil, fmt.Errorf("topo: spec %q: %s: %w: %s is out of range: every argument is 0..%d (the node limit)", spec, gen.args[i], ErrTooLarge, t, MaxArg)
+		case err != nil:
 			return nil, fmt.Errorf("topo: spec %q: %s: %w: %q is not an integer", spec, gen.args[i], ErrBadSpec, f)
-		}
-		if v < 0 {
+		case v < 0:
 			return nil, fmt.Errorf("topo: spec %q: %s: %w: must not be negative, got %d", spec, gen.args[i], ErrBadSpec, v)
 		}
 		a[i] = v
@@ -287,6 +300,9 @@ func ResolveWith(specOrPath string, seed uint64, o LoadOptions) (*Graph, error) 
 		return LoadWith(specOrPath, o)
 	}
 	if IsSpec(specOrPath) {
+		if o.ZooHostsSet {
+			return nil, fmt.Errorf("topo: spec %q: %w: hosts per switch apply only to GraphML files without edgefabric annotations (Topology Zoo); a spec places its own hosts", specOrPath, ErrNoEffect)
+		}
 		return Parse(specOrPath, seed)
 	}
 	if strings.ContainsAny(specOrPath, "/.\\") {

@@ -306,7 +306,7 @@ func TestFormatEdges(t *testing.T) {
 			t.Errorf("Format(%d) = %q, want %q", uint8(f), got, want)
 		}
 	}
-	if _, err := Decode([]byte("graph x {}\n"), "x.dot", LoadOptions{Format: FormatDOT}); errText(err) != "topo: x.dot: bad value: cannot read format dot" {
+	if _, err := Decode([]byte("graph x {}\n"), "x.dot", LoadOptions{Format: FormatDOT}); errText(err) != "topo: x.dot: export-only format: DOT (Graphviz) can be written but not read; edgefabric reads native YAML or JSON, containerlab (.clab.yml) and GraphML" {
 		t.Errorf("decode DOT: %v", err)
 	}
 	long := "# " + strings.Repeat("x", 2000) + "\nname: x\ntopology:\n  nodes: {}\n"
@@ -394,7 +394,7 @@ func TestClabEdges(t *testing.T) {
 }
 
 // TestZooData: data without a key declaration is read under its key's
-// name; coordinates at the poles and longitudes up to 360 count, a node
+// name; coordinates at the poles and longitudes up to 180 count, a node
 // with a latitude only has none; an empty LinkSpeedRaw is no speed, and
 // 1e15 is the highest.
 func TestZooData(t *testing.T) {
@@ -405,8 +405,8 @@ func TestZooData(t *testing.T) {
 	const coords = `<graphml><key id="la" for="node" attr.name="Latitude"/><key id="lo" for="node" attr.name="Longitude"/><key id="s" for="edge" attr.name="LinkSpeedRaw"/><graph>
 <node id="1"><data key="la">90</data><data key="lo">0</data></node>
 <node id="2"><data key="la">89</data><data key="lo">0</data></node>
-<node id="3"><data key="la">0</data><data key="lo">200</data></node>
-<node id="4"><data key="la">0</data><data key="lo">199</data></node>
+<node id="3"><data key="la">0</data><data key="lo">180</data></node>
+<node id="4"><data key="la">0</data><data key="lo">179</data></node>
 <node id="5"><data key="la">0</data></node>
 <edge source="1" target="2"><data key="s"></data></edge>
 <edge source="3" target="4"><data key="s">1e15</data></edge>

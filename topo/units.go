@@ -17,7 +17,7 @@ func ParseRate(s string) (int64, error) {
 	// A capital B is bytes (1GB/s, 10GBps): read as bits, the link would
 	// be 8 times slower than meant.
 	if strings.Contains(strings.ReplaceAll(t, "Bit", "bit"), "B") {
-		return 0, fmt.Errorf("%w: rate %q: rates are in bits per second (10Gbps, 10Gb/s, 10G), and a capital B is bytes", ErrBadValue, s)
+		return 0, fmt.Errorf("%w: rate %s: rates are in bits per second (10Gbps, 10Gb/s, 10G), and a capital B is bytes", ErrBadValue, quote(s))
 	}
 	low := strings.ToLower(t)
 	for _, suf := range []string{"bps", "b/s", "bit/s"} {
@@ -38,11 +38,11 @@ func ParseRate(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(low), 64)
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%w: rate %q: want bits per second like 1G, 10Gbps or 100M", ErrBadValue, s)
+		return 0, fmt.Errorf("%w: rate %s: want bits per second like 1G, 10Gbps or 100M", ErrBadValue, quote(s))
 	}
 	r := v * mult
 	if r < 1 || r > 1e15 {
-		return 0, fmt.Errorf("%w: rate %q: must be between 1 b/s and 1 Pb/s", ErrBadValue, s)
+		return 0, fmt.Errorf("%w: rate %s: must be between 1 b/s and 1 Pb/s", ErrBadValue, quote(s))
 	}
 	return int64(math.Round(r)), nil
 }
@@ -84,7 +84,7 @@ func ParseDelay(s string) (element.Time, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("%w: delay %q: want a duration like 1us, 500ns or 2ms (at most 1h)", ErrBadValue, s)
+	return 0, fmt.Errorf("%w: delay %s: want a duration like 1us, 500ns or 2ms (at most 1h)", ErrBadValue, quote(s))
 }
 
 // FormatDelay writes a delay exactly with the largest unit that divides

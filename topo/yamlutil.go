@@ -103,18 +103,6 @@ func (r *resolver) scalar(n *yaml.Node, field string) (string, error) {
 	return n.Value, nil
 }
 
-func (r *resolver) integer(n *yaml.Node, field string) (int, error) {
-	s, err := r.scalar(n, field)
-	if err != nil {
-		return 0, err
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return 0, r.errf(line(n), field, ErrBadValue, "%q is not an integer", s)
-	}
-	return v, nil
-}
-
 func (r *resolver) boolean(n *yaml.Node, field string) (bool, error) {
 	s, err := r.scalar(n, field)
 	if err != nil {
@@ -122,7 +110,7 @@ func (r *resolver) boolean(n *yaml.Node, field string) (bool, error) {
 	}
 	v, err := strconv.ParseBool(s)
 	if err != nil {
-		return false, r.errf(line(n), field, ErrBadValue, "%q is not true or false", s)
+		return false, r.errf(line(n), field, ErrBadValue, "%s is not true or false", quote(s))
 	}
 	return v, nil
 }
@@ -151,7 +139,7 @@ func kindName(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "null"
 		}
-		return fmt.Sprintf("%q", n.Value)
+		return quote(n.Value) // bounded: it may be a whole file
 	}
 	return "an alias"
 }

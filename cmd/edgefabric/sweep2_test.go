@@ -336,7 +336,7 @@ func TestSweep2HelpDefaults(t *testing.T) {
 		}},
 		{[]string{"topo", "show"}, []string{
 			"      --exact-diameter         compute the exact diameter however long it takes\n",
-			"(Topology Zoo) (default 1)\n",
+			"(Topology Zoo); refused elsewhere (default 1)\n",
 		}},
 	} {
 		code, out, _ := topoCLI(append(c.args, "--help")...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,18 +17,26 @@ import (
 type topoFlags struct {
 	seed     uint64
 	zooHosts int
+	c        *cobra.Command
 }
 
 func (f *topoFlags) register(c *cobra.Command) {
+	f.c = c
 	c.Flags().Uint64Var(&f.seed, "seed", 1, "seed for random topologies (jellyfish)")
-	c.Flags().IntVar(&f.zooHosts, "hosts-per-switch", topo.DefaultZooHosts, "hosts added to each switch of a GraphML file without edgefabric annotations (Topology Zoo)")
+	c.Flags().IntVar(&f.zooHosts, "hosts-per-switch", topo.DefaultZooHosts, "hosts added to each switch of a GraphML file without edgefabric annotations (Topology Zoo); refused elsewhere")
 }
 
 func (f *topoFlags) resolve(arg string) (*topo.Graph, error) {
 	if f.zooHosts < 0 {
 		return nil, badInput(fmt.Errorf("--hosts-per-switch must not be negative, got %d", f.zooHosts))
 	}
-	g, err := topo.ResolveWith(arg, f.seed, topo.LoadOptions{ZooHosts: f.zooHosts})
+	// Given explicitly, the flag must take effect: on a spec or a file
+	// with its own hosts it would be silently ignored.
+	set := f.c.Flags().Changed("hosts-per-switch")
+	g, err := topo.ResolveWith(arg, f.seed, topo.LoadOptions{ZooHosts: f.zooHosts, ZooHostsSet: set})
+	if errors.Is(err, topo.ErrNoEffect) {
+		return nil, badInput(fmt.Errorf("--hosts-per-switch: %w", err))
+	}
 	if err != nil {
 		return nil, badInput(err)
 	}
@@ -45,7 +54,7 @@ Specs:
   ` + strings.Join(topo.Specs(), "\n  ") + `
 
 Files: native YAML or JSON, containerlab (.clab.yml), GraphML (Topology Zoo);
-see docs/topology.md.`,
+DOT is written, not read. See docs/topology.md.`,
 	}
 	c.AddCommand(newTopoShowCmd(), newTopoExportCmd(), newTopoListCmd())
 	return c

@@ -166,3 +166,78 @@ func TestTopoExportBadOutput(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, e)
 	}
 }
+
+// TestTopoRefusals: inputs once accepted silently or misreported exit 2
+// with one line naming the file, line and field (or the flag): impossible
+// Zoo coordinates, a DOT file the tool wrote, a relaying switch,
+// --hosts-per-switch where it does nothing, a spec integer out of range.
+func TestTopoRefusals(t *testing.T) {
+	dir := t.TempDir()
+	zoo := filepath.Join(dir, "zoo.graphml")
+	os.WriteFile(zoo, []byte(`<graphml><key id="la" for="node" attr.name="Latitude"/><key id="lo" for="node" attr.name="Longitude"/><graph>
+<node id="a"><data key="la">NaN</data><data key="lo">999</data></node>
+<node id="b"><data key="la">0</data><data key="lo">0</data></node>
+<edge source="a" target="b"/>
+</graph></graphml>`), 0o644)
+	lon := filepath.Join(dir, "lon.graphml")
+	os.WriteFile(lon, []byte(`<graphml><key id="la" for="node" attr.name="Latitude"/><key id="lo" for="node" attr.name="Longitude"/><graph>
+<node id="a">
+<data key="la">45</data>
+<data key="lo">999</data>
+</node>
+</graph></graphml>`), 0o644)
+	dot := filepath.Join(dir, "ring3.dot")
+	if code, _, e := topoCLI("topo", "export", "ring:3", "--format", "dot", "-o", dot); code != 0 {
+		t.Fatal(e)
+	}
+	// the same DOT text under a YAML name: recognized by its first word
+	dotYAML := filepath.Join(dir, "ring3.yaml")
+	b, _ := os.ReadFile(dot)
+	os.WriteFile(dotYAML, b, 0o644)
+	relay := filepath.Join(dir, "relay.yaml")
+	os.WriteFile(relay, []byte("nodes:\n  - {name: s1, kind: switch, relay: true}\n"), 0o644)
+	native := filepath.Join(dir, "lab.yaml")
+	os.WriteFile(native, []byte("nodes:\n  - {name: s1}\n"), 0o644)
+	const dotMsg = ": export-only format: DOT (Graphviz) can be written but not read; edgefabric reads native YAML or JSON, containerlab (.clab.yml) and GraphML\n"
+	const hostsMsg = "no effect: hosts per switch apply only to GraphML files without edgefabric annotations (Topology Zoo)"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"topo", "show", zoo}, "edgefabric: topo: " + zoo + `:2: node "a" Latitude: bad value: "NaN" is not a latitude in degrees (want -90..90)` + "\n"},
+		{[]string{"topo", "export", lon}, "edgefabric: topo: " + lon + `:4: node "a" Longitude: bad value: "999" is not a longitude in degrees (want -180..180)` + "\n"},
+		{[]string{"topo", "show", dot}, "edgefabric: topo: " + dot + dotMsg},
+		{[]string{"topo", "show", dotYAML, "--json"}, "edgefabric: topo: " + dotYAML + dotMsg},
+		{[]string{"topo", "show", relay}, "edgefabric: topo: " + relay + ":2: nodes[0].relay: bad value: only a host can relay (forward between its NICs, as BCube servers do); this node is a switch\n"},
+		{[]string{"topo", "show", "ring:3", "--hosts-per-switch", "2"}, "edgefabric: --hosts-per-switch: topo: spec \"ring:3\": " + hostsMsg + "; a spec places its own hosts\n"},
+		{[]string{"topo", "export", "fattree:4", "--hosts-per-switch", "1", "--format", "json"}, "edgefabric: --hosts-per-switch: topo: spec \"fattree:4\": " + hostsMsg + "; a spec places its own hosts\n"},
+		{[]string{"topo", "show", native, "--hosts-per-switch", "3"}, "edgefabric: --hosts-per-switch: topo: " + native + ": " + hostsMsg + ", and this is a native YAML file\n"},
+		{[]string{"topo", "show", "fattree:99999999999999999999"}, "edgefabric: topo: spec \"fattree:99999999999999999999\": p: topology too large: 99999999999999999999 is out of range: every argument is 0..4000000 (the node limit)\n"},
+		{[]string{"topo", "show", "jellyfish:20,8,99999999999999999999"}, "edgefabric: topo: spec \"jellyfish:20,8,99999999999999999999\": R: topology too large: 99999999999999999999 is out of range: every argument is 0..4000000 (the node limit)\n"},
+	}
+	for _, c := range cases {
+		code, out, errOut := topoCLI(c.args...)
+		if code != 2 || out != "" || errOut != c.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr\n got  %q\n want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestTopoClabName: a containerlab export keeps the topology's name
+// exactly, though containerlab's own name field cannot hold ':' or '"'.
+func TestTopoClabName(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "weird.yaml")
+	os.WriteFile(src, []byte("name: 'we\"ird: name'\nnodes:\n  - {name: s1}\n"), 0o644)
+	for arg, want := range map[string]string{"ring:3": "ring:3", src: `we"ird: name`} {
+		lab := filepath.Join(dir, "lab.clab.yml")
+		if code, _, e := topoCLI("topo", "export", arg, "--format", "clab", "-o", lab); code != 0 {
+			t.Fatalf("%s: %s", arg, e)
+		}
+		code, out, e := topoCLI("topo", "show", lab, "--json")
+		var s struct{ Name string }
+		if code != 0 || json.Unmarshal([]byte(out), &s) != nil || s.Name != want {
+			t.Errorf("%s: exit %d, name %q, want %q (%s)", arg, code, s.Name, want, e)
+		}
+	}
+}
