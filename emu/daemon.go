@@ -280,7 +280,10 @@ func call(name string, req Request, timeout time.Duration) (*Response, error) {
 		return nil, fmt.Errorf("emu: lab %q: %w: bad answer: %v", name, ErrDaemon, err)
 	}
 	if !resp.OK {
-		return &resp, fmt.Errorf("emu: lab %q: %s", name, resp.Error)
+		// The daemon's Lab names the lab in its errors already ("emu:
+		// lab x: unknown node"): name it once.
+		msg := strings.TrimPrefix(resp.Error, "emu: lab "+name+": ")
+		return &resp, fmt.Errorf("emu: lab %q: %s", name, msg)
 	}
 	return &resp, nil
 }
@@ -320,7 +323,8 @@ type CleanupReport struct {
 	// Killed are the processes still running in the lab's namespaces
 	// (commands started with exec) that were killed.
 	Killed []int `json:"killed_processes,omitempty"`
-	// StateRemoved says a state directory was removed.
+	// StateRemoved says the lab had a state directory and it is gone:
+	// removed by Cleanup, or by the daemon itself as it stopped.
 	StateRemoved bool `json:"state_removed"`
 }
 
@@ -336,6 +340,8 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 	if err := ValidateName(name); err != nil {
 		return rep, err
 	}
+	_, statErr := os.Stat(LabDir(name))
+	hadStateDir := statErr == nil
 	o, hasOwner := readOwner(name)
 	st, serr := ReadState(name)
 	// The lab's own process is stopped below, in order; it may be caught
@@ -403,6 +409,8 @@ func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
 		} else {
 			rep.StateRemoved = true
 		}
+	} else if hadStateDir && os.IsNotExist(err) {
+		rep.StateRemoved = true // the daemon removed it as it stopped
 	}
 	// No such lab only when nothing of it existed: a state directory that
 	// could not be removed is a failure to report, not an unknown name.

@@ -209,7 +209,7 @@ func TestLabSweepRealLab(t *testing.T) {
 	}
 
 	// Two nodes without a link between them, named in the order given.
-	want = "edgefabric: emu: lab \"" + name + "\": emu: lab " + name + ": no link between the nodes \"h2\" and \"h1\"\n"
+	want = "edgefabric: emu: lab \"" + name + "\": no link between the nodes \"h2\" and \"h1\"\n"
 	if code, out, errOut := labBin(t, bin, false, "", "link", name, "h2", "h1", "down"); code != 2 || out != "" || errOut != want {
 		t.Errorf("link h2 h1 down: exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
 	}

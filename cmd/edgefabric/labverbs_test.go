@@ -458,8 +458,9 @@ func TestLabVerbsOutputs(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &list); err != nil || !slices.Contains(list, labEntry{Name: name, State: "running", Pid: st.Pid}) {
 		t.Errorf("status --json: %v; want %s running with pid %d in\n%s", err, name, st.Pid, js)
 	}
-	// The daemon removed its state directory itself.
-	if out, _ := ef(0, "", "down", name, "--json"); out != "{\n  \"daemon\": \"stopped\",\n  \"state_removed\": false\n}\n" {
+	// The daemon removed its state directory itself: it is gone all the
+	// same (this once said false, as if the state were left behind).
+	if out, _ := ef(0, "", "down", name, "--json"); out != "{\n  \"daemon\": \"stopped\",\n  \"state_removed\": true\n}\n" {
 		t.Errorf("down --json said %q", out)
 	}
 
