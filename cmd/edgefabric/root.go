@@ -55,11 +55,21 @@ topology files, scenarios).`,
 	for _, mk := range commands {
 		root.AddCommand(mk())
 	}
-	// The root too: cobra's own "unknown command" error spans four lines
-	// ("Did you mean this?" and the suggestion on lines of their own).
-	refuseUnknownSubcommands(root)
 	root.SetHelpCommand(newHelpCmd())
 	return root
+}
+
+// setOutput gives the commands their output streams, then adds cobra's
+// completion command (which keeps the stream it was made with; cobra adds
+// it only when it runs) and refuses unknown subcommands everywhere, the
+// root's included: cobra's own "unknown command" error spans four lines
+// ("Did you mean this?" and the suggestion on lines of their own), and
+// "completion foo" printed help and exited 0.
+func setOutput(root *cobra.Command, stdout, stderr io.Writer) {
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.InitDefaultCompletionCmd()
+	refuseUnknownSubcommands(root)
 }
 
 // refuseUnknownSubcommands makes a command that only groups others (the
@@ -144,8 +154,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
 	out := &outWriter{w: stdout}
-	root.SetOut(out)
-	root.SetErr(stderr)
+	setOutput(root, out, stderr)
 	err := root.Execute()
 	if err == nil && out.err != nil {
 		// The human-readable reports print with fmt.Fprint*, which

@@ -46,3 +46,16 @@ func TestUnknownSubcommand(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionUnknownShell: cobra's completion command is refused like
+// any unknown subcommand (it printed its help and exited 0), with the
+// nearest shell suggested; a real shell still gets its script.
+func TestCompletionUnknownShell(t *testing.T) {
+	if code, out, errOut := topoCLI("completion", "zhs"); code != 2 || out != "" ||
+		errOut != "edgefabric: unknown command \"zhs\" for \"edgefabric completion\"; did you mean \"zsh\"? (see 'edgefabric completion --help')\n" {
+		t.Errorf("completion zhs: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, out, _ := topoCLI("completion", "bash"); code != 0 || !strings.HasPrefix(out, "# bash completion V2 for edgefabric") {
+		t.Errorf("completion bash: exit %d, %.60q", code, out)
+	}
+}
