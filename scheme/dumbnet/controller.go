@@ -193,13 +193,24 @@ func (c *Controller) discovered() {
 // announceController tells host mac the path from it to the controller,
 // with an unsolicited probe reply (seq 0), unless that is the path it was
 // last told. It reports whether it sent one.
+//
+// A host the controller cannot reach is told nothing, and what it was
+// last told is forgotten: an announcement sent just before its switch was
+// cut off (the second of two uplinks failing while the first's check ran)
+// may never have arrived, and the host would keep querying along a path
+// over the first, dead link. Once the host can be reached again, it is
+// told whichever path there is, even the one it was told last.
 func (c *Controller) announceController(mac wire.MAC) bool {
 	h := c.hosts[mac]
 	if mac == c.a.mac || h == nil {
 		return false
 	}
 	back, ok := c.pathFrom(mac)
-	if !ok || slices.Equal(back, h.ann) {
+	if !ok {
+		h.ann = nil
+		return false
+	}
+	if slices.Equal(back, h.ann) {
 		return false
 	}
 	m := wire.DumbNetProbeReply{Seq: 0, HostMAC: c.a.mac, HostIP: c.a.ip, Controller: c.a.mac, Path: back}
