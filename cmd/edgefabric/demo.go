@@ -54,9 +54,6 @@ with the reason (JSON: "error"), and exits 1.`,
 			default:
 				return badInput(fmt.Errorf("--engine %q: want emu or sim", o.Engine))
 			}
-			if o.Topology == "" {
-				return badInput(errors.New("--topology: empty: give a spec (fattree:4) or a topology file"))
-			}
 			// The emulator would refuse a bad lab name only after its
 			// checks, as a failure while running (exit 1).
 			if err := emu.ValidateName(o.Name); err != nil {

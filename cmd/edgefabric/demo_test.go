@@ -23,7 +23,7 @@ func TestDemoBadInput(t *testing.T) {
 		{"bcube:2,1", "edgefabric: dumbnet: host \"h1\" relays traffic (BCube); DumbNet forwards only in switches\n"},
 		{"line:1", "edgefabric: demo: line:1 has no switch-to-switch link between h1 and h2 to fail\n"},
 		{disc, "edgefabric: demo: " + disc + " is not connected: some hosts cannot reach each other\n"},
-		{"", "edgefabric: --topology: empty: give a spec (fattree:4) or a topology file\n"},
+		{"", "edgefabric: --topology: empty value (leave the flag out for its default; see 'edgefabric demo --help')\n"},
 	}
 	for _, c := range cases {
 		code, out, errOut := topoCLI("demo", "--engine", "sim", "-q", "--topology", c.topology)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // commands lists every verb, one file each. Keep it explicit.
@@ -48,6 +49,18 @@ Exit codes: 0 success, 1 failure while running, 2 bad input (arguments,
 topology files, scenarios).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// No string option means anything when given empty (a default
+		// is had by leaving the flag out): "--out ''" planned, wrote
+		// nothing and exited 0.
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			var err error
+			c.Flags().Visit(func(f *pflag.Flag) {
+				if err == nil && f.Value.Type() == "string" && f.Value.String() == "" {
+					err = badInput(fmt.Errorf("--%s: empty value (leave the flag out for its default; see '%s --help')", f.Name, c.CommandPath()))
+				}
+			})
+			return err
+		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badInput(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))

@@ -59,3 +59,25 @@ func TestCompletionUnknownShell(t *testing.T) {
 		t.Errorf("completion bash: exit %d, %.60q", code, out)
 	}
 }
+
+// TestEmptyStringOptionRefused: an option given with an empty value is
+// bad input on every command ("plan spain --out ''" planned, wrote
+// nothing and exited 0; "sim --pcap ''" captured nothing).
+func TestEmptyStringOptionRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		flag string
+		cmd  string
+	}{
+		{[]string{"plan", "spain", "fattree:4", "--out", ""}, "out", "plan spain"},
+		{[]string{"sim", "x.yaml", "--pcap="}, "pcap", "sim"},
+		{[]string{"repro", "spain-table3", "--out", ""}, "out", "repro"},
+		{[]string{"topo", "export", "ring:3", "--format", ""}, "format", "topo export"},
+		{[]string{"up", "ring:3", "--scheme", "stp", "--rate", ""}, "rate", "up"},
+	} {
+		want := "edgefabric: --" + c.flag + ": empty value (leave the flag out for its default; see 'edgefabric " + c.cmd + " --help')\n"
+		if code, out, errOut := topoCLI(c.args...); code != 2 || out != "" || errOut != want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", c.args, code, out, errOut)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func TestSweep2BadInputExact(t *testing.T) {
 		{[]string{"plan", "spain", "nosuch:1", "--fail-prob", "NaN"}, "edgefabric: --fail-prob NaN: must be a probability in [0,1]\n"},
 		{[]string{"bench", "spain-plan", "--trials", "10000", "--rows", "nosuchrow"}, "edgefabric: no Table 3 row matches --rows nosuchrow\n"},
 		{[]string{"repro", "spain-table3", "--rows", "nosuch1", "--rows", "nosuch2"}, "edgefabric: no row of spain-table3 matches --rows nosuch1,nosuch2\n"},
-		{[]string{"demo", "--engine", "", "-q", "--topology", "fattree:3"}, "edgefabric: topo: spec \"fattree:3\": p: bad value: must be even and at least 2, got 3\n"},
+		{[]string{"demo", "-q", "--topology", "fattree:3"}, "edgefabric: topo: spec \"fattree:3\": p: bad value: must be even and at least 2, got 3\n"},
 		{[]string{"topo", "export", "fattree:3", "--format", "dot"}, "edgefabric: topo: spec \"fattree:3\": p: bad value: must be even and at least 2, got 3\n"},
 	} {
 		code, out, errOut := topoCLI(c.args...)
