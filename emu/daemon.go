@@ -319,10 +319,10 @@ type CleanupReport struct {
 	Daemon string `json:"daemon"`
 	// Leftovers are the namespaces still present after the daemon was
 	// gone: what a crashed daemon left behind. All were removed.
-	Leftovers []string `json:"leftovers,omitempty"`
+	Leftovers []string `json:"leftovers"`
 	// Killed are the processes still running in the lab's namespaces
 	// (commands started with exec) that were killed.
-	Killed []int `json:"killed_processes,omitempty"`
+	Killed []int `json:"killed_processes"`
 	// StateRemoved says the lab had a state directory and it is gone:
 	// removed by Cleanup, or by the daemon itself as it stopped.
 	StateRemoved bool `json:"state_removed"`
@@ -332,8 +332,16 @@ type CleanupReport struct {
 // with the lab's prefix: its namespaces (and with them every veth, bridge,
 // qdisc and TAP) and its state directory. It works for a crashed lab too,
 // and reports what it found. Nothing without the prefix is touched.
-func Cleanup(name string, timeout time.Duration) (CleanupReport, error) {
-	var rep CleanupReport
+func Cleanup(name string, timeout time.Duration) (rep CleanupReport, err error) {
+	// Empty lists, not null, in the JSON: every field is always there.
+	defer func() {
+		if rep.Leftovers == nil {
+			rep.Leftovers = []string{}
+		}
+		if rep.Killed == nil {
+			rep.Killed = []int{}
+		}
+	}()
 	if err := checkRoot(); err != nil {
 		return rep, err
 	}

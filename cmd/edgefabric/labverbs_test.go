@@ -360,10 +360,10 @@ func TestLabListAndDownStates(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"down", crashed, "--json"}, "{\n  \"daemon\": \"none\",\n  \"state_removed\": true\n}\n"},
+		{[]string{"down", crashed, "--json"}, "{\n  \"daemon\": \"none\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n"},
 		{[]string{"down", inproc}, "lab " + inproc + ": it runs in process " + fmt.Sprint(os.Getpid()) + " without a daemon: its lab was torn down under it\nlab " + inproc + " removed\n"},
 		{[]string{"down", starting}, "lab " + starting + ": daemon did not answer and was killed\nlab " + starting + " removed\n"},
-		{[]string{"down", mute, "--json"}, "{\n  \"daemon\": \"killed\",\n  \"state_removed\": true\n}\n"},
+		{[]string{"down", mute, "--json"}, "{\n  \"daemon\": \"killed\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n"},
 		{[]string{"down", dead}, fmt.Sprintf("lab %s: the daemon had crashed\nlab %s: killed 1 processes still running in its namespaces (pids %d)\nlab %s: removed 2 leftover namespaces: %s %s\nlab %s removed\n",
 			dead, dead, left.Process.Pid, dead, ns, ns2, dead)},
 	} {
@@ -460,7 +460,7 @@ func TestLabVerbsOutputs(t *testing.T) {
 	}
 	// The daemon removed its state directory itself: it is gone all the
 	// same (this once said false, as if the state were left behind).
-	if out, _ := ef(0, "", "down", name, "--json"); out != "{\n  \"daemon\": \"stopped\",\n  \"state_removed\": true\n}\n" {
+	if out, _ := ef(0, "", "down", name, "--json"); out != "{\n  \"daemon\": \"stopped\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n" {
 		t.Errorf("down --json said %q", out)
 	}
 
@@ -572,7 +572,7 @@ func TestLabDownReportsFailure(t *testing.T) {
 		want string
 	}{
 		{[]string{"down", name}, "lab " + name + ": the daemon had crashed\n"},
-		{[]string{"down", name, "--json"}, "{\n  \"daemon\": \"dead\",\n  \"state_removed\": false\n}\n"},
+		{[]string{"down", name, "--json"}, "{\n  \"daemon\": \"dead\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": false\n}\n"},
 	} {
 		// A crashed daemon's state file, removed by each down.
 		data, _ := json.Marshal(state)
