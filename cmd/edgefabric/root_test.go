@@ -61,8 +61,8 @@ func TestCompletionUnknownShell(t *testing.T) {
 }
 
 // TestEmptyStringOptionRefused: an option given with an empty value is
-// bad input on every command ("plan spain --out ”" planned, wrote
-// nothing and exited 0; "sim --pcap ”" captured nothing).
+// bad input on every command (plan spain --out "" planned, wrote
+// nothing and exited 0; sim --pcap "" captured nothing).
 func TestEmptyStringOptionRefused(t *testing.T) {
 	for _, c := range []struct {
 		args []string
