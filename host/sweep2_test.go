@@ -145,17 +145,24 @@ func TestBroadcastOf(t *testing.T) {
 // goes out at once to the broadcast MAC, without ARP, and the neighbour
 // takes it.
 func TestSubnetBroadcastSent(t *testing.T) {
+	broadcastSent(t, netip.MustParseAddr("10.0.0.255"), "arp_request_tx", 1)
+}
+
+// broadcastSent sends a datagram to bc and checks that it leaves at once,
+// one frame to the broadcast MAC, with the sender's counter at want, and
+// that the neighbour takes it.
+func broadcastSent(t *testing.T, bc netip.Addr, counter string, want uint64) {
+	t.Helper()
 	n, a, b, ab, _ := pair(t, gbps, us, nil)
 	n.run(sec)
-	bc := netip.MustParseAddr("10.0.0.255")
 	mark := len(ab.log)
 	a.finishUDP(bc, a.sendUDP(bc, 5000, 9000, nil, 10))
-	if len(ab.log) != mark+1 || wire.MAC(ab.log[mark].f[0:6]) != wire.Broadcast || a.Counter("arp_request_tx") != 1 {
-		t.Fatalf("%d frames, %v", len(ab.log)-mark, a.Counters())
+	if len(ab.log) != mark+1 || wire.MAC(ab.log[mark].f[0:6]) != wire.Broadcast || a.Counter(counter) != want {
+		t.Fatalf("%v: %d frames, %v", bc, len(ab.log)-mark, a.Counters())
 	}
 	n.run(n.now + ms)
 	if b.UDPPort(9000).Packets != 1 {
-		t.Fatalf("neighbour got %+v", b.UDPPort(9000))
+		t.Fatalf("%v: neighbour got %+v", bc, b.UDPPort(9000))
 	}
 }
 

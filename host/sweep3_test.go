@@ -127,18 +127,7 @@ func TestUnboundDHCPTakesOnlyUDP(t *testing.T) {
 // once to the broadcast MAC, without ARP or a route, and the neighbour
 // takes it.
 func TestLimitedBroadcastSent(t *testing.T) {
-	n, a, b, ab, _ := pair(t, gbps, us, nil)
-	n.run(sec)
-	bc := netip.AddrFrom4([4]byte{255, 255, 255, 255})
-	mark := len(ab.log)
-	a.finishUDP(bc, a.sendUDP(bc, 5000, 9000, nil, 10))
-	if len(ab.log) != mark+1 || wire.MAC(ab.log[mark].f[0:6]) != wire.Broadcast || a.Counter("drop_no_route") != 0 {
-		t.Fatalf("%d frames, %v", len(ab.log)-mark, a.Counters())
-	}
-	n.run(n.now + ms)
-	if b.UDPPort(9000).Packets != 1 {
-		t.Fatalf("neighbour got %+v", b.UDPPort(9000))
-	}
+	broadcastSent(t, netip.AddrFrom4([4]byte{255, 255, 255, 255}), "drop_no_route", 0)
 }
 
 // --- ARP ---
