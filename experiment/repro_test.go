@@ -1,6 +1,10 @@
 package experiment
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -124,5 +128,43 @@ func TestPlural(t *testing.T) {
 func TestReportRendersEveryFormat(t *testing.T) {
 	if err := renderReport().Write(t.TempDir()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReproRowsNameRunRows: Repro.Rows, which the CLI checks --rows
+// against before running, names the rows of the checked-in full runs in
+// their order, and leaves out exactly the slow ones with quick.
+func TestReproRowsNameRunRows(t *testing.T) {
+	for _, r := range All() {
+		b, err := os.ReadFile(filepath.Join("..", "docs", "repro", r.Name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep struct {
+			Rows []struct{ Name string } `json:"rows"`
+		}
+		if err := json.Unmarshal(b, &rep); err != nil {
+			t.Fatal(err)
+		}
+		var want, quick []string
+		slow := map[string]bool{}
+		for _, s := range spainRows {
+			slow[s.name] = s.slow
+		}
+		for _, row := range rep.Rows {
+			want = append(want, row.Name)
+			if !slow[row.Name] {
+				quick = append(quick, row.Name)
+			}
+		}
+		if got := r.Rows(false); !slices.Equal(got, want) {
+			t.Errorf("%s: rows %q, the checked-in run has %q", r.Name, got, want)
+		}
+		if got := r.Rows(true); !slices.Equal(got, quick) || len(quick) == len(want) {
+			t.Errorf("%s: quick rows %q, want %q (fewer than all %d)", r.Name, got, quick, len(want))
+		}
+	}
+	if got := Unmatched([]string{"FatTree(4)", "BCube(8,2)"}, []string{"fattree", "BCUBE(8", "cube(8,4", "x"}); !slices.Equal(got, []string{"cube(8,4", "x"}) {
+		t.Errorf("Unmatched = %q", got)
 	}
 }

@@ -488,6 +488,21 @@ func unitMakespan(nl int, routes [][]int32, check bool) (ms float64, checked boo
 	return float64(m), true, nil
 }
 
+// spainTable2Rows and spainTable3Rows name the rows SpainTable2 and
+// SpainTable3 go through (Repro.Rows).
+func spainTable2Rows(quick bool) []string { return spainRowNames(quick, true) }
+func spainTable3Rows(quick bool) []string { return spainRowNames(quick, false) }
+
+func spainRowNames(quick, table2 bool) []string {
+	var out []string
+	for _, r := range spainRows {
+		if !(quick && r.slow) && (table2 || r.vlans >= 0) {
+			out = append(out, r.name)
+		}
+	}
+	return out
+}
+
 // SpainTopology is one topology of SPAIN's Table 3, for tools that run
 // their own measurements over the same rows (edgefabric bench).
 type SpainTopology struct {

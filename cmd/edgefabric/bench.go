@@ -101,18 +101,19 @@ docs/performance.md for the checked-in figures.`,
 				return badInput(fmt.Errorf("--timeout %v: must be positive", timeout))
 			}
 			var sel []experiment.SpainTopology
+			var names, all []string
 			for _, t := range experiment.SpainTable3Topologies() {
-				if quick && t.Slow || !experiment.MatchRows(t.Name, rows) {
+				all = append(all, t.Name)
+				if quick && t.Slow {
 					continue
 				}
-				sel = append(sel, t)
-			}
-			if len(sel) == 0 {
-				why := ""
-				if quick {
-					why = " (--quick leaves out the slow rows)"
+				names = append(names, t.Name)
+				if experiment.MatchRows(t.Name, rows) {
+					sel = append(sel, t)
 				}
-				return badInput(fmt.Errorf("no Table 3 row matches --rows %s%s", strings.Join(rows, ","), why))
+			}
+			if err := noRowMatches("Table 3", names, all, rows, quick); err != nil {
+				return err
 			}
 			exe, err := os.Executable()
 			if err != nil {

@@ -97,7 +97,7 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "spain-plan", "--trials", "10001"}, "1 to 10000"},
 		{[]string{"bench", "spain-plan", "--ties", "x"}, "ties"},
 		{[]string{"bench", "spain-plan", "--timeout", "0s"}, "timeout"},
-		{[]string{"bench", "spain-plan", "--rows", "nosuchrow"}, "no Table 3 row"},
+		{[]string{"bench", "spain-plan", "--rows", "nosuchrow"}, "no row of Table 3"},
 	} {
 		code, _, errOut := topoCLI(c.args...)
 		if code != 2 || !strings.Contains(errOut, c.want) {

@@ -87,13 +87,13 @@ func TestDaemonWaitLimit(t *testing.T) {
 	}
 }
 
-// TestHelpExamples: every verb's --help ends in examples (the topo verbs
-// have their own test), and the exec usage names a NODE, as its examples
+// TestHelpExamples: every verb's --help ends in examples, the root's
+// and the groups' (plan, topo) too (the topo verbs have their own test), and the exec usage names a NODE, as its examples
 // (a switch) and docs/emulator.md do.
 func TestHelpExamples(t *testing.T) {
-	for _, verb := range [][]string{{"demo"}, {"sim"}, {"plan", "spain"}, {"repro"}, {"bench"}, {"up"}, {"down"}, {"exec"}, {"link"}, {"status"}} {
+	for _, verb := range [][]string{{}, {"plan"}, {"topo"}, {"demo"}, {"sim"}, {"plan", "spain"}, {"repro"}, {"bench"}, {"up"}, {"down"}, {"exec"}, {"link"}, {"status"}} {
 		code, out, _ := topoCLI(append(verb, "--help")...)
-		if code != 0 || !strings.Contains(out, "Examples:\n  ") || !strings.Contains(out, "edgefabric "+strings.Join(verb, " ")) {
+		if code != 0 || !strings.Contains(out, "Examples:\n  ") || !strings.Contains(out, strings.TrimSpace("edgefabric "+strings.Join(verb, " "))+" ") {
 			t.Errorf("%v --help (exit %d) has no examples:\n%s", verb, code, out)
 		}
 	}

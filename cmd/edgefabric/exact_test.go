@@ -16,6 +16,14 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 )
 
+// table3Rows and table3QuickRows are the rows of Table 3 as the refusal
+// of a --rows value that matches none lists them, without and with
+// --quick; Table 2 has two more at the end.
+const (
+	table3Rows      = "testbed, FatTree(4), FatTree(8), FatTree(16), FatTree(48), HyperX(3), HyperX(4), HyperX(8), HyperX(16), CiscoDC(2,2), CiscoDC(3,2), CiscoDC(4,3), CiscoDC(8,8), BCube(8,2), BCube(48,2), BCube(8,4)"
+	table3QuickRows = "testbed, FatTree(4), FatTree(8), FatTree(16), HyperX(3), HyperX(4), HyperX(8), CiscoDC(2,2), CiscoDC(3,2), CiscoDC(4,3), CiscoDC(8,8), BCube(8,2)"
+)
+
 // Tests from a mutation sweep of the CLI: each pins an outcome (an exit
 // code, an exact message, a line of a report, a default) that a small
 // change to the code left unnoticed.
@@ -40,8 +48,8 @@ func TestBadInputExact(t *testing.T) {
 		{[]string{"plan", "spain", "line:2", "--fail-prob", "-0.001"}, "edgefabric: --fail-prob -0.001: must be a probability in [0,1]\n"},
 		{[]string{"plan", "spain", "nosuch:1", "--ncp-trials", "100000"}, notSpec},
 		{[]string{"plan", "spain", "nosuch:1", "--k", "α"}, notSpec},
-		{[]string{"repro", "spain-table3", "--slow-trials", "10000", "--rows", "nosuchrow"}, "edgefabric: no row of spain-table3 matches --rows nosuchrow\n"},
-		{[]string{"bench", "spain-plan", "--quick", "--rows", "fattree(48)"}, "edgefabric: no Table 3 row matches --rows fattree(48) (--quick leaves out the slow rows)\n"},
+		{[]string{"repro", "spain-table3", "--slow-trials", "10000", "--rows", "nosuchrow"}, "edgefabric: no row of spain-table3 matches --rows nosuchrow; its rows: " + table3Rows + "\n"},
+		{[]string{"bench", "spain-plan", "--quick", "--rows", "fattree(48)"}, "edgefabric: no row of Table 3 matches --rows fattree(48) (--quick leaves out the slow rows); its rows: " + table3QuickRows + "\n"},
 	} {
 		code, out, errOut := topoCLI(c.args...)
 		if code != 2 || out != "" || errOut != c.want {

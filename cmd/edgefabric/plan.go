@@ -20,6 +20,8 @@ func newPlanCmd() *cobra.Command {
 		Long: `plan computes the offline, centralized configuration a scheme needs before
 its switches and hosts can run: for SPAIN, the path sets, the VLANs they are
 packed into, and the per-switch, per-port VLAN membership to deploy.`,
+		Example: `  edgefabric plan spain fattree:8 --json            # 16 VLANs, coverage 1, STP coverage 0.15625
+  edgefabric plan spain spain-testbed --out /tmp/spain  # per-switch VLAN config and V_reach maps`,
 	}
 	c.AddCommand(newPlanSpainCmd())
 	return c

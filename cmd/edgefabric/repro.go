@@ -61,6 +61,9 @@ Reproductions:
 			if slow < 1 || slow > plan.MaxTrials {
 				return badInput(fmt.Errorf("--slow-trials %d: must be 1 to %d", slow, plan.MaxTrials))
 			}
+			if err := noRowMatches(r.Name, r.Rows(quick), r.Rows(false), rows, quick); err != nil {
+				return err
+			}
 			// Last of the checks: it creates the directory.
 			if outDir != "" {
 				if undo, err = prepareOutDir("--out", outDir); err != nil {
@@ -77,13 +80,6 @@ Reproductions:
 					return badInput(err)
 				}
 				return err
-			}
-			if len(rep.Rows) == 0 {
-				why := ""
-				if quick {
-					why = " (--quick leaves out the slow rows)"
-				}
-				return badInput(fmt.Errorf("no row of %s matches --rows %s%s", r.Name, strings.Join(rows, ","), why))
 			}
 			if outDir != "" {
 				if err := rep.Write(outDir); err != nil {
@@ -110,6 +106,21 @@ Reproductions:
 
 // checkRowsFlag refuses an empty --rows value: every row name contains
 // the empty string, so it would select everything.
+// noRowMatches refuses the --rows values that keep none of names, the
+// rows table goes through (all: with --quick off): with several values,
+// a typo would otherwise drop its row without a word.
+func noRowMatches(table string, names, all, rows []string, quick bool) error {
+	bad := experiment.Unmatched(names, rows)
+	if len(bad) == 0 {
+		return nil
+	}
+	why := ""
+	if quick && len(experiment.Unmatched(all, bad)) < len(bad) {
+		why = " (--quick leaves out the slow rows)"
+	}
+	return badInput(fmt.Errorf("no row of %s matches --rows %s%s; its rows: %s", table, strings.Join(bad, ","), why, strings.Join(names, ", ")))
+}
+
 func checkRowsFlag(rows []string) error {
 	for _, r := range rows {
 		if strings.TrimSpace(r) == "" {

@@ -47,6 +47,12 @@ ring:3, spain-fig2, spain-testbed, dumbnet-fig1, dumbnet-testbed) or as a file
 
 Exit codes: 0 success, 1 failure while running, 2 bad input (arguments,
 topology files, scenarios).`,
+		Example: `  edgefabric topo show fattree:4                              # what a topology holds
+  edgefabric sim examples/dumbnet-fattree4.yaml               # a scenario, in the simulator
+  sudo edgefabric demo                                        # DumbNet end to end, real hosts
+  sudo edgefabric up fattree:4 --scheme dumbnet --name lab1   # a lab to ping and break by hand
+  edgefabric plan spain fattree:8 --json                      # SPAIN's VLANs for a fat tree
+  edgefabric repro spain-table3 --quick                       # the paper's table, ours beside it`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// No string option means anything when given empty (a default

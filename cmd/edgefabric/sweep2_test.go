@@ -40,8 +40,13 @@ func TestSweep2BadInputExact(t *testing.T) {
 		{[]string{"plan", "spain", "nosuch:1", "--trials", "10001"}, "edgefabric: --trials 10001: must be 1 to 10000\n"},
 		{[]string{"plan", "spain", "nosuch:1", "--ncp-trials", "100001"}, "edgefabric: --ncp-trials 100001: must be 1 to 100000\n"},
 		{[]string{"plan", "spain", "nosuch:1", "--fail-prob", "NaN"}, "edgefabric: --fail-prob NaN: must be a probability in [0,1]\n"},
-		{[]string{"bench", "spain-plan", "--trials", "10000", "--rows", "nosuchrow"}, "edgefabric: no Table 3 row matches --rows nosuchrow\n"},
-		{[]string{"repro", "spain-table3", "--rows", "nosuch1", "--rows", "nosuch2"}, "edgefabric: no row of spain-table3 matches --rows nosuch1,nosuch2\n"},
+		{[]string{"bench", "spain-plan", "--trials", "10000", "--rows", "nosuchrow"}, "edgefabric: no row of Table 3 matches --rows nosuchrow; its rows: " + table3Rows + "\n"},
+		{[]string{"repro", "spain-table3", "--rows", "nosuch1", "--rows", "nosuch2"}, "edgefabric: no row of spain-table3 matches --rows nosuch1,nosuch2; its rows: " + table3Rows + "\n"},
+		// One value matching no row is refused even when another matches:
+		// it used to drop its row without a word.
+		{[]string{"repro", "spain-table3", "--rows", "fattree(4)", "--rows", "fattre(8)"}, "edgefabric: no row of spain-table3 matches --rows fattre(8); its rows: " + table3Rows + "\n"},
+		{[]string{"bench", "spain-plan", "--rows", "nosuch", "--rows", "fattree(4)", "--quick"}, "edgefabric: no row of Table 3 matches --rows nosuch; its rows: " + table3QuickRows + "\n"},
+		{[]string{"repro", "spain-table2", "--quick", "--rows", "fattree(4)", "--rows", "bcube(8,4)"}, "edgefabric: no row of spain-table2 matches --rows bcube(8,4) (--quick leaves out the slow rows); its rows: " + table3QuickRows + ", BCube(2,3), BCube(3,2)\n"},
 		{[]string{"demo", "-q", "--topology", "fattree:3"}, "edgefabric: topo: spec \"fattree:3\": p: bad value: must be even and at least 2, got 3\n"},
 		{[]string{"topo", "export", "fattree:3", "--format", "dot"}, "edgefabric: topo: spec \"fattree:3\": p: bad value: must be even and at least 2, got 3\n"},
 	} {

@@ -55,6 +55,9 @@ Specs:
 
 Files: native YAML or JSON, containerlab (.clab.yml), GraphML (Topology Zoo);
 DOT is written, not read. See docs/topology.md.`,
+		Example: `  edgefabric topo list                                  # every spec, with what it builds
+  edgefabric topo show fattree:4                        # switches, hosts, links, diameter, bisection
+  edgefabric topo export bcube:4,2 --format clab > bcube.clab.yml`,
 	}
 	c.AddCommand(newTopoShowCmd(), newTopoExportCmd(), newTopoListCmd())
 	return c
