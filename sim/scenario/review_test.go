@@ -154,8 +154,9 @@ func TestRawErrorsNameFileAndLine(t *testing.T) {
 	}
 }
 
-// paramRegistry has a scheme that takes two parameters: hello, a
-// duration, and a and b, which it refuses together.
+// paramRegistry has a scheme that takes parameters: hello, a
+// duration, checked first; abad, always refused; and a and b, which it
+// refuses together.
 func paramRegistry() *scheme.Registry {
 	r := testRegistry()
 	if err := r.Register(scheme.Scheme{Name: "params", New: func(g *topo.Graph, o scheme.Options) (scheme.Fabric, error) {
@@ -163,6 +164,9 @@ func paramRegistry() *scheme.Registry {
 			if _, err := ParseTime(v); err != nil {
 				return nil, fmt.Errorf("params: param hello=%q: want a duration", v)
 			}
+		}
+		if v := o.Params["abad"]; v != "" {
+			return nil, fmt.Errorf("params: param abad=%q: refused", v)
 		}
 		if o.Params["a"] != "" && o.Params["b"] != "" {
 			return nil, fmt.Errorf("params: a and b together")
@@ -186,6 +190,10 @@ func TestSchemeParamErrors(t *testing.T) {
 			""},
 		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  zz: 1\n  hello: soon\n",
 			`test.yaml:6: params.hello: bad scenario: scheme params on ring:3: params: param hello="soon": want a duration`},
+		// Both refused: the message is abad's own, the one named, not
+		// hello's, which the scheme finds first with both.
+		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  hello: soon\n  abad: 1\n",
+			`test.yaml:6: params.abad: bad scenario: scheme params on ring:3: params: param abad="1": refused`},
 		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  b: 2\n  a: 1\n",
 			"test.yaml:5: params: bad scenario: scheme params on ring:3: params: a and b together"},
 	} {

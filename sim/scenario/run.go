@@ -213,16 +213,17 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 // only in words, so the parameter at fault is found by trying the scheme
 // without any (the fault is then the scheme's or the topology's: the
 // scheme's line), then with each alone (the first, in name order, that is
-// refused on its own: its line, as params.NAME). A fault of several
+// refused on its own: its line, as params.NAME, with the error it gets
+// alone, which is about it). A fault of several
 // together is reported at the first parameter's line, as params.
 func (sc *Scenario) schemeError(err error) error {
 	g := sc.Graph
 	line, field := sc.schemeLine, "scheme"
-	refused := func(p map[string]string) bool {
+	refused := func(p map[string]string) error {
 		_, err := sc.Scheme.New(g, scheme.Options{Seed: sc.Seed, Params: p})
-		return err != nil
+		return err
 	}
-	if len(sc.Params) > 0 && !refused(nil) {
+	if len(sc.Params) > 0 && refused(nil) == nil {
 		field, line = "params", 0
 		for _, k := range slices.Sorted(maps.Keys(sc.Params)) {
 			if l := sc.paramLines[k]; l > 0 && (line == 0 || l < line) {
@@ -230,8 +231,11 @@ func (sc *Scenario) schemeError(err error) error {
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(sc.Params)) {
-			if refused(map[string]string{k: sc.Params[k]}) {
-				line, field = sc.paramLines[k], "params."+k
+			// The error of k alone, so that the message is about the
+			// parameter named: with all of them, the scheme may
+			// complain first about another one refused with k.
+			if e := refused(map[string]string{k: sc.Params[k]}); e != nil {
+				line, field, err = sc.paramLines[k], "params."+k, e
 				break
 			}
 		}
