@@ -565,8 +565,9 @@ func (l *Lab) bridgeStates(ln *labNode) (map[string]uint8, error) {
 	return out, nil
 }
 
-// Down stops every element and removes every namespace of the lab (their
-// veths, bridges, qdiscs and TAPs go with them). It is idempotent.
+// Down stops every element, kills the processes still running in the
+// lab's namespaces (but this one), and removes every namespace of the lab
+// (their veths, bridges, qdiscs and TAPs go with them). It is idempotent.
 func (l *Lab) Down() error {
 	l.once.Do(func() {
 		// Closing an AF_PACKET socket waits for an RCU grace period
@@ -580,6 +581,18 @@ func (l *Lab) Down() error {
 			}
 		}
 		wg.Wait()
+		// Commands started in the lab (iperf3 -s -D through exec) would
+		// outlive it, each in a namespace kept alive by nothing else,
+		// out of sight of ip netns, status and down: kill them first,
+		// as down does (a daemon stopped by SIGTERM, a foreground lab
+		// stopped by Ctrl-C, the demo).
+		var names []string
+		for _, ln := range l.nodes {
+			if ln.h >= 0 {
+				names = append(names, ln.ns)
+			}
+		}
+		killNSProcesses(names)
 		var errs []error
 		for _, ln := range l.nodes {
 			if ln.nl != nil {
