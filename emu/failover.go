@@ -69,7 +69,10 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	iv := strconv.FormatFloat(s.Interval.Seconds(), 'f', 3, 64)
-	cmd := exec.CommandContext(ctx, "ping", "-n", "-i", iv, "-W", "1", to.ip.Addr().String())
+	// -O: ping prints only replies otherwise, and the probes lost after
+	// the last one (a failure the fabric never recovers from) would go
+	// uncounted, in Lost and in Sent.
+	cmd := exec.CommandContext(ctx, "ping", "-n", "-O", "-i", iv, "-W", "1", to.ip.Addr().String())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return res, err
@@ -83,17 +86,21 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	var mu sync.Mutex
 	got := map[int]time.Time{}
 	lastRx := time.Time{}
+	sent := 0 // the highest sequence number ping has sent, answered or not
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			m := icmpSeqRE.FindStringSubmatch(sc.Text() + " ")
-			if m == nil || !strings.Contains(sc.Text(), "bytes from") {
+			if m == nil {
 				continue
 			}
 			seq, _ := strconv.Atoi(m[1])
 			mu.Lock()
-			got[seq] = time.Now()
-			lastRx = time.Now()
+			sent = max(sent, seq)
+			if strings.Contains(sc.Text(), "bytes from") {
+				got[seq] = time.Now()
+				lastRx = time.Now()
+			}
 			mu.Unlock()
 		}
 	}()
@@ -132,6 +139,11 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	}
 	if len(got) == 0 {
 		return res, fmt.Errorf("emu: failover: no probe from %s to %s ever got through", s.From, s.To)
+	}
+	if !res.Recovered {
+		// Everything sent after the last reply was lost. (When the
+		// stream recovered, the last probes may merely be in flight.)
+		maxSeq = max(maxSeq, sent)
 	}
 	var outage time.Duration
 	res.Lost, outage = longestGap(got, maxSeq, s.Interval, failAt)
