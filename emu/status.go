@@ -60,7 +60,10 @@ type LinkStatus struct {
 	BPort int    `json:"b_port"`
 	BIf   string `json:"b_if"`
 	Up    bool   `json:"up"`
-	Rate  int64  `json:"rate"`
+	Rate  int64  `json:"rate"` // the topology's rate, b/s
+	// ShapedRate is the rate tbf holds the link to (up --rate), b/s;
+	// absent when the link is not shaped.
+	ShapedRate int64 `json:"shaped_rate,omitempty"`
 }
 
 // Status returns a snapshot of the lab: nodes, per-port traffic and drops,
@@ -167,7 +170,7 @@ func (l *Lab) Status() Status {
 		st.Links = append(st.Links, LinkStatus{
 			A: a.name, APort: int(lk.A.Port), AIf: a.ifnames[lk.A.Port-1],
 			B: b.name, BPort: int(lk.B.Port), BIf: b.ifnames[lk.B.Port-1],
-			Up: l.links[i], Rate: lk.Rate,
+			Up: l.links[i], Rate: lk.Rate, ShapedRate: shapedRate(l.g, topo.LinkID(i), l.opts),
 		})
 	}
 	return st
