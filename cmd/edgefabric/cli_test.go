@@ -62,7 +62,7 @@ func TestBadInputBeforeAnything(t *testing.T) {
 		{[]string{"down", "nosuchlab_t", "--timeout", "-5s"}, "edgefabric: --timeout -5s: must be positive\n"},
 		{[]string{"demo", "--engine", "sim", "-q", "--name", "Bad-Name"}, "edgefabric: --name: emu: bad lab name \"Bad-Name\": use 1-16 characters of a-z, 0-9 and _ (no '-'), starting with a letter or digit\n"},
 		{[]string{"demo", "--engine", "sim", "-q", "--name", ""}, "edgefabric: --name: empty value"},
-		{[]string{"exec", "nosuchlab_t", "h1", "--", ""}, "edgefabric: edgefabric exec: the command is an empty string (usage: edgefabric exec LAB NODE -- CMD [ARGS...] [flags])\n"},
+		{[]string{"exec", "nosuchlab_t", "h1", "--", ""}, "edgefabric: exec: the command is an empty string (usage: edgefabric exec LAB NODE -- CMD [ARGS...] [flags])\n"},
 	} {
 		code, out, errOut := topoCLI(c.args...)
 		if code != 2 || out != "" || !strings.HasPrefix(errOut, c.want) {

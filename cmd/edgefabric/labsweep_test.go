@@ -29,7 +29,7 @@ func TestLabSweepArgsBeforeLab(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"exec", "--", "nosuchlab_t", "h1", "true"}, "edgefabric: edgefabric exec: put \"--\" right after LAB and NODE (usage: edgefabric exec LAB NODE -- CMD [ARGS...] [flags])\n"},
+		{[]string{"exec", "--", "nosuchlab_t", "h1", "true"}, "edgefabric: exec: put \"--\" right after LAB and NODE (usage: edgefabric exec LAB NODE -- CMD [ARGS...] [flags])\n"},
 		{[]string{"demo", "--engine", "emu", "-q", "--name", "Bad-Name"}, badName},
 		{[]string{"demo", "-q", "--name", "Bad-Name"}, badName},
 		{[]string{"link", "nosuchlab_t", "s1", "s2", ""}, "edgefabric: link state \"\": want down or up\n"},
@@ -77,7 +77,7 @@ func TestLabSweepStatusOneLab(t *testing.T) {
 		want  string
 		entry labEntry // what --json prints
 	}{
-		{inproc, 1, fmt.Sprintf("edgefabric: lab %s runs in process %d without a daemon: status is only available from that process (emu.Lab.Status)\n", inproc, os.Getpid()), labEntry{inproc, "in-process", os.Getpid()}},
+		{inproc, 1, fmt.Sprintf("edgefabric: lab %s runs in process %d without a daemon: status works from that process only (emu.Lab.Status), or, for an up --foreground, once it is ready\n", inproc, os.Getpid()), labEntry{inproc, "in-process", os.Getpid()}},
 		{crashed, 1, "edgefabric: lab " + crashed + " has no live daemon (crashed?): run 'edgefabric down " + crashed + "' to remove its leftovers\n", labEntry{crashed, "crashed", 0}},
 		{starting, 1, fmt.Sprintf("edgefabric: lab %s is starting (daemon pid %d): try again once its up has returned\n", starting, sleeper.Process.Pid), labEntry{starting, "starting", sleeper.Process.Pid}},
 		{mute, 1, fmt.Sprintf("edgefabric: lab %s: daemon %d does not answer: run 'edgefabric down %s'\n", mute, muteSleeper.Process.Pid, mute), labEntry{mute, "not answering", muteSleeper.Process.Pid}},
@@ -209,7 +209,7 @@ func TestLabSweepRealLab(t *testing.T) {
 	}
 
 	// Two nodes without a link between them, named in the order given.
-	want = "edgefabric: emu: lab \"" + name + "\": no link between the nodes \"h2\" and \"h1\"\n"
+	want = "edgefabric: lab " + name + ": no link between the nodes \"h2\" and \"h1\"\n"
 	if code, out, errOut := labBin(t, bin, false, "", "link", name, "h2", "h1", "down"); code != 2 || out != "" || errOut != want {
 		t.Errorf("link h2 h1 down: exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
 	}

@@ -167,7 +167,7 @@ func TestLabBadInputBeforeRoot(t *testing.T) {
 	}{
 		{[]string{"up", "line:2", "--scheme", "kernel-bridge", "-p", "=1"}, "edgefabric: --param \"=1\": want key=value\n"},
 		{[]string{"down", "nosuchlab_t", "--timeout", "0s"}, "edgefabric: --timeout 0s: must be positive\n"},
-		{[]string{"exec", "nosuchlab_t", "h1", "--", ""}, "edgefabric: edgefabric exec: the command is an empty string (usage: edgefabric exec LAB NODE -- CMD [ARGS...] [flags])\n"},
+		{[]string{"exec", "nosuchlab_t", "h1", "--", ""}, "edgefabric: exec: the command is an empty string (usage: edgefabric exec LAB NODE -- CMD [ARGS...] [flags])\n"},
 		{[]string{"link", "nosuchlab_t", "s1", "s2", "sideways"}, "edgefabric: link state \"sideways\": want down or up\n"},
 	} {
 		if code, out, errOut := labBin(t, bin, true, "", c.args...); code != 2 || out != "" || errOut != c.want {
@@ -349,11 +349,11 @@ func TestLabListAndDownStates(t *testing.T) {
 		}
 	}
 
-	// link on a lab without a daemon: a failure (exit 1) that says what to do.
+	// link on a lab without a daemon: a failure (exit 1) that says what
+	// to do, as status does.
 	code, out, errOut = topoCLI("link", crashed, "s1", "s2", "down")
-	if code != 1 || out != "" || !strings.HasPrefix(errOut, "edgefabric: emu: lab \""+crashed+"\": lab daemon: no daemon answers on ") ||
-		!strings.HasSuffix(errOut, " (is lab "+crashed+" up? see 'edgefabric status')\n") {
-		t.Errorf("link on a crashed lab: exit %d, stdout %q, stderr %q", code, out, errOut)
+	if want := "edgefabric: lab " + crashed + " has no live daemon (crashed?): run 'edgefabric down " + crashed + "' to remove its leftovers\n"; code != 1 || out != "" || errOut != want {
+		t.Errorf("link on a crashed lab: exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
 	}
 
 	for _, c := range []struct {
@@ -439,8 +439,8 @@ func TestLabVerbsOutputs(t *testing.T) {
 	if len(status.Links) != 2 || len(down) != 1 || (down[0] != "s1-h1" && down[0] != "h1-s1") {
 		t.Errorf("after link s1 h1 down: links down %v of %d, want s1-h1 only", down, len(status.Links))
 	}
-	if out, errOut := ef(2, "", "link", name, "s1", "s9", "down"); out != "" || !strings.HasPrefix(errOut, "edgefabric: emu: lab \""+name+"\": ") ||
-		!strings.HasSuffix(errOut, ": unknown node \"s9\"\n") || strings.Count(errOut, "\n") != 1 {
+	if out, errOut := ef(2, "", "link", name, "s1", "s9", "down"); out != "" || !strings.HasPrefix(errOut, "edgefabric: lab "+name+": unknown node \"s9\" (nodes: ") ||
+		strings.Count(errOut, "\n") != 1 {
 		t.Errorf("link to an unknown node: stdout %q, stderr %q", out, errOut)
 	}
 	if out, _ := ef(0, "", "link", name, "h1", "s1", "up", "--json"); out != `{
@@ -464,9 +464,9 @@ func TestLabVerbsOutputs(t *testing.T) {
 		t.Errorf("down --json said %q", out)
 	}
 
-	// up --json: the state file's content, as one JSON document.
+	// up --json: the lab's status, as one JSON document.
 	out, _ = ef(0, "", "up", "line:1", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--json")
-	var upState emu.State
+	var upState emu.Status
 	dec := json.NewDecoder(strings.NewReader(out))
 	if err := dec.Decode(&upState); err != nil || dec.More() || upState.Name != name || upState.Pid <= 0 || len(upState.Nodes) != 3 || len(upState.Links) != 2 {
 		t.Errorf("up --json: %v\n%s", err, out)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/edgefabric/edgefabric/emu"
@@ -17,7 +19,10 @@ func newLinkCmd() *cobra.Command {
 		Short: "Fail or repair the link(s) between two nodes of a running lab",
 		Long: `link sets both veth ends of every link between nodes A and B down (or up),
 like pulling (or plugging) a cable, and tells the elements on both ends at once.
-It returns when a repaired link passes traffic again.`,
+It returns when both ends of a repaired link are up again. Under a spanning
+tree (the stp scheme, kernel-bridge with STP on) the ports then spend two
+forward delays (30 s by default) listening and learning before they pass
+traffic, as on a real switch.`,
 		Example: `  edgefabric link demo s1 s2 down
   edgefabric link demo s1 s2 up --json`,
 		Args: exactArgs(4),
@@ -32,16 +37,34 @@ It returns when a repaired link passes traffic again.`,
 			if err := emu.CheckRoot(os.Geteuid()); err != nil {
 				return err
 			}
+			// Unknown nodes are told from the state file, as exec tells
+			// them, when there is one; the daemon checks them anyway.
+			st, _ := emu.ReadState(name)
+			if st != nil {
+				for _, n := range []string{a, b} {
+					if !slices.ContainsFunc(st.Nodes, func(sn emu.StateNode) bool { return sn.Name == n }) {
+						return unknownNode(name, n, st)
+					}
+				}
+			}
 			err := emu.RemoteSetLink(name, a, b, state == "up")
 			if err != nil {
-				if strings.Contains(err.Error(), emu.ErrUnknownNode.Error()) || strings.Contains(err.Error(), emu.ErrNoLink.Error()) {
-					return badInput(err)
-				}
 				if errors.Is(err, emu.ErrDaemon) {
-					if labs, _ := emu.Labs(); !contains(labs, name) {
-						return noLab(name)
+					_, err := labNotRunning(name, "link", "emu.Lab.SetLink")
+					return err
+				}
+				// The daemon's refusals come as text: name the lab as
+				// exec does.
+				msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("emu: lab %q: ", name))
+				switch {
+				case strings.HasPrefix(msg, emu.ErrUnknownNode.Error()):
+					n := a
+					if !strings.Contains(msg, strconv.Quote(a)) {
+						n = b
 					}
-					return fmt.Errorf("%w (is lab %s up? see 'edgefabric status')", err, name)
+					return unknownNode(name, n, st)
+				case strings.Contains(msg, emu.ErrNoLink.Error()):
+					return badInput(fmt.Errorf("lab %s: %s", name, msg))
 				}
 				return err
 			}

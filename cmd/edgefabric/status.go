@@ -29,7 +29,7 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
   edgefabric status demo --json`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return badInput(fmt.Errorf("%s takes at most one lab (usage: %s)", c.CommandPath(), c.UseLine()))
+				return badInput(fmt.Errorf("%s takes at most one lab (usage: %s)", c.Name(), c.UseLine()))
 			}
 			return nil
 		},
@@ -45,35 +45,19 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
 				return badInput(err)
 			}
 			st, err := emu.RemoteStatus(name)
-			if err != nil {
+			if errors.Is(err, emu.ErrDaemon) {
 				// A lab that exists but cannot give its status: with
 				// --json its entry of the lab list goes to stdout, the
 				// error to stderr (exit 1).
-				notRunning := func(state string, pid int, err error) error {
-					if asJSON {
-						if jerr := writeJSON(c.OutOrStdout(), labEntry{Name: name, State: state, Pid: pid}); jerr != nil {
-							return jerr
-						}
+				e, err := labNotRunning(name, "status", "emu.Lab.Status")
+				if asJSON && e.State != "" {
+					if jerr := writeJSON(c.OutOrStdout(), e); jerr != nil {
+						return jerr
 					}
-					return err
 				}
-				if errors.Is(err, emu.ErrDaemon) {
-					// A lab's daemon that is still starting, or does not
-					// answer, is told apart from a lab run in-process
-					// without a daemon, as the lab list does.
-					if pid, alive := emu.Owner(name); alive && emu.OwnerIsDaemon(name) {
-						if _, serr := emu.ReadState(name); serr != nil {
-							return notRunning("starting", pid, fmt.Errorf("lab %s is starting (daemon pid %d): try again once its up has returned", name, pid))
-						}
-						return notRunning("not answering", pid, fmt.Errorf("lab %s: daemon %d does not answer: run 'edgefabric down %s'", name, pid, name))
-					} else if alive {
-						return notRunning("in-process", pid, fmt.Errorf("lab %s runs in process %d without a daemon: status is only available from that process (emu.Lab.Status)", name, pid))
-					}
-					if labs, _ := emu.Labs(); contains(labs, name) {
-						return notRunning("crashed", 0, fmt.Errorf("lab %s has no live daemon (crashed?): run 'edgefabric down %s' to remove its leftovers", name, name))
-					}
-					return noLab(name)
-				}
+				return err
+			}
+			if err != nil {
 				return err
 			}
 			if asJSON {
@@ -94,6 +78,65 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// idleLab is the entry of the lab list of lab name, which exists and
+// whose daemon does not answer: "starting" (a live daemon, no state file
+// yet), "not answering" (a live daemon with its state file), "in-process"
+// (a live owner that is no daemon: emu.Up in a test or the demo, or an up
+// --foreground before it is ready) or "crashed" (no live owner).
+func idleLab(name string) labEntry {
+	e := labEntry{Name: name, State: "crashed"}
+	if pid, alive := emu.Owner(name); alive {
+		e.State, e.Pid = "in-process", pid
+		if emu.OwnerIsDaemon(name) {
+			e.State = "not answering"
+			if _, err := emu.ReadState(name); err != nil {
+				e.State = "starting" // no state file yet
+			}
+		}
+	}
+	return e
+}
+
+// labNotRunning is the one error every lab verb gives for lab name when
+// it cannot reach the lab (no daemon answers, or no state file): what
+// state the lab is in and what to do, a failure (exit 1); or noLab (exit
+// 2) when there is no such lab. verb names the command that failed, api
+// the Go call that does the same from the lab's own process. It returns
+// the lab's entry of the lab list too (State "" for no such lab).
+func labNotRunning(name, verb, api string) (labEntry, error) {
+	e := idleLab(name)
+	switch e.State {
+	case "starting":
+		return e, fmt.Errorf("lab %s is starting (daemon pid %d): try again once its up has returned", name, e.Pid)
+	case "not answering":
+		return e, fmt.Errorf("lab %s: daemon %d does not answer: run 'edgefabric down %s'", name, e.Pid, name)
+	case "in-process":
+		return e, fmt.Errorf("lab %s runs in process %d without a daemon: %s works from that process only (%s), or, for an up --foreground, once it is ready", name, e.Pid, verb, api)
+	}
+	if labs, _ := emu.Labs(); !contains(labs, name) {
+		return labEntry{}, noLab(name)
+	}
+	return e, fmt.Errorf("lab %s has no live daemon (crashed?): run 'edgefabric down %s' to remove its leftovers", name, name)
+}
+
+// unknownNode is the one error exec and link give for a node that lab
+// name does not have (bad input): it names the lab's nodes (from its state
+// file st, if any) when they are few, and otherwise says how to list them.
+func unknownNode(name, node string, st *emu.State) error {
+	const maxListed = 12
+	var nodes []string
+	if st != nil {
+		for _, n := range st.Nodes {
+			nodes = append(nodes, n.Name)
+		}
+	}
+	hint := fmt.Sprintf("'edgefabric status %s' lists its nodes", name)
+	if len(nodes) > 0 && len(nodes) <= maxListed {
+		hint = "nodes: " + strings.Join(nodes, ", ")
+	}
+	return badInput(fmt.Errorf("lab %s: %w %q (%s)", name, emu.ErrUnknownNode, node, hint))
 }
 
 // noLab is the one error every lab verb gives for a lab that does not
@@ -124,17 +167,11 @@ func listLabs(w io.Writer, asJSON bool) error {
 	}
 	out := []labEntry{}
 	for _, n := range names {
-		e := labEntry{Name: n, State: "crashed"}
+		e := labEntry{Name: n, State: "running"}
 		if st, err := emu.RemoteStatusWithin(n, 5*time.Second); err == nil {
-			e.State, e.Pid = "running", st.Pid
-		} else if pid, alive := emu.Owner(n); alive {
-			e.State, e.Pid = "in-process", pid
-			if emu.OwnerIsDaemon(n) {
-				e.State = "not answering"
-				if _, serr := emu.ReadState(n); serr != nil {
-					e.State = "starting" // no state file yet
-				}
-			}
+			e.Pid = st.Pid
+		} else {
+			e = idleLab(n)
 		}
 		out = append(out, e)
 	}

@@ -61,7 +61,7 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.scheme, "scheme", "", "fabric scheme (required): "+strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
-	fl.StringVar(&f.name, "name", "lab", "lab name: 1-16 of a-z, 0-9, _")
+	fl.StringVar(&f.name, "name", "lab", "lab name: 1-16 characters of a-z, 0-9 and _, the first a letter or digit (no -)")
 	fl.StringVar(&f.rate, "rate", "", `shape every link with tbf: a rate ("100M", "1G") or "topo" for each link's own rate`)
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for the topology generator and the scheme")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "scheme parameter key=value (repeatable)")
@@ -69,7 +69,7 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up when the fabric is not ready by then (default: 60s, or enough for STP)")
 	fl.BoolVar(&f.noWait, "no-wait-reach", false, "return once the scheme reports ready, without waiting until h1 pings up to 16 other hosts")
 	fl.BoolVar(&f.fg, "foreground", false, "run the lab in this process until SIGINT/SIGTERM or 'edgefabric down' (no daemon)")
-	fl.BoolVar(&f.asJSON, "json", false, "print the lab's state as JSON")
+	fl.BoolVar(&f.asJSON, "json", false, "print the lab's status as JSON, as 'edgefabric status LAB --json' does")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the elements' info messages (to the daemon log)")
 	return c
 }
@@ -193,12 +193,19 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 		}
 		return err
 	}
+	if f.asJSON {
+		// The status, as status --json and up --foreground --json print
+		// it: the state file (pid_start, prefix; links without up or
+		// rate) is the daemon's own record.
+		st, err := emu.RemoteStatus(f.name)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c.OutOrStdout(), st)
+	}
 	st, err := emu.ReadState(f.name)
 	if err != nil {
 		return err
-	}
-	if f.asJSON {
-		return writeJSON(c.OutOrStdout(), st)
 	}
 	hosts := 0
 	for _, n := range st.Nodes {
@@ -292,11 +299,15 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 		}
 	}
 	emu.NotifyReady(nil)
-	// With --json stdout carries the lab's state as one JSON document and
-	// nothing else; the closing line is for a person, on stderr then.
+	// With --json stdout carries the lab's status as one JSON document
+	// and nothing else, the document up prints for a daemon (with the pid
+	// of the process that runs the lab); the closing line is for a
+	// person, on stderr then.
 	bye := c.OutOrStdout()
 	if f.asJSON {
-		if err := writeJSON(c.OutOrStdout(), l.Status()); err != nil {
+		st := l.Status()
+		st.Pid = os.Getpid()
+		if err := writeJSON(c.OutOrStdout(), st); err != nil {
 			return err
 		}
 		bye = c.ErrOrStderr()

@@ -59,7 +59,9 @@ func TestEmuVerbsBadInput(t *testing.T) {
 	}
 }
 
-// buildBinary builds edgefabric for tests that run it as a daemon.
+// buildBinary builds edgefabric for tests that run it as a daemon. go
+// build takes GOFLAGS from the environment: GOFLAGS=-overlay=FILE go test
+// builds this binary from the overlaid sources too.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	gobin, err := exec.LookPath("go")
