@@ -273,7 +273,14 @@ func writeJSON(w io.Writer, v any) error {
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if len(args) != n {
-			return badInput(fmt.Errorf("%s takes %d argument(s), got %d (usage: %s)", c.CommandPath(), n, len(args), c.UseLine()))
+			takes := map[int]string{0: "no arguments", 1: "1 argument"}[n]
+			if takes == "" {
+				takes = fmt.Sprintf("%d arguments", n)
+			}
+			// The path without the root: the message is prefixed
+			// "edgefabric: " already.
+			verb := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+			return badInput(fmt.Errorf("%s takes %s, got %d (usage: %s)", verb, takes, len(args), c.UseLine()))
 		}
 		return nil
 	}

@@ -49,7 +49,7 @@ func TestSweep3BadInputExact(t *testing.T) {
 		// --ties is read before --k.
 		{[]string{"plan", "spain", "nosuch:1", "--k", "x", "--ties", "sorted"}, "edgefabric: --ties \"sorted\": want \"random\", \"ordered\" or \"node\"\n"},
 		{[]string{"topo", "export", "nosuch:1", "--format", "gml"}, "edgefabric: --format: topo: bad value: format \"gml\" (want yaml, json, clab, graphml or dot)\n"},
-		{[]string{"topo", "list", "fattree:4"}, "edgefabric: edgefabric topo list takes 0 argument(s), got 1 (usage: edgefabric topo list [flags])\n"},
+		{[]string{"topo", "list", "fattree:4"}, "edgefabric: topo list takes no arguments, got 1 (usage: edgefabric topo list [flags])\n"},
 		{[]string{"sim", "nosuch.yaml", "--log", "loud", "--trace", "headers"}, "edgefabric: --log \"loud\": want off, error, warn, info or debug\n"},
 		// The nearest of cobra's suggestions: "demo" (one edit), not
 		// "repro" (two); "sim" and "plan", not "link", which cobra lists

@@ -104,7 +104,7 @@ func TestTopoBadInput(t *testing.T) {
 		{[]string{"topo", "show", "fattree:x", "--json"}, "edgefabric: topo: spec \"fattree:x\": p: bad topology spec: \"x\" is not an integer\n"},
 		{[]string{"topo", "show", "bcube:1,2"}, "edgefabric: topo: spec \"bcube:1,2\": p: bad value: switches need at least 2 ports, got 1\n"},
 		{[]string{"topo", "show", filepath.Join(dir, "missing.yaml")}, "edgefabric: topo: open " + filepath.Join(dir, "missing.yaml") + ": no such file or directory\n"},
-		{[]string{"topo", "show"}, "edgefabric: edgefabric topo show takes 1 argument(s), got 0 (usage: edgefabric topo show SPEC|FILE [flags])\n"},
+		{[]string{"topo", "show"}, "edgefabric: topo show takes 1 argument, got 0 (usage: edgefabric topo show SPEC|FILE [flags])\n"},
 		{[]string{"topo", "export", "ring:3", "--format", "gml"}, "edgefabric: --format: topo: bad value: format \"gml\" (want yaml, json, clab, graphml or dot)\n"},
 		{[]string{"topo", "show", "ring:3", "--hosts-per-switch", "-1"}, "edgefabric: --hosts-per-switch must not be negative, got -1\n"},
 		{[]string{"topo", "show", "ring:3", "--nosuch"}, "edgefabric: unknown flag: --nosuch (see 'edgefabric topo show --help')\n"},
