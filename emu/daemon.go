@@ -525,13 +525,25 @@ type owner struct {
 func ownerPath(name string) string { return filepath.Join(LabDir(name), "owner.json") }
 
 func writeOwner(name string) error {
+	return writeOwnerOf(name, os.Getpid(), os.Getenv(ReadyFDEnv) != "")
+}
+
+// writeOwnerOf records pid as lab name's owner. The file is replaced
+// whole (rename), so that a reader never takes a half-written one for no
+// owner, a crash.
+func writeOwnerOf(name string, pid int, daemon bool) error {
 	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
 		return fmt.Errorf("emu: %w", err)
 	}
-	o := owner{Pid: os.Getpid(), Daemon: os.Getenv(ReadyFDEnv) != ""}
+	o := owner{Pid: pid, Daemon: daemon}
 	o.PidStart, _ = procStart(o.Pid)
 	data, _ := json.Marshal(o)
-	if err := os.WriteFile(ownerPath(name), data, 0o644); err != nil {
+	tmp := ownerPath(name) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("emu: %w", err)
+	}
+	if err := os.Rename(tmp, ownerPath(name)); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("emu: %w", err)
 	}
 	return nil
@@ -582,8 +594,81 @@ const ReadyFDEnv = "EDGEFABRIC_READY_FD"
 // atomically: of two claims of one name, the second fails. SpawnDaemon
 // claims the name for its daemon; a lab run in the foreground by hand
 // claims it itself (Up only looks for namespaces, and a lab still starting
-// has none yet).
+// has none yet). The claim records the calling process as the lab's owner
+// at once, so that a lab still starting is never taken for a crashed one
+// (no owner); ReleaseName gives up a claim that built nothing.
 func ClaimName(name string) error {
+	unlock, err := lockClaims()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return claimName(name)
+}
+
+// ReclaimCrashed claims lab name when it is free, or, when a crashed lab
+// holds it (leftovers, no live owner), removes that lab with Cleanup and
+// claims the name then, in one step: of two processes doing this at once,
+// the second finds the first one's claim, never a half-removed lab. A lab
+// with a live owner is refused with ErrLabExists. It reports whether it
+// removed leftovers.
+func ReclaimCrashed(name string, timeout time.Duration) (removed bool, err error) {
+	unlock, err := lockClaims()
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	err = claimName(name)
+	if !errors.Is(err, ErrLabExists) {
+		return false, err
+	}
+	if pid, alive := Owner(name); alive {
+		return false, fmt.Errorf("emu: lab %q: %w (owner pid %d runs; run 'edgefabric down %s' to remove it)", name, ErrLabExists, pid, name)
+	}
+	if st, serr := ReadState(name); serr == nil && st.Pid > 0 && alive(st.Pid, st.PidStart) {
+		return false, fmt.Errorf("emu: lab %q: %w (daemon pid %d runs; run 'edgefabric down %s' to remove it)", name, ErrLabExists, st.Pid, name)
+	}
+	if _, err := Cleanup(name, timeout); err != nil && !errors.Is(err, ErrNoLab) {
+		return false, err
+	}
+	return true, claimName(name)
+}
+
+// ReleaseName gives up a claim of lab name by this process that built
+// nothing (Up failed before its first namespace): the state directory
+// goes when it holds only this process's owner record. Anything else,
+// another owner or files a lab wrote, is left alone.
+func ReleaseName(name string) {
+	if o, ok := readOwner(name); !ok || o.Pid != os.Getpid() {
+		return
+	}
+	ents, err := os.ReadDir(LabDir(name))
+	if err != nil || len(ents) != 1 {
+		return
+	}
+	os.Remove(ownerPath(name))
+	os.Remove(LabDir(name))
+}
+
+// lockClaims serializes claims of lab names on this machine (an flock on
+// StateDir/.claims), so that ReclaimCrashed's look, clean up and claim
+// cannot interleave with another claim.
+func lockClaims() (unlock func(), err error) {
+	if err := os.MkdirAll(StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("emu: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(StateDir, ".claims"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("emu: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("emu: lock %s: %w", f.Name(), err)
+	}
+	return func() { f.Close() }, nil // closing releases the lock
+}
+
+func claimName(name string) error {
 	if labs, err := Labs(); err != nil {
 		return fmt.Errorf("emu: %w", err)
 	} else if slices.Contains(labs, name) {
@@ -596,6 +681,10 @@ func ClaimName(name string) error {
 		return fmt.Errorf("emu: lab %q: %w (another up of this name is starting)", name, ErrLabExists)
 	} else if err != nil {
 		return fmt.Errorf("emu: %w", err)
+	}
+	if err := writeOwner(name); err != nil {
+		os.RemoveAll(LabDir(name))
+		return err
 	}
 	return nil
 }
@@ -637,6 +726,15 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 		pw.Close()
 		os.RemoveAll(LabDir(name)) // ours: the name was free above
 		return fmt.Errorf("emu: start daemon: %w", err)
+	}
+	// The daemon owns the lab from now on (it records itself again once
+	// it builds): until then, this process's claim would make it look
+	// in-process, or, once this process exits, crashed.
+	if err := writeOwnerOf(name, cmd.Process.Pid, true); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		os.RemoveAll(LabDir(name))
+		return err
 	}
 	pw.Close()
 	exited := make(chan struct{})

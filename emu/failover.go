@@ -125,7 +125,10 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 		mu.Unlock()
 		if rec {
 			res.Recovered = true
-			time.Sleep(time.Second)
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
 			break
 		}
 		time.Sleep(s.Interval)

@@ -867,9 +867,10 @@ func TestLabRecords(t *testing.T) {
 	if _, err := ReadState(labName()); !errors.Is(err, ErrNoLab) {
 		t.Errorf("ReadState of no lab = %v, want ErrNoLab", err)
 	}
+	// The claim recorded this process as the owner: in-process.
 	rep, err = Cleanup(name, 5*time.Second)
-	if err != nil || rep.Daemon != "none" || len(rep.Leftovers) != 0 || !rep.StateRemoved {
-		t.Errorf("Cleanup of a state without a pid = %+v, %v", rep, err)
+	if err != nil || rep.Daemon != "in-process" || len(rep.Leftovers) != 0 || !rep.StateRemoved {
+		t.Errorf("Cleanup of a claimed lab's state without a pid = %+v, %v", rep, err)
 	}
 
 	// A file in the state directory is no lab; a namespace whose node

@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -26,14 +27,19 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 			return fmt.Errorf("demo: %s is not installed (scripts/deps installs it)", tool)
 		}
 	}
-	// A crashed earlier demo leaves namespaces behind: remove them, and
-	// only them (everything of this lab carries its prefix).
-	if labs, _ := emu.Labs(); contains(labs, o.Name) {
-		o.step("removing leftovers of an earlier %q lab", o.Name)
-		if _, err := emu.Cleanup(o.Name, 30*time.Second); err != nil {
-			return fmt.Errorf("demo: cleaning up the earlier lab: %w", err)
-		}
+	// The name is ours from here to the teardown: of two demos (or a
+	// demo and an up) of one name, the second stops here.
+	if err := claimLab(o); err != nil {
+		return err
 	}
+	built := false
+	defer func() {
+		if !built {
+			// Up failed before it built anything (after that it
+			// removes the directory itself): the claim goes.
+			emu.ReleaseName(o.Name)
+		}
+	}()
 
 	var fab *dumbnet.Fabric
 	reg := &scheme.Registry{}
@@ -52,6 +58,7 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	if err != nil {
 		return err
 	}
+	built = true
 	defer func() {
 		o.step("tearing down")
 		if derr := l.Down(); derr != nil && err == nil {
@@ -71,8 +78,10 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 		// the controller looks for it again at once (docs/dumbnet.md,
 		// missed hosts). Give that a few seconds, and say so.
 		t1 := time.Now()
-		for len(got.Diff(want)) > 0 && time.Since(t1) < lateHostWait && ctx.Err() == nil {
-			time.Sleep(20 * time.Millisecond)
+		for len(got.Diff(want)) > 0 && time.Since(t1) < lateHostWait {
+			if err := sleep(ctx, 20*time.Millisecond); err != nil {
+				return err
+			}
 			got = c.Snapshot()
 		}
 		if len(got.Diff(want)) == 0 {
@@ -93,6 +102,10 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	// All pairs ping, one source host per goroutine, two at a time (the
 	// machine may have two cores).
 	o.step("pinging all %d ordered host pairs", len(hs)*(len(hs)-1))
+	// The counts reach the report once every pair was tried: a pair not
+	// tried because the run was interrupted did not fail.
+	var pingOK, pingTotal int
+	var pingFailed []string
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 2)
@@ -114,11 +127,11 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 					ok = err == nil
 				}
 				mu.Lock()
-				rep.PingPairsTotal++
+				pingTotal++
 				if ok {
-					rep.PingPairsOK++
+					pingOK++
 				} else {
-					rep.PingFailed = append(rep.PingFailed, an+"->"+bn)
+					pingFailed = append(pingFailed, an+"->"+bn)
 				}
 				mu.Unlock()
 			}
@@ -128,6 +141,8 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	rep.PingPairsOK, rep.PingPairsTotal, rep.PingFailed = pingOK, pingTotal, pingFailed
+	rep.done = DemoPing
 	o.step("ping: %d/%d host pairs answer", rep.PingPairsOK, rep.PingPairsTotal)
 
 	// iperf3 between two pods; a second into it, find the core link it
@@ -135,15 +150,14 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	// between the same hosts measures the outage.
 	src, dst := farHosts(g)
 	sn, dn := g.Node(src).Name, g.Node(dst).Name
-	rep.IperfFrom, rep.IperfTo = sn, dn
 	const iperfSecs = 8
 	server := exec.Command("iperf3", "-s", "-1", "-J")
-	var serverOut strings.Builder
-	server.Stdout = &serverOut
 	if err := l.Start(dn, server); err != nil {
 		return fmt.Errorf("demo: iperf3 server: %w", err)
 	}
-	defer server.Process.Kill() //nolint:errcheck // already gone when the run ended well
+	// Killed at the end: gone already when the run ended well (-1), or
+	// still waiting for a client that never came.
+	defer started(server).stop()
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	err = l.WaitListening(wctx, dn, 5201)
 	wcancel()
@@ -157,14 +171,20 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	if err := l.Start(sn, client); err != nil {
 		return fmt.Errorf("demo: iperf3 client: %w", err)
 	}
-	time.Sleep(time.Second)
+	cp := started(client)
+	defer cp.stop() // on an early return; a no-op once it has exited
+	if err := sleep(ctx, time.Second); err != nil {
+		return err
+	}
 	isSwitch := func(name string) bool {
 		n, ok := g.Lookup(name)
 		return ok && g.Node(n).Kind == topo.Switch
 	}
 	fabricLink := func(a, b string) bool { return isSwitch(a) && isSwitch(b) }
 	before := l.Status().LinkTxFrames(fabricLink)
-	time.Sleep(500 * time.Millisecond)
+	if err := sleep(ctx, 500*time.Millisecond); err != nil {
+		return err
+	}
 	after := l.Status().LinkTxFrames(fabricLink)
 	var best [2]string
 	var bestN uint64
@@ -174,24 +194,31 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 		}
 	}
 	if bestN == 0 {
-		client.Process.Kill() //nolint:errcheck
 		return fmt.Errorf("demo: no switch-to-switch link carried the iperf3 stream")
 	}
-	rep.FailedLink = best
 	o.step("failing %s-%s, the busiest link on the iperf3 path", best[0], best[1])
 	res, err := l.Failover(ctx, emu.FailoverSpec{From: sn, To: dn, A: best[0], B: best[1],
 		Interval: time.Millisecond, Settle: 500 * time.Millisecond, Max: 20 * time.Second})
 	if err != nil {
-		client.Process.Kill() //nolint:errcheck
 		return err
 	}
+	// Failover stops waiting for recovery when ctx ends, and reports
+	// what it saw by then without an error: not a measurement.
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rep.FailedLink = best
 	rep.FailoverOutageMS = float64(res.Outage) / float64(time.Millisecond)
 	rep.FailoverLost, rep.FailoverSent, rep.Recovered = res.Lost, res.Sent, res.Recovered
 	rep.FailoverProbeMS = 1
-	if err := client.Wait(); err != nil {
+	rep.done = DemoFailover
+	o.step("failover: outage %.1f ms, recovered %v; waiting for iperf3", rep.FailoverOutageMS, rep.Recovered)
+	if err := cp.wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("demo: iperf3 client: %v: %s", err, firstLine(clientOut.String()))
 	}
-	server.Wait() //nolint:errcheck // the client's report is the one we read
 	var ir struct {
 		End struct {
 			SumReceived struct {
@@ -206,9 +233,99 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	if ir.Error != "" {
 		return fmt.Errorf("demo: iperf3: %s", ir.Error)
 	}
+	rep.IperfFrom, rep.IperfTo = sn, dn
 	rep.Iperf3Mbps = ir.End.SumReceived.Bps / 1e6
+	rep.done = DemoIperf3
 	o.step("iperf3: %.1f Mb/s; outage %.1f ms, recovered %v", rep.Iperf3Mbps, rep.FailoverOutageMS, rep.Recovered)
 	return nil
+}
+
+// claimLab reserves lab name o.Name for this demo, as up does. A lab of
+// that name that something holds (a daemon, a process running it, an up
+// or a demo still starting: each records its owner as it claims the
+// name) is refused as bad input; a crashed one, whose owner is gone, is
+// removed first, and only then, in one step with the claim
+// (emu.ReclaimCrashed), so that two demos cannot remove each other's.
+func claimLab(o DemoOptions) error {
+	removed, err := emu.ReclaimCrashed(o.Name, 30*time.Second)
+	if errors.Is(err, emu.ErrLabExists) {
+		return inputError{labInUse{o.Name, labHolder(o.Name)}}
+	}
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if removed {
+		o.step("removed the leftovers of a crashed %q lab", o.Name)
+	}
+	return nil
+}
+
+// labHolder says, in a few words for a message, what holds lab name,
+// which a live process owns.
+func labHolder(name string) string {
+	if pid, alive := emu.Owner(name); alive {
+		return fmt.Sprintf("running (pid %d)", pid)
+	}
+	if st, err := emu.ReadState(name); err == nil {
+		return fmt.Sprintf("running (pid %d)", st.Pid)
+	}
+	return "starting"
+}
+
+// labInUse is the demo's refusal of a lab name something holds.
+type labInUse struct{ name, state string }
+
+func (e labInUse) Error() string {
+	return fmt.Sprintf("demo: lab %s is %s: choose another --name or run 'edgefabric down %s'", e.name, e.state, e.name)
+}
+
+func (e labInUse) Unwrap() error { return emu.ErrLabExists }
+
+// sleep waits for d or until ctx ends, whichever comes first.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// proc is a started command whose exit is awaited once, by whoever asks
+// first; stop kills it if it still runs.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+func started(cmd *exec.Cmd) *proc {
+	p := &proc{cmd: cmd, done: make(chan struct{})}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	return p
+}
+
+// wait returns the command's exit, or kills it when ctx ends first.
+func (p *proc) wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		p.stop()
+		return ctx.Err()
+	}
+}
+
+func (p *proc) stop() {
+	p.cmd.Process.Kill() //nolint:errcheck // gone already when the run ended well
+	<-p.done
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }
 
 func contains(xs []string, x string) bool {
@@ -218,9 +335,4 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
 }

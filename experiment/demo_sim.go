@@ -96,6 +96,7 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 			rep.PingFailed = append(rep.PingFailed, g.Node(r.a).Name+"->"+g.Node(r.b).Name)
 		}
 	}
+	rep.done = DemoPing
 	o.step("ping: %d/%d host pairs answer", rep.PingPairsOK, rep.PingPairsTotal)
 
 	// Bulk TCP between two pods with a probe stream beside it; fail the
@@ -103,12 +104,12 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 	// (the third of four on a fat tree: core to aggregation in the
 	// destination pod) a second in.
 	src, dst := farHosts(g)
-	rep.IperfFrom, rep.IperfTo = g.Node(src).Name, g.Node(dst).Name
+	sn, dn := g.Node(src).Name, g.Node(dst).Name
 	dmac, dip, _ := g.HostAddr(dst)
 	_, sip, _ := g.HostAddr(src)
 	e := f.Agent(src).PathTable().Lookup(wire.MAC(dmac))
 	if e == nil || len(e.Paths) == 0 {
-		return fmt.Errorf("demo: %s has no path to %s after the pings", rep.IperfFrom, rep.IperfTo)
+		return fmt.Errorf("demo: %s has no path to %s after the pings", sn, dn)
 	}
 	links, err := tagLinks(g, src, e.Paths[0])
 	if err != nil {
@@ -116,7 +117,6 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 	}
 	fail := links[len(links)/2]
 	lk := g.Link(fail)
-	rep.FailedLink = [2]string{g.Node(lk.A.Node).Name, g.Node(lk.B.Node).Name}
 
 	start := s.Now()
 	var bulk *host.TCPConn
@@ -143,7 +143,9 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 	if err := s.Err(); err != nil {
 		return err
 	}
+	rep.IperfFrom, rep.IperfTo = sn, dn
 	rep.Iperf3Mbps = float64(acked) * 8 / demoRun.Seconds() / 1e6
+	rep.FailedLink = [2]string{g.Node(lk.A.Node).Name, g.Node(lk.B.Node).Name}
 	pr := probe.Result()
 	fl, _ := hosts[dst].UDPFlow(sip.Addr(), pr.SrcPort, demoProbePort)
 	rep.FailoverSent = int(pr.Sent)
@@ -151,6 +153,7 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 	rep.FailoverProbeMS = float64(demoProbeGap) / float64(element.Millisecond)
 	rep.FailoverOutageMS = float64(rep.FailoverLost) * rep.FailoverProbeMS
 	rep.Recovered = fl.Last > start+demoFailAfter
+	rep.done = DemoIperf3 // the failover too: both measured in one run
 	o.step("tcp %s -> %s: %.1f Mb/s; link %s-%s failed: outage %.1f ms, recovered %v",
 		rep.IperfFrom, rep.IperfTo, rep.Iperf3Mbps, rep.FailedLink[0], rep.FailedLink[1], rep.FailoverOutageMS, rep.Recovered)
 	return nil

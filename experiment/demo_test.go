@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -87,7 +89,8 @@ func TestDemoEmu(t *testing.T) {
 }
 
 // OK needs every check: a fabric that did not recover, lost a ping pair,
-// moved no traffic or was found inexactly fails.
+// moved no traffic or was found inexactly fails, and so does a run that
+// stopped before its end.
 func TestDemoReportOK(t *testing.T) {
 	good := DemoReport{DiscoveryExact: true, PingPairsOK: 2, PingPairsTotal: 2, Iperf3Mbps: 1, Recovered: true}
 	if !good.OK() {
@@ -98,6 +101,7 @@ func TestDemoReportOK(t *testing.T) {
 		"ping lost":     func(r *DemoReport) { r.PingPairsOK = 1 },
 		"no traffic":    func(r *DemoReport) { r.Iperf3Mbps = 0 },
 		"inexact":       func(r *DemoReport) { r.DiscoveryExact = false },
+		"stopped early": func(r *DemoReport) { r.StoppedBefore = DemoIperf3 },
 	} {
 		r := good
 		mut(&r)
@@ -115,5 +119,108 @@ func TestDemoSimOutage(t *testing.T) {
 	}
 	if rep.FailoverProbeMS <= 0 || rep.FailoverOutageMS != float64(rep.FailoverLost)*rep.FailoverProbeMS {
 		t.Errorf("outage %v ms, %d probes lost at %v ms", rep.FailoverOutageMS, rep.FailoverLost, rep.FailoverProbeMS)
+	}
+}
+
+// A step the run did not reach is "not reached" in the text and has its
+// keys left out of the JSON, at every step: it once showed "0.0 Mb/s",
+// "link - failed mid-run: outage 0.0 ms" and "failed_link": ["",""] as if
+// measured. A step reached keeps its zeros: an outage of 0 ms is one.
+func TestDemoReportNotReached(t *testing.T) {
+	full, err := Demo(context.Background(), DemoOptions{Engine: "sim", Topology: "leafspine:2,2,1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.StoppedBefore != 0 {
+		t.Fatalf("a whole simulated run stopped before %v", full.StoppedBefore)
+	}
+	keys := func(r *DemoReport) map[string]bool {
+		data, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("%v: %s", err, data)
+		}
+		ks := map[string]bool{}
+		for k := range m {
+			ks[k] = true
+		}
+		return ks
+	}
+	stepKeys := map[DemoStep][]string{
+		DemoDiscovery: {"discovered_switches", "discovered_links", "discovered_hosts", "discovery_exact", "discovery_ms", "discovery_probes"},
+		DemoPing:      {"ping_pairs_ok", "ping_pairs_total"},
+		DemoFailover:  {"failed_link", "failover_outage_ms", "failover_probes_lost", "failover_probes_sent", "failover_probe_interval_ms", "recovered"},
+		DemoIperf3:    {"iperf3_mbps", "iperf_from", "iperf_to"},
+	}
+	lines := map[DemoStep]string{
+		DemoDiscovery: "  discovery      ",
+		DemoPing:      "  ping           ",
+		DemoFailover:  "  failover       ",
+		DemoIperf3:    "  tcp bulk       ",
+	}
+	for stopped := DemoDiscovery; stopped <= DemoIperf3+1; stopped++ {
+		r := *full
+		if stopped <= DemoIperf3 {
+			r.StoppedBefore = stopped
+		}
+		ks, text := keys(&r), r.Text()
+		for _, k := range []string{"engine", "topology", "expected_switches", "expected_links", "expected_hosts"} {
+			if !ks[k] {
+				t.Errorf("stopped before %v: no %q", stopped, k)
+			}
+		}
+		for step := DemoDiscovery; step <= DemoIperf3; step++ {
+			for _, k := range stepKeys[step] {
+				if ks[k] != (step < stopped) {
+					t.Errorf("stopped before %v: key %q present: %v", stopped, k, ks[k])
+				}
+			}
+			notReached := strings.Contains(text, lines[step]+"not reached\n")
+			if notReached != (step >= stopped) {
+				t.Errorf("stopped before %v: %s not reached: %v\n%s", stopped, step, notReached, text)
+			}
+		}
+	}
+	r := *full
+	r.FailoverOutageMS, r.FailoverLost = 0, 0
+	if !strings.Contains(r.Text(), "outage 0.0 ms (0 of ") || !keys(&r)["failover_outage_ms"] || !keys(&r)["failover_probes_lost"] {
+		t.Errorf("a 0 ms outage measured is not shown:\n%s", r.Text())
+	}
+	// The keys keep the order of the fields.
+	r.StoppedBefore = DemoFailover
+	data, _ := json.Marshal(&r)
+	if i, j := strings.Index(string(data), `"engine"`), strings.Index(string(data), `"ping_pairs_ok"`); i != 1 || j < i {
+		t.Errorf("key order: %s", data)
+	}
+}
+
+// Every JSON key of the report is in docs/demo.md's list, every step
+// named in a field's demo tag exists, and the steps have names.
+func TestDemoReportKeysDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/demo.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := reflect.TypeFor[DemoReport]()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "-" && !strings.Contains(string(doc), "`"+name+"`") {
+			t.Errorf("%s: key %q is not in docs/demo.md", f.Name, name)
+		}
+		if step, ok := f.Tag.Lookup("demo"); ok && demoStepNamed(step) > DemoIperf3 {
+			t.Errorf("%s: unknown step %q", f.Name, step)
+		}
+	}
+	for s := DemoDiscovery; s <= DemoIperf3; s++ {
+		if strings.HasPrefix(s.String(), "DemoStep(") {
+			t.Errorf("step %d has no name", s)
+		}
 	}
 }

@@ -33,17 +33,22 @@ fabric engineer would check first:
      its path fails while a 1 ms ping stream measures the outage.
 
 As root it runs in the emulator with real, unmodified Linux hosts (network
-namespaces, the kernel's stack, ping and iperf3) and tears everything down at
-the end, also on Ctrl-C. Without root, or with --engine sim, it runs the same
-scenario in the simulator (TCP model instead of iperf3, a 1 ms UDP probe
-stream instead of ping) and says so.
+namespaces, the kernel's stack, ping and iperf3) in a lab named by --name,
+and tears everything down at the end, also on Ctrl-C. A lab of that name that
+is running or starting is left alone (exit 2: choose another --name, or stop
+it with edgefabric down); the leftovers of a crashed one are removed first.
+Without root, or with --engine sim, it runs the same scenario in the
+simulator (TCP model instead of iperf3, a 1 ms UDP probe stream instead of
+ping) and says so.
 
 The exit code is 0 when the topology was found exactly, every pair answered
 and traffic recovered after the failure; 1 otherwise; 2 for bad input (a
 topology that cannot be resolved, is not connected, has fewer than two
 hosts, relays traffic in hosts, or has no switch-to-switch link between the
-iperf3 hosts). A run that stops early prints the report of what it measured,
-with the reason (JSON: "error"), and exits 1.`,
+iperf3 hosts; a lab name in use). A run that stops early, Ctrl-C included
+("interrupted"), prints the report of the steps it completed, the others as
+"not reached" (JSON: their keys left out), with the reason (JSON: "error"),
+and exits 1.`,
 		Example: `  sudo edgefabric demo
   edgefabric demo --engine sim --json
   sudo edgefabric demo --topology leafspine:2,4,2`,

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgefabric/edgefabric/emu"
 )
 
 // TestDemoBadInput: a topology the demo cannot run on is bad input, exit 2
@@ -49,5 +53,30 @@ func TestDemoFailedChecksExitOne(t *testing.T) {
 		if !strings.Contains(out, "recovered: false") && !strings.Contains(out, `"recovered": false`) {
 			t.Errorf("%v: the report does not show the failed recovery:\n%s", args, out)
 		}
+	}
+}
+
+// TestDemoLabInUse: demo --name of a lab that runs exits 2 with one line
+// and leaves the lab alone; it once tore the lab down as "leftovers of an
+// earlier lab", ran, and exited 0. The lab is a state directory whose
+// owner is this process, as emu.Up in a test writes it.
+func TestDemoLabInUse(t *testing.T) {
+	if err := emu.CheckRoot(os.Geteuid()); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	for _, tool := range []string{"ping", "iperf3"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	name := fmt.Sprintf("rd%d", os.Getpid()%1000000)
+	fakeLab(t, name, map[string]any{"pid": os.Getpid()}, nil)
+	code, out, errOut := topoCLI("demo", "-q", "--name", name, "--engine", "emu", "--topology", "leafspine:2,2,1")
+	want := fmt.Sprintf("edgefabric: demo: lab %s is running (pid %d): choose another --name or run 'edgefabric down %s'\n", name, os.Getpid(), name)
+	if code != 2 || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
+	}
+	if pid, alive := emu.Owner(name); pid != os.Getpid() || !alive {
+		t.Errorf("the lab lost its owner: %d, %v", pid, alive)
 	}
 }

@@ -268,7 +268,7 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 	l, err := emu.Up(ctx, g, f.scheme, opts)
 	if err != nil {
 		if claimed {
-			os.Remove(emu.LabDir(f.name)) // ours, if still there and empty
+			emu.ReleaseName(f.name) // ours, if it built nothing
 		}
 		emu.NotifyReady(err)
 		if errors.Is(err, emu.ErrLabExists) {
