@@ -96,7 +96,7 @@ and exits 1.`,
 	f := c.Flags()
 	f.StringVar(&o.Topology, "topology", "fattree:4", "topology spec or file")
 	f.StringVar(&o.Engine, "engine", "", "emu or sim (default: emu as root, sim otherwise)")
-	f.StringVar(&o.Name, "name", "demo", "emulator lab name")
+	f.StringVar(&o.Name, "name", "demo", "emulator lab name: 1-16 characters of a-z, 0-9 and _, the first a letter or digit (no -)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for the scheme and the simulator")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on stderr")

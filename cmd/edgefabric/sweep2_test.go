@@ -332,7 +332,7 @@ func TestSweep2HelpDefaults(t *testing.T) {
 			"      --timeout duration   kill a row after this long and report it as a timeout (default 15m0s)\n",
 		}},
 		{[]string{"demo"}, []string{
-			"      --name string       emulator lab name (default \"demo\")\n",
+			"      --name string       emulator lab name: 1-16 characters of a-z, 0-9 and _, the first a letter or digit (no -) (default \"demo\")\n",
 			"      --seed uint         seed for the scheme and the simulator (default 1)\n",
 			"      --topology string   topology spec or file (default \"fattree:4\")\n",
 		}},
