@@ -193,6 +193,10 @@ func (h *Host) txBacklog() int64 {
 // than TxQueue bytes wait, docs/host.md), and if so queues c to be pushed
 // again once it is half empty.
 func (h *Host) txFull(c *TCPConn) bool {
+	if c.txGrace {
+		c.txGrace = false
+		return false
+	}
 	if h.cfg.TxQueue < 0 || h.nicRate <= 0 || h.txBacklog() <= int64(h.cfg.TxQueue) {
 		return false
 	}
@@ -215,7 +219,13 @@ func (h *Host) txDrained() {
 	h.txWait = nil
 	for _, c := range w {
 		c.txWaiting = false
+		// One segment at least, whatever the queue holds by then: the
+		// first connection woken may fill it again at once, and one
+		// parked behind it, a small response behind a bulk transfer,
+		// would never send (a qdisc serves every socket in turn).
+		c.txGrace = true
 		c.push()
+		c.txGrace = false
 	}
 }
 

@@ -177,9 +177,11 @@ type TCPConn struct {
 	oooBytes int
 	unacked  int // in-order segments not yet acknowledged (delayed ACK)
 	ackDue   bool
-	delack   bool // delayed-ACK timer pending
+	ackSent  int64 // the RCV.NXT the last segment with an ACK carried; -1: none yet
+	delack   bool  // delayed-ACK timer pending
 
 	txWaiting bool // parked until the NIC queue drains
+	txGrace   bool // just woken: may send one segment past a full queue
 
 	timeWaitAt element.Time // when TIME-WAIT ends
 
@@ -381,7 +383,7 @@ func (h *Host) Connect(dst netip.Addr, port uint16) (*TCPConn, error) {
 
 func (h *Host) newConn(k connKey) *TCPConn {
 	cfg := &h.cfg.TCP
-	c := &TCPConn{h: h, key: k, iss: h.env.Rand().Uint32(), finOff: -1, recover: -1,
+	c := &TCPConn{h: h, key: k, iss: h.env.Rand().Uint32(), finOff: -1, recover: -1, ackSent: -1,
 		sndUna: -1, rto: cfg.InitialRTO, mss: int64(h.cfg.MTU - ipLen - tcpLen), ssthresh: 1 << 40,
 		start: h.env.Now()}
 	c.cwnd = int64(cfg.InitialCwnd) * c.mss
@@ -497,6 +499,7 @@ func (c *TCPConn) sendSeg(off int64, n int, flags uint8) {
 	if flags&flagACK != 0 {
 		c.ackDue = false
 		c.unacked = 0
+		c.ackSent = c.rcvNxt
 	}
 	c.segsOut++
 	h.hot.tcpTx++
@@ -1222,6 +1225,13 @@ func (c *TCPConn) processData(s *tcpSeg) {
 	c.drainOOO()
 	if c.finOff >= 0 && c.rcvNxt == c.finOff && !c.finRcvd {
 		c.peerFin()
+		return
+	}
+	if c.ackSent == c.rcvNxt {
+		// The app answered at once and its data carried the ACK of
+		// all of it (and of a filled hole): another would be a
+		// duplicate, which the sender may count towards a fast
+		// retransmit.
 		return
 	}
 	if hadHole || !h.cfg.TCP.DelayedACK {
