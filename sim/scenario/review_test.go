@@ -376,3 +376,34 @@ workloads:
 		}
 	}
 }
+
+// TestEmptyValuesRefused: a value left empty (null) is refused at its own
+// line and field. yaml skips our decoders for nulls: "duration: ~" was
+// reported as missing at line 1, "params: {hello: ~}" without a line, and
+// a null list entry ("- " or [~]) was dropped and the run went on.
+// Top-level sections left empty mean none, and a failure's bare down or up
+// is a null on purpose: both still pass.
+func TestEmptyValuesRefused(t *testing.T) {
+	const head = "topology: ring:3\nscheme: learn\nduration: 1s\n"
+	exactParseErrors(t, []parseErrorCase{
+		{"duration", "topology: ring:3\nscheme: learn\nduration: ~\n", "test.yaml:3: duration: bad scenario: no value"},
+		{"param", "topology: ring:3\nscheme: learn\nparams: {hello: ~}\nduration: 1s\n", "test.yaml:3: params.hello: bad scenario: no value"},
+		{"null workload", head + "workloads: [~]\n", `test.yaml:4: workloads[0]: bad scenario: empty entry (remove the "-", or give the entry)`},
+		{"empty workload", head + "workloads:\n  - ping: {from: h1, to: h2}\n  -\n", `test.yaml:6: workloads[1]: bad scenario: empty entry (remove the "-", or give the entry)`},
+		{"null failure", head + "failures:\n  - ~\n", `test.yaml:5: failures[0]: bad scenario: empty entry (remove the "-", or give the entry)`},
+		{"null timing", head + "timing: [~]\n", `test.yaml:4: timing[0]: bad scenario: empty entry (remove the "-", or give the entry)`},
+		{"null capture", head + "captures: [~]\n", `test.yaml:4: captures[0]: bad scenario: empty entry (remove the "-", or give the entry)`},
+		{"null link", head + "link: [~]\n", `test.yaml:4: link[0]: bad scenario: empty entry (remove the "-", or give the entry)`},
+		{"null workload field", head + "workloads:\n  - ping:\n      from: h1\n      to:\n", "test.yaml:7: workloads[0].ping.to: bad scenario: no value"},
+		{"null name in a list", head + "workloads:\n  - ping: {from: [h1, ~], to: h2}\n", `test.yaml:5: workloads[0].ping.from[1]: bad scenario: empty entry (remove the "-", or give the entry)`},
+		{"null links field", head + "links: {rate: ~}\n", "test.yaml:4: links.rate: bad scenario: no value"},
+		{"null down elsewhere", head + "workloads:\n  - ping: {from: h1, to: h2, down}\n", `test.yaml:5: bad scenario: unknown field "down"`},
+	})
+	sc, err := parse(t, head+"params:\nlinks:\nlink:\ntiming:\nworkloads:\ncaptures:\nfailures:\n  - {at: 100ms, link: [s1, s2], down}\n  - at: 200ms\n    link: [s1, s2]\n    up:\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Failures) != 2 {
+		t.Errorf("%d failures, want 2", len(sc.Failures))
+	}
+}

@@ -187,6 +187,12 @@ func Parse(data []byte, file string, opt Options) (*Scenario, error) {
 		}
 		return nil, fmt.Errorf("%s: %w: a second YAML document (---), and a broken one: %s", file, ErrScenario, msg)
 	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) == nil {
+		if e := findNull(&doc); e != nil {
+			return nil, fmt.Errorf("%s:%d: %s: %w: %v", file, e.line, e.field, ErrScenario, e)
+		}
+	}
 	r := &resolver{file: file, opt: opt}
 	sc := r.resolve(&raw)
 	if r.err != nil {
