@@ -407,3 +407,17 @@ func TestEmptyValuesRefused(t *testing.T) {
 		t.Errorf("%d failures, want 2", len(sc.Failures))
 	}
 }
+
+// TestOverridesSayWhat: a link override that sets nothing is refused, as
+// a timing entry that sets nothing is, and a timing entry naming a node
+// twice as a workload's host list is; both were accepted.
+func TestOverridesSayWhat(t *testing.T) {
+	const head = "topology: ring:3\nscheme: learn\nduration: 1s\n"
+	exactParseErrors(t, []parseErrorCase{
+		{"empty link override", head + "link:\n  - {ends: [s1, s2]}\n", "test.yaml:5: link[0]: bad scenario: say what to set: rate, delay, queue, loss or corrupt"},
+		{"timing node twice", head + "timing:\n  - nodes: [s1, s2, s1]\n    latency: 1us\n", "test.yaml:5: timing[0].nodes: bad scenario: s1 listed twice"},
+	})
+	if _, err := parse(t, head+"link:\n  - {ends: [s1, s2], delay: 5us}\ntiming:\n  - {nodes: [all], latency: 1us}\n"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -351,6 +351,10 @@ func (r *resolver) resolve(raw *rawScenario) *Scenario {
 		l := r.link(rl.Ends, rl.line, field+".ends")
 		if ls, ok := r.linkParams(&rl.rawLinkParams, field, l); ok {
 			sc.Links = append(sc.Links, ls)
+		} else if r.err == nil {
+			// As a timing entry: an override that sets nothing is a
+			// mistake, not a no-op.
+			r.fail(rl.line, field, "say what to set: rate, delay, queue, loss or corrupt")
 		}
 	}
 	for i := range raw.Timing {
@@ -598,8 +602,19 @@ func (r *resolver) timing(t *rawTiming, field string) []NodeTiming {
 			nodes = r.g.Nodes(topo.Switch)
 			break
 		}
+		seen := map[topo.NodeID]bool{}
 		for _, s := range t.Nodes.V {
-			nodes = append(nodes, r.nodeName(s, field+".nodes"))
+			n := r.nodeName(s, field+".nodes")
+			if r.err != nil {
+				return nil
+			}
+			// As in a workload's host list: twice is a slip.
+			if seen[n] {
+				r.fail(s.Line, field+".nodes", "%s listed twice", s.V)
+				return nil
+			}
+			seen[n] = true
+			nodes = append(nodes, n)
 		}
 	case t.Role.Set:
 		for i := range r.g.NumNodes() {
