@@ -39,7 +39,7 @@ type ShuffleHostResult struct {
 	Completed    int     `json:"completed"`
 	Failed       int     `json:"failed"`
 	Bytes        int64   `json:"bytes"`
-	CompletionUs float64 `json:"completion_us"`
+	CompletionUs float64 `json:"completion_us"` // until its last transfer ended, completed or failed
 	GoodputBps   float64 `json:"goodput_bps"`
 	Retransmits  uint64  `json:"retransmits"`
 	Timeouts     uint64  `json:"timeouts"`

@@ -186,7 +186,7 @@ type UDPResult struct {
 	Start       element.Time `json:"start_ps"`
 	End         element.Time `json:"end_ps"`
 	GoodputBps  float64      `json:"goodput_bps"`
-	MeanDelayUs float64      `json:"mean_delay_us,omitempty"`
+	MeanDelayUs float64      `json:"mean_delay_us"` // 0 when nothing was received
 	Error       string       `json:"error,omitempty"`
 }
 

@@ -234,7 +234,7 @@ func TestSizeFieldsTakeUnits(t *testing.T) {
 	const head = "topology: line:1\nscheme: learn\nduration: 1s\n"
 	exactParseErrors(t, []parseErrorCase{
 		{"ping size past the MTU", head + "workloads:\n  - ping: {from: h1, to: h2, size: 1.5KB}\n", `test.yaml:5: workloads[0].ping.size: bad scenario: "1.5KB" must be between 1 and 1472 bytes`},
-		{"udp size unit", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, size: 1PB}\n", `test.yaml:5: workloads[0].udp.size: bad scenario: bad value: "1PB": unknown size unit (B, KB, MB, GB, KiB, MiB, GiB)`},
+		{"udp size unit", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1Mbps, size: 1PB}\n", `test.yaml:5: workloads[0].udp.size: bad scenario: bad value: "1PB": unknown size unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)`},
 		{"response past 16 MiB", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, response: 17MiB}\n", `test.yaml:5: workloads[0].tcp_rr.response: bad scenario: "17MiB" must be between 1 and 16777216 bytes`},
 		{"request negative", head + "workloads:\n  - tcp_rr: {from: h1, to: h2, request: -1KB}\n", `test.yaml:5: workloads[0].tcp_rr.request: bad scenario: bad value: "-1KB" is negative`},
 	})
@@ -419,5 +419,35 @@ func TestOverridesSayWhat(t *testing.T) {
 	})
 	if _, err := parse(t, head+"link:\n  - {ends: [s1, s2], delay: 5us}\ntiming:\n  - {nodes: [all], latency: 1us}\n"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTerabyteSizes: the queue limit the error names, 1 TiB, can be
+// written as it is named (it had to be 1024GiB), and one past is refused.
+func TestTerabyteSizes(t *testing.T) {
+	for s, want := range map[string]int64{"1TiB": 1 << 40, "2TB": 2e12, "0.5t": 5e11} {
+		if v, err := ParseSize(s); err != nil || v != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", s, v, err, want)
+		}
+	}
+	const head = "topology: ring:3\nscheme: learn\nduration: 1s\n"
+	if _, err := parse(t, head+"links: {queue: 1TiB}\n"); err != nil {
+		t.Error(err)
+	}
+	exactParseErrors(t, []parseErrorCase{
+		{"queue past 1 TiB", head + "links: {queue: 1.1TB}\n", `test.yaml:4: links.queue: bad scenario: "1.1TB" must be between 64 bytes and 1 TiB`},
+	})
+}
+
+// TestUDPDetailKeys: a UDP flow that received nothing still has every key
+// of its detail, mean_delay_us included (it was left out).
+func TestUDPDetailKeys(t *testing.T) {
+	res := run(t, "topology: line:2\nscheme: learn\nduration: 1s\nfailures:\n  - {at: 0s, node: s2, down}\nworkloads:\n  - udp: {from: h1, to: h3, rate: 1Mbps, duration: 100ms}\n", RunOptions{})
+	b, err := json.Marshal(res.Flows[0].Detail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"mean_delay_us":0`) || !strings.Contains(string(b), `"received":0`) {
+		t.Errorf("detail %s", b)
 	}
 }

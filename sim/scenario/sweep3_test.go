@@ -47,7 +47,7 @@ func TestSweep3Units(t *testing.T) {
 		{func(s string) error { _, err := ParseRate(s); return err }, "1e", `bad value: "1e": unknown rate unit (bps, kbps, Mbps, Gbps, Tbps)`},
 		{func(s string) error { _, err := ParseRate(s); return err }, "0.9", `bad value: "0.9": a rate must be at least 1 bit/s`},
 		{func(s string) error { _, err := ParseRate(s); return err }, "1GB/s", `bad value: "1GB/s": rates are in bits per second (Gbps, Gb/s, Mbps); "GB/s" reads as bytes`},
-		{func(s string) error { _, err := ParseSize(s); return err }, "1PB", `bad value: "1PB": unknown size unit (B, KB, MB, GB, KiB, MiB, GiB)`},
+		{func(s string) error { _, err := ParseSize(s); return err }, "1PB", `bad value: "1PB": unknown size unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)`},
 	} {
 		if err := c.f(c.s); !errors.Is(err, ErrBadUnit) || err.Error() != c.want {
 			t.Errorf("%q: %v, want %s", c.s, err, c.want)

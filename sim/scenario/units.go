@@ -117,7 +117,7 @@ func ParseRate(s string) (int64, error) {
 }
 
 // ParseSize parses a byte count: "1500", "64KiB", "10MB" (MB = 10^6,
-// MiB = 2^20), "1GiB", "1.5KB".
+// MiB = 2^20), "1GiB", "1.5KB", "1TiB" (the queue limit).
 func ParseSize(s string) (int64, error) {
 	v, u, err := splitNum(s)
 	if err != nil {
@@ -139,8 +139,12 @@ func ParseSize(s string) (int64, error) {
 		mul = 1 << 20
 	case "gib":
 		mul = 1 << 30
+	case "tb", "t":
+		mul = 1e12
+	case "tib":
+		mul = 1 << 40
 	default:
-		return 0, fmt.Errorf("%w: %q: unknown size unit (B, KB, MB, GB, KiB, MiB, GiB)", ErrBadUnit, s)
+		return 0, fmt.Errorf("%w: %q: unknown size unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)", ErrBadUnit, s)
 	}
 	r, err := scaled(s, v, mul, 1<<50)
 	if err != nil {
