@@ -125,6 +125,9 @@ See docs/spain-plan.md.`,
 			if ncpTrials < 1 || ncpTrials > plan.MaxNCPTrials {
 				return badInput(fmt.Errorf("--ncp-trials %d: must be 1 to %d", ncpTrials, plan.MaxNCPTrials))
 			}
+			if printVLANs && asJSON {
+				return badInput(errors.New("--vlans lists the VLANs in the text summary, and --json always has them: give one of the two"))
+			}
 			if outDir != "" {
 				// Refused now, not after minutes of planning.
 				if undo, err = prepareOutDir("--out", outDir); err != nil {
@@ -175,7 +178,7 @@ See docs/spain-plan.md.`,
 	c.Flags().BoolVar(&serial, "serial", false, "pack with the paper's serial Algorithm 2 only")
 	c.Flags().Float64Var(&failProb, "fail-prob", 0.04, "link-failure probability for NCP (computed when this or --ncp-trials is given)")
 	c.Flags().IntVar(&ncpTrials, "ncp-trials", 10, "random failure sets NCP averages over")
-	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the summary")
+	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the text summary (the JSON always has them)")
 	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
 	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random", "ordered" (lowest port first) or "node" (a random fixed port preference per node)`)
 	// One seed drives the random topologies and the planner alike.

@@ -179,6 +179,9 @@ func (p *Plan) Reach() *ReachMap {
 func (d *Deployment) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "SPAIN switch configuration for %s\n", d.Topology)
+	// What the per-port lines leave implicit and a switch's factory
+	// defaults get wrong (docs/spain-plan.md, switch configuration).
+	b.WriteString("Turn 802.1D off (SPAIN §5.5). \"untagged none\": the port is not in VLAN 1 (remove it from the factory default).\n")
 	for _, s := range d.Switches {
 		fmt.Fprintf(&b, "\n%s: VLANs %s\n", s.Name, ranges(s.VLANs))
 		for _, pc := range s.Ports {

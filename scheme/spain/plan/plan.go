@@ -151,6 +151,9 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	p.Root = g.Node(p.Tree.Root).Name
 	t0 := time.Now()
 	p.PS, err = paths.ComputePathSets(f, paths.PathOptions{K: p.K, Seed: opt.Seed, Ties: opt.Ties, Workers: opt.Workers})
+	if errors.Is(err, paths.ErrTooLarge) {
+		return nil, fmt.Errorf("plan: %w; lower --k or split the fabric into several SPAIN domains", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
@@ -164,8 +167,12 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 		PruneEach: pruneEach,
 	})
 	if errors.Is(err, paths.ErrTooManyVLANs) {
-		return nil, fmt.Errorf("plan: %s: %w: every packing trial needed more than %d VLANs for %d paths of %d edge-node pairs; lower --k or split the fabric into several SPAIN domains",
-			g.Name, ErrTooManyVLANs, paths.MaxVLANs, p.NumPaths, p.Pairs)
+		pairs := fmt.Sprintf("%d edge-node pairs", p.Pairs)
+		if p.Pairs == 1 {
+			pairs = "1 edge-node pair"
+		}
+		return nil, fmt.Errorf("plan: %s: %w: every packing trial needed more than %d VLANs for %d paths of %s; lower --k or split the fabric into several SPAIN domains",
+			g.Name, ErrTooManyVLANs, paths.MaxVLANs, p.NumPaths, pairs)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)

@@ -129,6 +129,7 @@ func TestTriangleFiles(t *testing.T) {
 }
 `,
 		"switches.txt": `SPAIN switch configuration for tri
+Turn 802.1D off (SPAIN §5.5). "untagged none": the port is not in VLAN 1 (remove it from the factory default).
 
 s1: VLANs 1
   port 1   fabric -> s2:1           untagged 1    tagged none
@@ -354,7 +355,7 @@ func TestPackingBestTrial(t *testing.T) {
 // (one trial, the cheapest way there).
 func TestTooManyVLANsMessage(t *testing.T) {
 	_, err := Compute(parallelPair(t, "par", 4095), Options{K: 4095, Trials: 1, Seed: 1, Serial: true})
-	want := "plan: par: fabric cannot be covered within the 4094 usable VLAN IDs: every packing trial needed more than 4094 VLANs for 4095 paths of 1 edge-node pairs; lower --k or split the fabric into several SPAIN domains"
+	want := "plan: par: fabric cannot be covered within the 4094 usable VLAN IDs: every packing trial needed more than 4094 VLANs for 4095 paths of 1 edge-node pair; lower --k or split the fabric into several SPAIN domains"
 	if !errors.Is(err, ErrTooManyVLANs) || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
