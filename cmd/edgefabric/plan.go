@@ -202,7 +202,12 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	if p.Packing.Trials != 1 {
 		trials = fmt.Sprintf("%d trials", p.Packing.Trials)
 	}
-	fmt.Fprintf(w, "  packing           %s, %s, best: trial %d (%s)", p.Packing.Algorithm, trials, p.Packing.BestTrial, p.Packing.Strategy)
+	if p.NumPaths == 0 {
+		// Trials over no path all give VLAN 1 alone: no choice was made.
+		fmt.Fprintf(w, "  packing           nothing to pack (no path): VLAN 1 only")
+	} else {
+		fmt.Fprintf(w, "  packing           %s, %s, best: trial %d (%s)", p.Packing.Algorithm, trials, p.Packing.BestTrial, p.Packing.Strategy)
+	}
 	if p.Packing.Pruned > 0 {
 		fmt.Fprintf(w, ", pruned %d -> %d VLANs", p.NumVLANs+p.Packing.Pruned, p.NumVLANs)
 	}

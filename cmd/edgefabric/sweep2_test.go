@@ -424,4 +424,8 @@ func TestSweep2PlanNoPairs(t *testing.T) {
 	if code != 0 || errOut != "" || !strings.Contains(out, "\n  edge switches     1 (0 pairs), fabric links 0\n  k                 1 (alpha; alpha = 0: no pair of edge switches)\n") {
 		t.Fatalf("exit %d, stderr %q, stdout\n%s", code, errOut, out)
 	}
+	// Nor does it name a best of 30 packing trials over no path.
+	if !strings.Contains(out, "\n  packing           nothing to pack (no path): VLAN 1 only\n") {
+		t.Errorf("stdout\n%s", out)
+	}
 }
