@@ -15,7 +15,8 @@ type Counters struct {
 // Inc adds one to the named counter.
 func (c *Counters) Inc(name string) { c.Add(name, 1) }
 
-// Add adds n to the named counter.
+// Add adds n to the named counter. Adding zero creates the counter if
+// it is new, so that Names and Snapshot list it (at zero).
 func (c *Counters) Add(name string, n uint64) {
 	if c.m == nil {
 		c.m = make(map[string]uint64)

@@ -1,9 +1,9 @@
 package element
 
 import (
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 )
 
 // Time is a point or span of time in integer picoseconds. Integer time keeps
@@ -24,23 +24,35 @@ const (
 // Seconds returns t as floating-point seconds, for reports.
 func (t Time) Seconds() float64 { return float64(t) / float64(Second) }
 
-// String formats t with the largest unit that keeps it readable.
+// timeUnits are the units String picks from, largest first.
+var timeUnits = [...]struct {
+	d    Time
+	name string
+}{{Second, "s"}, {Millisecond, "ms"}, {Microsecond, "us"}, {Nanosecond, "ns"}}
+
+// String formats t with the largest unit that keeps it readable, in six
+// significant digits: "1.5ms", "-2s", "80ps".
 func (t Time) String() string {
 	a := t
 	if a < 0 {
 		a = -a
+		if a < 0 { // the most negative Time has no positive counterpart
+			a = Second
+		}
 	}
-	switch {
-	case a >= Second:
-		return fmt.Sprintf("%.6gs", float64(t)/float64(Second))
-	case a >= Millisecond:
-		return fmt.Sprintf("%.6gms", float64(t)/float64(Millisecond))
-	case a >= Microsecond:
-		return fmt.Sprintf("%.6gus", float64(t)/float64(Microsecond))
-	case a >= Nanosecond:
-		return fmt.Sprintf("%.6gns", float64(t)/float64(Nanosecond))
+	for i, u := range timeUnits {
+		if a < u.d {
+			continue
+		}
+		s := strconv.FormatFloat(float64(t)/float64(u.d), 'g', 6, 64)
+		// Six digits round 999.9999ms up to 1000ms: that is 1s.
+		if i > 0 && (s == "1000" || s == "-1000") {
+			u = timeUnits[i-1]
+			s = strconv.FormatFloat(float64(t)/float64(u.d), 'g', 6, 64)
+		}
+		return s + u.name
 	}
-	return fmt.Sprintf("%dps", int64(t))
+	return strconv.FormatInt(int64(t), 10) + "ps"
 }
 
 // Port numbers an element's ports 1..N. Port 0 is never a data port, so the
