@@ -116,5 +116,15 @@ func FuzzParse(f *testing.F) {
 		if !g.Connected() && g.NumNodes() > 0 {
 			t.Fatalf("%q: not connected", spec)
 		}
+		// The same spec and seed build the same graph (a scenario names
+		// its topology by spec and must get it back on every run), and a
+		// small one writes out and reads back unchanged.
+		again, err := parse(spec, seed, 5000, 20000)
+		if err != nil || diffGraph(g, again) != "" {
+			t.Fatalf("%q seed %d: second parse differs: %v", spec, seed, err)
+		}
+		if g.NumNodes() <= 300 {
+			checkLoaded(t, g, nil, FormatYAML)
+		}
 	})
 }

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -111,7 +112,21 @@ func FuzzAxon(f *testing.F) {
 				t.Fatalf("forward: %+v -> %+v (out %d)", h, h3, out)
 			}
 		}
-		_, _ = AxonDecap(b)
+		// Decap takes exactly the Ethernet packets that carry a whole
+		// Ethernet header, and encap of what it returns gives b back.
+		fr, derr := AxonDecap(b)
+		if (derr == nil) != (h.Type == AxonEthernet && len(payload) >= EthHeaderLen) {
+			t.Fatalf("decap of a %v packet with %d payload bytes: %v", h.Type, len(payload), derr)
+		}
+		if derr == nil {
+			if !bytes.Equal(fr, payload) {
+				t.Fatalf("decap: %x, payload %x", fr, payload)
+			}
+			back, err := AxonEncap(nil, b[:a.HeaderLen()], fr)
+			if err != nil || !bytes.Equal(back, b) {
+				t.Fatalf("encap(decap(b)) != b: %x %v", back, err)
+			}
+		}
 		if st, err := AxonProbeStamp(bytes.Clone(b), 1, ProbeIn, 1); err == nil && len(st) != len(b) {
 			// A record is only ever appended on a record boundary.
 			if n := len(st) - a.HeaderLen() - axonProbeFixed; len(st) != len(b)+AxonProbeRecordLen || n%AxonProbeRecordLen != 0 {
@@ -212,18 +227,54 @@ func FuzzDumbNetMPLS(f *testing.F) {
 	seed(f, ethOnly)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if port, out, err := DumbNetMPLSPop(bytes.Clone(b)); err == nil {
-			if len(out) != len(b)-MPLSLabelLen || port != binary.BigEndian.Uint32(b[14:])>>12 {
-				t.Fatalf("pop: port %d, %d bytes from %d", port, len(out), len(b))
+			// One label less; the Ethernet header moves up untouched.
+			if len(out) != len(b)-MPLSLabelLen || port != binary.BigEndian.Uint32(b[14:])>>12 ||
+				!bytes.Equal(out[:EthHeaderLen], b[:EthHeaderLen]) || !bytes.Equal(out[EthHeaderLen:], b[EthHeaderLen+MPLSLabelLen:]) {
+				t.Fatalf("pop: port %d, %x from %x", port, out, b)
 			}
 		}
-		if out, err := DumbNetMPLSStrip(bytes.Clone(b)); err == nil {
-			fr, _ := ParseFrame(out)
-			if et := fr.EtherType(); et != EtherTypeIPv4 && et != EtherTypeIPv6 {
-				t.Fatalf("strip left EtherType %#x", et)
+		out, err := DumbNetMPLSStrip(bytes.Clone(b))
+		if err != nil {
+			return
+		}
+		fr, _ := ParseFrame(out)
+		if et := fr.EtherType(); et != EtherTypeIPv4 && et != EtherTypeIPv6 {
+			t.Fatalf("strip left EtherType %#04x", et)
+		}
+		if !bytes.Equal(out[:12], b[:12]) || !bytes.Equal(out[EthHeaderLen:], b[EthHeaderLen+MPLSLabelLen:]) {
+			t.Fatalf("strip: %x from %x", out, b)
+		}
+		back, err := DumbNetMPLSPush(bytes.Clone(out), nil)
+		if err != nil || len(back) != len(b) {
+			t.Fatalf("push(strip(b)): %v", err)
+		}
+		// The end label as DumbNet writes it (TC 0, TTL 255) comes back
+		// bit for bit.
+		if binary.BigEndian.Uint32(b[14:]) == mplsEntry(DumbNetEnd, true) && !bytes.Equal(back, b) {
+			t.Fatalf("push(strip(b)) != b:\n got %x\nwant %x", back, b)
+		}
+		// A path taken from the input: push, pop every hop, strip.
+		var path []uint8
+		for _, v := range b[len(b)-len(b)%8:] {
+			if v != DumbNetEnd {
+				path = append(path, v)
 			}
-			if back, err := DumbNetMPLSPush(bytes.Clone(out), nil); err != nil || len(back) != len(b) {
-				t.Fatalf("push(strip(b)): %v", err)
+		}
+		pkt, err := DumbNetMPLSPush(bytes.Clone(out), path)
+		if err != nil {
+			t.Fatalf("push %v: %v", path, err)
+		}
+		for i, want := range path {
+			var port uint32
+			if port, pkt, err = DumbNetMPLSPop(pkt); err != nil || port != uint32(want) {
+				t.Fatalf("pop %d of %v: port %d, %v", i, path, port, err)
 			}
+		}
+		if _, _, err := DumbNetMPLSPop(bytes.Clone(pkt)); !errors.Is(err, ErrNoHops) {
+			t.Fatalf("pop past the path %v: %v", path, err)
+		}
+		if got, err := DumbNetMPLSStrip(pkt); err != nil || !bytes.Equal(got, out) {
+			t.Fatalf("strip(pop*(push(%v))): %x %v, want %x", path, got, err, out)
 		}
 	})
 }

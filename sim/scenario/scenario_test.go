@@ -215,6 +215,7 @@ func FuzzParse(f *testing.F) {
 		if err == nil && sc.Graph.NumNodes() > 20000 {
 			t.Skip()
 		}
+		checkParsed(t, sc, err)
 	})
 }
 
