@@ -230,24 +230,31 @@ func readPlanSummary(rd io.Reader, r *benchRun) error {
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return fmt.Errorf("want an object, got %v (%v)", t, err)
 	}
-	var seen int
+	// Each key once: a count would take a key given twice for a
+	// missing one.
+	seen := map[string]bool{}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
 			return err
 		}
-		switch t {
+		key, _ := t.(string)
+		switch key {
+		case "num_paths", "num_vlans", "seconds":
+			if seen[key] {
+				return fmt.Errorf("%s given twice", key)
+			}
+			seen[key] = true
+		}
+		switch key {
 		case "num_paths":
 			err = dec.Decode(&r.Paths)
-			seen++
 		case "num_vlans":
 			err = dec.Decode(&r.VLANs)
-			seen++
 		case "seconds":
 			var sec struct{ Paths, Pack, Prune float64 }
 			err = dec.Decode(&sec)
 			r.PathsSec, r.PackSec, r.PruneSec = sec.Paths, sec.Pack, sec.Prune
-			seen++
 		default:
 			err = skipValue(dec)
 		}
@@ -258,8 +265,10 @@ func readPlanSummary(rd io.Reader, r *benchRun) error {
 	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
 		return fmt.Errorf("truncated object (%v)", err)
 	}
-	if seen != 3 {
-		return errors.New("num_paths, num_vlans or seconds missing")
+	for _, k := range []string{"num_paths", "num_vlans", "seconds"} {
+		if !seen[k] {
+			return fmt.Errorf("%s missing", k)
+		}
 	}
 	return nil
 }

@@ -121,7 +121,9 @@ func TestReadPlanSummary(t *testing.T) {
 	if err := readPlanSummary(strings.NewReader(ok), &r); err != nil || r.Paths != 7 || r.VLANs != 3 || r.PathsSec != 0.5 || r.PackSec != 0.25 || r.PruneSec != 0.125 {
 		t.Errorf("got %+v, %v", r, err)
 	}
-	for _, bad := range []string{``, `[]`, `{"num_paths":7}`, `{"num_paths":"x","num_vlans":1,"seconds":{}}`, `{"vlans":[{"id":1`, `{"num_paths":1,"num_vlans":1,"seconds":{}`} {
+	for _, bad := range []string{``, `[]`, `{"num_paths":7}`, `{"num_paths":"x","num_vlans":1,"seconds":{}}`, `{"vlans":[{"id":1`, `{"num_paths":1,"num_vlans":1,"seconds":{}`,
+		// A key twice stood in for a missing one (num_vlans here).
+		`{"num_paths":1,"num_paths":2,"seconds":{"Paths":1}}`} {
 		if err := readPlanSummary(strings.NewReader(bad), &benchRun{}); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
