@@ -243,3 +243,27 @@ func TestSpawnFailureLeavesNothing(t *testing.T) {
 		t.Fatalf("failed spawn left lab %s behind", name)
 	}
 }
+
+// FuzzParseProcStat: a /proc/PID/stat line (the command name in
+// parentheses may hold anything, ')' and spaces included) gives the start
+// time and state it holds, or an error; an accepted line written back
+// with another command name parses to the same.
+func FuzzParseProcStat(f *testing.F) {
+	f.Add([]byte("1234 (sleep) S 1 1234 1234 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10 18446744073709551615\n"))
+	f.Add([]byte("7 (a) b) c) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42"))
+	f.Add([]byte("1 (x) R"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start, state, err := parseProcStat(data)
+		if err != nil {
+			return
+		}
+		i := strings.LastIndexByte(string(data), ')')
+		again, state2, err := parseProcStat([]byte("1 (other name)" + string(data[i+1:])))
+		if err != nil || again != start || state2 != state {
+			t.Fatalf("%q: %d %c, rewritten: %d %c %v", data, start, state, again, state2, err)
+		}
+		if state == ' ' || state == ')' {
+			t.Fatalf("%q: state %q", data, state)
+		}
+	})
+}

@@ -1,0 +1,31 @@
+package paths
+
+import (
+	"errors"
+	"testing"
+)
+
+// FuzzParseTies: --ties takes exactly random (or nothing), ordered and
+// node, each naming itself back; anything else is ErrBadTies.
+func FuzzParseTies(f *testing.F) {
+	for _, s := range []string{"", "random", "ordered", "node", "Random", "nodes", "ordered\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ties, err := ParseTies(s)
+		switch s {
+		case "", "random", "ordered", "node":
+			want := s
+			if s == "" {
+				want = "random"
+			}
+			if err != nil || ties.String() != want {
+				t.Fatalf("%q: %v, %v", s, ties, err)
+			}
+		default:
+			if !errors.Is(err, ErrBadTies) {
+				t.Fatalf("%q accepted as %v (%v)", s, ties, err)
+			}
+		}
+	})
+}
