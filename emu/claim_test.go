@@ -149,3 +149,40 @@ func TestSpawnDaemonOwnsAtOnce(t *testing.T) {
 		t.Fatalf("lab %s left behind", name)
 	}
 }
+
+// TestOwnerWritersAtOnce: SpawnDaemon and the daemon it started may both
+// record the owner at once; with one temporary file name for both, one
+// rename failed (the daemon or the up then gave up: "the daemon never
+// recorded itself", seen under load).
+func TestOwnerWritersAtOnce(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	claimCleanup(t, name)
+	if err := ClaimName(name); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 400)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				if err := writeOwner(name); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if pid, alive := Owner(name); pid != os.Getpid() || !alive {
+		t.Fatalf("owner %d, alive %v", pid, alive)
+	}
+	if ents, _ := os.ReadDir(LabDir(name)); len(ents) != 1 {
+		t.Fatalf("left in the lab directory: %v", ents)
+	}
+}

@@ -538,12 +538,25 @@ func writeOwnerOf(name string, pid int, daemon bool) error {
 	o := owner{Pid: pid, Daemon: daemon}
 	o.PidStart, _ = procStart(o.Pid)
 	data, _ := json.Marshal(o)
-	tmp := ownerPath(name) + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+	// A file of its own per writer: SpawnDaemon and its daemon may
+	// write at once, and a shared temporary name would make one rename
+	// fail.
+	f, err := os.CreateTemp(LabDir(name), "owner-*.tmp")
+	if err != nil {
 		return fmt.Errorf("emu: %w", err)
 	}
-	if err := os.Rename(tmp, ownerPath(name)); err != nil {
-		os.Remove(tmp)
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("emu: %w", err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("emu: %w", err)
+	}
+	if err := os.Rename(f.Name(), ownerPath(name)); err != nil {
+		os.Remove(f.Name())
 		return fmt.Errorf("emu: %w", err)
 	}
 	return nil
