@@ -13,15 +13,6 @@ import (
 	"time"
 )
 
-// claimCleanup removes lab name at the end of the test.
-func claimCleanup(t *testing.T, name string) {
-	t.Cleanup(func() {
-		if _, err := Cleanup(name, 10*time.Second); err != nil && !errors.Is(err, ErrNoLab) {
-			t.Errorf("cleanup: %v", err)
-		}
-	})
-}
-
 // TestClaimRecordsOwner: a claim records its process as the lab's owner
 // at once, so that a lab still starting is not taken for a crashed one
 // (no owner) by status, exec, link or the demo, which removed such a lab
@@ -30,7 +21,7 @@ func claimCleanup(t *testing.T, name string) {
 func TestClaimRecordsOwner(t *testing.T) {
 	needRoot(t)
 	name := labName()
-	claimCleanup(t, name)
+	cleanupLab(t, name)
 	if err := ClaimName(name); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +60,7 @@ func TestClaimRecordsOwner(t *testing.T) {
 func TestReclaimCrashed(t *testing.T) {
 	needRoot(t)
 	name := labName()
-	claimCleanup(t, name)
+	cleanupLab(t, name)
 	if removed, err := ReclaimCrashed(name, 10*time.Second); err != nil || removed {
 		t.Fatalf("free name: removed %v, %v", removed, err)
 	}
@@ -127,7 +118,7 @@ func TestReclaimCrashed(t *testing.T) {
 func TestSpawnDaemonOwnsAtOnce(t *testing.T) {
 	needRoot(t)
 	name := labName()
-	claimCleanup(t, name)
+	cleanupLab(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	errc := make(chan error, 1)
@@ -157,7 +148,7 @@ func TestSpawnDaemonOwnsAtOnce(t *testing.T) {
 func TestOwnerWritersAtOnce(t *testing.T) {
 	needRoot(t)
 	name := labName()
-	claimCleanup(t, name)
+	cleanupLab(t, name)
 	if err := ClaimName(name); err != nil {
 		t.Fatal(err)
 	}

@@ -62,14 +62,7 @@ func spawnTestDaemon(t *testing.T) string {
 	t.Helper()
 	name := labName()
 	t.Setenv(daemonEnv, name)
-	t.Cleanup(func() {
-		if _, err := Cleanup(name, 10*time.Second); err != nil && !errors.Is(err, ErrNoLab) {
-			t.Errorf("cleanup: %v", err)
-		}
-		if left, _ := listNS(Prefix(name)); len(left) > 0 {
-			t.Errorf("namespaces left: %v", left)
-		}
-	})
+	cleanupLab(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := SpawnDaemon(ctx, name, []string{os.Args[0], "-test.run=^$"}); err != nil {

@@ -217,15 +217,7 @@ func upLab(t *testing.T, g *topo.Graph, schemeName string, opts Options) *Lab {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	t.Cleanup(func() {
-		// Whatever happened, nothing of the lab may stay behind.
-		if _, err := Cleanup(opts.Name, 10*time.Second); err != nil && !errors.Is(err, ErrNoLab) {
-			t.Errorf("cleanup: %v", err)
-		}
-		if left, _ := listNS(Prefix(opts.Name)); len(left) > 0 {
-			t.Errorf("namespaces left: %v", left)
-		}
-	})
+	cleanupLab(t, opts.Name)
 	l, err := Up(ctx, g, schemeName, opts)
 	if err != nil {
 		t.Fatalf("Up: %v", err)
@@ -236,6 +228,20 @@ func upLab(t *testing.T, g *topo.Graph, schemeName string, opts Options) *Lab {
 		}
 	})
 	return l
+}
+
+// cleanupLab removes lab name when the test ends and checks that nothing
+// of it stays behind, whatever happened.
+func cleanupLab(t *testing.T, name string) {
+	t.Helper()
+	t.Cleanup(func() {
+		if _, err := Cleanup(name, 10*time.Second); err != nil && !errors.Is(err, ErrNoLab) {
+			t.Errorf("cleanup: %v", err)
+		}
+		if left, _ := listNS(Prefix(name)); len(left) > 0 {
+			t.Errorf("namespaces left: %v", left)
+		}
+	})
 }
 
 // needTool skips a test whose tool is missing, unless CI is set: then it
