@@ -35,6 +35,9 @@ import (
 //     switch); edgefabric.ports reserves ports.
 //   - the topology's name is name, unless topology.defaults.labels has
 //     edgefabric.name (written by WriteClab when name cannot hold it).
+//   - a node's name is its key, unless its own labels have
+//     edgefabric.node-name (written by WriteClab when the key cannot hold
+//     it); links name nodes by their keys.
 //   - link vars rate and delay set the link's rate and delay.
 //   - links of containerlab's special endpoints (host, mgmt-net, macvlan,
 //     and link types other than veth) connect to the machine outside the
@@ -45,7 +48,8 @@ const labelPrefix = "edgefabric."
 var clabSpecial = map[string]bool{"host": true, "mgmt-net": true, "macvlan": true}
 
 type clabNode struct {
-	name   string
+	name   string // the key: what links call the node
+	model  string // the node's name in the model: name, or its edgefabric.node-name label
 	line   int
 	kind   string
 	labels map[string]string
@@ -131,6 +135,9 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			if defKind, labels, err = r.clabKindLabels(e.v, "topology.defaults"); err != nil {
 				return nil, err
 			}
+			if err := r.noSharedNodeName(e.v, "topology.defaults", labels); err != nil {
+				return nil, err
+			}
 			// The topology's own name, when containerlab's name could
 			// not carry it (WriteClab): it wins over name.
 			if n, ok := labels[labelPrefix+"name"]; ok {
@@ -145,6 +152,9 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			for _, k := range kinds {
 				_, labels, err := r.clabKindLabels(k.v, "topology.kinds."+k.key)
 				if err != nil {
+					return nil, err
+				}
+				if err := r.noSharedNodeName(k.v, "topology.kinds."+k.key, labels); err != nil {
 					return nil, err
 				}
 				kindDefaults[k.key] = labels
@@ -165,7 +175,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	byName := make(map[string]*clabNode, len(nents))
 	for _, e := range nents {
 		f := "topology.nodes." + e.key
-		n := &clabNode{name: e.key, line: e.k.Line, kind: defKind, v: e.v}
+		n := &clabNode{name: e.key, model: e.key, line: e.k.Line, kind: defKind, v: e.v}
 		var labels map[string]string
 		if deref(e.v).Tag != "!!null" {
 			var kind string
@@ -175,6 +185,9 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			if kind != "" {
 				n.kind = kind
 			}
+		}
+		if m, ok := labels[labelPrefix+"node-name"]; ok {
+			n.model = m
 		}
 		// The node's own labels override its kind's; a role label on the
 		// node overrides an edgefabric.role inherited from the kind.
@@ -262,7 +275,11 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			}
 			ports = v
 		}
-		id, err := r.node(n.line, f, n.name, kind, role, relay, ports)
+		line, field := n.line, f
+		if _, ok := n.labels[labelPrefix+"node-name"]; ok {
+			line, field = n.labelLine(labelPrefix+"node-name"), f+".labels."+labelPrefix+"node-name"
+		}
+		id, err := r.node(line, field, n.model, kind, role, relay, ports)
 		if err != nil {
 			return nil, err
 		}
@@ -277,7 +294,11 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			if err != nil {
 				return nil, r.errAt(e.line, index(l.field+".endpoints", i), err)
 			}
-			refs[i] = endRef{e.node, p}
+			name := e.node
+			if n := byName[e.node]; n != nil {
+				name = n.model
+			}
+			refs[i] = endRef{name, p}
 		}
 		rate, delay, err := r.rateDelay(nil, l.field+".vars", DefaultRate, DefaultDelay, l.vars)
 		if err != nil {
@@ -319,6 +340,17 @@ func (r *resolver) clabKindLabels(n *yaml.Node, f string) (string, map[string]st
 		}
 	}
 	return kind, labels, nil
+}
+
+// noSharedNodeName refuses edgefabric.node-name in the labels of a kind or
+// of the defaults: it names one node, and every node of the kind would
+// get the same name.
+func (r *resolver) noSharedNodeName(n *yaml.Node, f string, labels map[string]string) error {
+	if _, ok := labels[labelPrefix+"node-name"]; !ok {
+		return nil
+	}
+	line := (&clabNode{v: n, line: n.Line}).labelLine(labelPrefix + "node-name")
+	return r.errf(line, f+".labels."+labelPrefix+"node-name", ErrBadValue, "names one node: put it in that node's own labels")
 }
 
 // clabLink reads a link in the short form {endpoints: ["a:eth1", "b:eth1"]}
@@ -431,6 +463,46 @@ func ifacePort(iface string) (int, error) {
 
 var clabNameRE = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
+// clabNodeRE matches what a containerlab node name may not hold: the node's
+// container is clab-<lab>-<node>, and containerlab (like Docker) accepts
+// only letters, digits, '.', '_' and '-' there.
+var clabNodeRE = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// clabNodeNames gives every node of g its containerlab name: its own name
+// when containerlab takes it, else that name with '-' for each run of
+// other characters ("New York" -> New-York), and a suffix -2, -3, ... when
+// that is another node's name or one of containerlab's special endpoints
+// (a node called host would be read as the machine outside the lab).
+func clabNodeNames(g *Graph) []string {
+	names := make([]string, len(g.nodes))
+	taken := make(map[string]bool, len(g.nodes)+len(clabSpecial))
+	for s := range clabSpecial {
+		taken[s] = true
+	}
+	for i := range g.nodes {
+		if n := g.nodes[i].Name; !clabNodeRE.MatchString(n) && !taken[n] {
+			names[i] = n
+			taken[n] = true
+		}
+	}
+	for i := range g.nodes {
+		if names[i] != "" {
+			continue
+		}
+		base := strings.Trim(clabNodeRE.ReplaceAllString(g.nodes[i].Name, "-"), "-")
+		if base == "" {
+			base = "node"
+		}
+		name := base
+		for k := 2; taken[name]; k++ {
+			name = base + "-" + strconv.Itoa(k)
+		}
+		names[i] = name
+		taken[name] = true
+	}
+	return names
+}
+
 // WriteClab writes g as a containerlab topology: every node a linux
 // container (the image is a placeholder to replace: edgefabric's own
 // engine runs switches itself), port p as interface ethp, the model's
@@ -438,8 +510,11 @@ var clabNameRE = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // A lab name is letters, digits, '-' and '_' (it names containers and
 // directories), so a graph name with other characters ("ring:3") is
 // written there with '-' for them ("ring-3"), and as itself in the label
-// edgefabric.name of topology.defaults, which the loader reads back.
+// edgefabric.name of topology.defaults, which the loader reads back. A
+// node whose name containerlab would refuse (clabNodeNames) gets another
+// key, and its own name in the label edgefabric.node-name.
 func WriteClab(w io.Writer, g *Graph) error {
+	keys := clabNodeNames(g)
 	bw := bufio.NewWriter(w)
 	name := strings.Trim(clabNameRE.ReplaceAllString(g.Name, "-"), "-")
 	if name == "" {
@@ -460,7 +535,11 @@ func WriteClab(w io.Writer, g *Graph) error {
 	}
 	for i := range g.nodes {
 		n := &g.nodes[i]
-		fmt.Fprintf(bw, "    %s:\n      kind: linux\n      labels: {%skind: %s", yamlString(n.Name), labelPrefix, n.Kind)
+		fmt.Fprintf(bw, "    %s:\n      kind: linux\n      labels: {%skind: %s", yamlString(keys[i]), labelPrefix, n.Kind)
+		if keys[i] != n.Name {
+			q, _ := json.Marshal(n.Name)
+			fmt.Fprintf(bw, ", %snode-name: %s", labelPrefix, q)
+		}
 		if n.Role != "" {
 			fmt.Fprintf(bw, ", %srole: %s", labelPrefix, yamlString(n.Role))
 		}
@@ -479,8 +558,8 @@ func WriteClab(w io.Writer, g *Graph) error {
 	}
 	for i := range g.links {
 		l := &g.links[i]
-		a := yamlString(g.nodes[l.A.Node].Name + ":eth" + strconv.Itoa(int(l.A.Port)))
-		b := yamlString(g.nodes[l.B.Node].Name + ":eth" + strconv.Itoa(int(l.B.Port)))
+		a := yamlString(keys[l.A.Node] + ":eth" + strconv.Itoa(int(l.A.Port)))
+		b := yamlString(keys[l.B.Node] + ":eth" + strconv.Itoa(int(l.B.Port)))
 		fmt.Fprintf(bw, "    - endpoints: [%s, %s]", a, b)
 		if l.Rate != DefaultRate || l.Delay != DefaultDelay {
 			fmt.Fprintf(bw, "\n      vars: {rate: %s, delay: %s}", FormatRate(l.Rate), FormatDelay(l.Delay))
