@@ -2,10 +2,13 @@ package topo
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,10 +25,15 @@ import (
 //	  links:
 //	    - endpoints: ["s1:eth1", "h1:eth1"]
 //
-// Mapping to the model:
+// Mapping to the model (docs/topology.md has it in full):
+//   - environment references are expanded first, as containerlab does
+//     (clabExpandEnv); a Go template is refused.
+//   - a node's kind is its own, else its group's, else the defaults';
+//     its labels merge defaults < kind < group < node.
 //   - port = the last number in the interface name: eth3, e1-3 and
-//     Ethernet3 are port 3; eth0 (containerlab's management interface) is
-//     rejected.
+//     Ethernet3 are port 3, unless two interfaces of the node share one or
+//     one has none: then clabPorts numbers them in natural order; eth0
+//     (containerlab's management interface) is rejected.
 //   - a node is a host if its labels say edgefabric.kind: host or
 //     role: host; a switch if they say edgefabric.kind: switch or
 //     role: switch; otherwise a host if its kind is linux and it has exactly
@@ -40,8 +48,8 @@ import (
 //     it); links name nodes by their keys.
 //   - link vars rate and delay set the link's rate and delay.
 //   - links of containerlab's special endpoints (host, mgmt-net, macvlan,
-//     and link types other than veth) connect to the machine outside the
-//     lab, not to the fabric, and are left out.
+//     and link types other than veth and veth-stitch) connect to the
+//     machine outside the lab, not to the fabric, and are left out.
 
 const labelPrefix = "edgefabric."
 
@@ -55,6 +63,8 @@ type clabNode struct {
 	labels map[string]string
 	v      *yaml.Node // the node's value, to find a label's line on error
 	links  int
+	ifaces []clabEnd      // the node's ends of the links, in link order
+	ports  map[string]int // interface name -> port (clabPorts)
 }
 
 // labelLine finds the line of one of the node's own labels (the node's
@@ -81,6 +91,7 @@ func (n *clabNode) labelLine(key string) int {
 type clabEnd struct {
 	node, iface string
 	line        int
+	field       string
 }
 
 type clabLink struct {
@@ -93,6 +104,11 @@ type clabLink struct {
 // decodeClab reads a containerlab topology file.
 func decodeClab(file string, data []byte) (*Graph, error) {
 	r := newResolver(file, "")
+	data = clabExpandEnv(data)
+	if i := bytes.Index(data, []byte("{{")); i >= 0 {
+		return nil, r.errf(1+bytes.Count(data[:i], []byte("\n")), "template", ErrSyntax,
+			"the file is a Go template ({{ ... }}), which containerlab renders with its variables before reading it; edgefabric does not render templates: load the rendered topology")
+	}
 	top, err := parseYAML(file, data)
 	if err != nil {
 		return nil, err
@@ -120,9 +136,13 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Containerlab resolves a node's kind as node, then group, then
+	// defaults, and its labels as defaults < kind < group < node.
+	var defLabels map[string]string
 	defKind := ""
 	nameSet := false
-	kindDefaults := map[string]map[string]string{}
+	kindLabels := map[string]map[string]string{}
+	groups := map[string]clabGroup{}
 	var nodesN, linksN *yaml.Node
 	for _, e := range tents {
 		switch e.key {
@@ -131,33 +151,39 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		case "links":
 			linksN = e.v
 		case "defaults":
-			var labels map[string]string
-			if defKind, labels, err = r.clabKindLabels(e.v, "topology.defaults"); err != nil {
-				return nil, err
-			}
-			if err := r.noSharedNodeName(e.v, "topology.defaults", labels); err != nil {
-				return nil, err
-			}
-			// The topology's own name, when containerlab's name could
-			// not carry it (WriteClab): it wins over name.
-			if n, ok := labels[labelPrefix+"name"]; ok {
-				r.b.g.Name = n
-				nameSet = true
-			}
-		case "kinds":
-			kinds, err := r.mapping(e.v, "topology.kinds")
+			d, err := r.clabDef(e.v, "topology.defaults")
 			if err != nil {
 				return nil, err
 			}
-			for _, k := range kinds {
-				_, labels, err := r.clabKindLabels(k.v, "topology.kinds."+k.key)
+			if err := r.noSharedNodeName(e.v, "topology.defaults", d.labels); err != nil {
+				return nil, err
+			}
+			defKind, defLabels = d.kind, d.labels
+			// The topology's own name, when containerlab's name could
+			// not carry it (WriteClab): it wins over name.
+			if n, ok := d.labels[labelPrefix+"name"]; ok {
+				r.b.g.Name = n
+				nameSet = true
+			}
+		case "kinds", "groups":
+			defs, err := r.mapping(e.v, "topology."+e.key)
+			if err != nil {
+				return nil, err
+			}
+			for _, k := range defs {
+				f := "topology." + e.key + "." + k.key
+				d, err := r.clabDef(k.v, f)
 				if err != nil {
 					return nil, err
 				}
-				if err := r.noSharedNodeName(k.v, "topology.kinds."+k.key, labels); err != nil {
+				if err := r.noSharedNodeName(k.v, f, d.labels); err != nil {
 					return nil, err
 				}
-				kindDefaults[k.key] = labels
+				if e.key == "kinds" {
+					kindLabels[k.key] = d.labels
+				} else {
+					groups[k.key] = clabGroup{d.kind, d.labels}
+				}
 			}
 		}
 	}
@@ -175,36 +201,21 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	byName := make(map[string]*clabNode, len(nents))
 	for _, e := range nents {
 		f := "topology.nodes." + e.key
-		n := &clabNode{name: e.key, model: e.key, line: e.k.Line, kind: defKind, v: e.v}
-		var labels map[string]string
+		n := &clabNode{name: e.key, model: e.key, line: e.k.Line, v: e.v}
+		var own clabDef
 		if deref(e.v).Tag != "!!null" {
-			var kind string
-			if kind, labels, err = r.clabKindLabels(e.v, f); err != nil {
+			if own, err = r.clabDef(e.v, f); err != nil {
 				return nil, err
 			}
-			if kind != "" {
-				n.kind = kind
-			}
 		}
-		if m, ok := labels[labelPrefix+"node-name"]; ok {
+		// A group that topology.groups does not define is only a name
+		// (containerlab's graph draws nodes by group): it adds nothing.
+		g := groups[own.group]
+		n.kind = firstNonEmpty(own.kind, g.kind, defKind)
+		n.labels = mergeLabels(defLabels, kindLabels[n.kind], g.labels, own.labels)
+		if m, ok := own.labels[labelPrefix+"node-name"]; ok {
 			n.model = m
 		}
-		// The node's own labels override its kind's; a role label on the
-		// node overrides an edgefabric.role inherited from the kind.
-		if kd := kindDefaults[n.kind]; len(kd) > 0 {
-			merged := make(map[string]string, len(kd)+len(labels))
-			for k, v := range kd {
-				merged[k] = v
-			}
-			if _, ok := labels["role"]; ok {
-				delete(merged, labelPrefix+"role")
-			}
-			for k, v := range labels {
-				merged[k] = v
-			}
-			labels = merged
-		}
-		n.labels = labels
 		nodes = append(nodes, n)
 		byName[n.name] = n
 	}
@@ -225,6 +236,7 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			for _, e := range cl.ends {
 				if n := byName[e.node]; n != nil {
 					n.links++
+					n.ifaces = append(n.ifaces, e)
 				}
 			}
 			links = append(links, cl)
@@ -286,19 +298,17 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		if ports > 0 {
 			declared[id], lines[id], fields[id] = ports, n.line, f+".labels."+labelPrefix+"ports"
 		}
+		if n.ports, err = r.clabPorts(n); err != nil {
+			return nil, err
+		}
 	}
 	for _, l := range links {
 		var refs [2]endRef
 		for i, e := range l.ends {
-			p, err := ifacePort(e.iface)
-			if err != nil {
-				return nil, r.errAt(e.line, index(l.field+".endpoints", i), err)
-			}
-			name := e.node
+			refs[i] = endRef{e.node, 0}
 			if n := byName[e.node]; n != nil {
-				name = n.model
+				refs[i] = endRef{n.model, n.ports[e.iface]}
 			}
-			refs[i] = endRef{name, p}
 		}
 		rate, delay, err := r.rateDelay(nil, l.field+".vars", DefaultRate, DefaultDelay, l.vars)
 		if err != nil {
@@ -311,40 +321,79 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	return r.graph(declared, lines, func(id NodeID) string { return fields[id] })
 }
 
-// clabKindLabels reads the kind and labels of a node, kind or defaults
+// clabDef is what the loader reads of a node, group, kind or defaults
 // entry; other keys (image, binds, exec, ...) belong to containerlab.
-func (r *resolver) clabKindLabels(n *yaml.Node, f string) (string, map[string]string, error) {
+type clabDef struct {
+	kind, group string
+	labels      map[string]string
+}
+
+// clabGroup is a group's contribution to its nodes.
+type clabGroup struct {
+	kind   string
+	labels map[string]string
+}
+
+func (r *resolver) clabDef(n *yaml.Node, f string) (clabDef, error) {
+	var d clabDef
 	ents, err := r.mapping(n, f)
 	if err != nil {
-		return "", nil, err
+		return d, err
 	}
-	kind := ""
-	var labels map[string]string
 	for _, e := range ents {
 		switch e.key {
 		case "kind":
-			if kind, err = r.scalar(e.v, f+".kind"); err != nil {
-				return "", nil, err
+			if d.kind, err = r.scalar(e.v, f+".kind"); err != nil {
+				return d, err
+			}
+		case "group":
+			if d.group, err = r.scalar(e.v, f+".group"); err != nil {
+				return d, err
 			}
 		case "labels":
 			lents, err := r.mapping(e.v, f+".labels")
 			if err != nil {
-				return "", nil, err
+				return d, err
 			}
-			labels = make(map[string]string, len(lents))
+			d.labels = make(map[string]string, len(lents))
 			for _, le := range lents {
-				if labels[le.key], err = r.scalar(le.v, f+".labels."+le.key); err != nil {
-					return "", nil, err
+				if d.labels[le.key], err = r.scalar(le.v, f+".labels."+le.key); err != nil {
+					return d, err
 				}
 			}
 		}
 	}
-	return kind, labels, nil
+	return d, nil
 }
 
-// noSharedNodeName refuses edgefabric.node-name in the labels of a kind or
-// of the defaults: it names one node, and every node of the kind would
-// get the same name.
+// mergeLabels merges label levels, later levels winning. A role label on
+// a level overrides an edgefabric.role inherited from the levels before
+// it (a node's own role: host beats its kind's edgefabric.role).
+func mergeLabels(levels ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, l := range levels {
+		if _, ok := l["role"]; ok {
+			delete(out, labelPrefix+"role")
+		}
+		for k, v := range l {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// noSharedNodeName refuses edgefabric.node-name in the labels of a kind, a
+// group or the defaults: it names one node, and every node of the kind
+// would get the same name.
 func (r *resolver) noSharedNodeName(n *yaml.Node, f string, labels map[string]string) error {
 	if _, ok := labels[labelPrefix+"node-name"]; !ok {
 		return nil
@@ -372,7 +421,11 @@ func (r *resolver) clabLink(n *yaml.Node, f string, byName map[string]*clabNode)
 			if err != nil {
 				return l, false, err
 			}
-			if t != "veth" {
+			// veth and veth-stitch (a veth pair on each side, stitched
+			// by tc) join two nodes of the lab; the other types (host,
+			// mgmt-net, macvlan, vxlan, vxlan-stitch, dummy) reach the
+			// machine or beyond.
+			if t != "veth" && t != "veth-stitch" {
 				return l, true, nil
 			}
 		case "vars":
@@ -395,7 +448,7 @@ func (r *resolver) clabLink(n *yaml.Node, f string, byName map[string]*clabNode)
 	for i, ep := range eps {
 		ff := index(f+".endpoints", i)
 		var ce clabEnd
-		ce.line = ep.Line
+		ce.line, ce.field = ep.Line, ff
 		if ep.Kind == yaml.MappingNode {
 			eents, err := r.mapping(ep, ff)
 			if err != nil {
@@ -417,7 +470,9 @@ func (r *resolver) clabLink(n *yaml.Node, f string, byName map[string]*clabNode)
 			if err != nil {
 				return l, false, err
 			}
-			i := strings.LastIndexByte(s, ':')
+			// containerlab splits at the first colon: a node name has
+			// none, an interface name may (macvlan:${IF}, br|ns:e1).
+			i := strings.IndexByte(s, ':')
 			if i < 0 {
 				return l, false, r.errf(ep.Line, ff, ErrSyntax, "endpoint %s: want node:interface", quote(s))
 			}
@@ -456,9 +511,133 @@ func ifacePort(iface string) (int, error) {
 	}
 	p, err := strconv.Atoi(m[1])
 	if err != nil || p < 1 || p > MaxPorts {
-		return 0, fmt.Errorf("%w: interface %s: port must be 1..%d (eth0 is containerlab's management interface)", ErrBadPort, quote(iface), MaxPorts)
+		return 0, fmt.Errorf("%w: interface %s: port must be 1..%d", ErrBadPort, quote(iface), MaxPorts)
 	}
 	return p, nil
+}
+
+// clabPorts numbers a node's interfaces. Each interface's last number is
+// its port (eth3, e1-3, ethernet-1/3 and Ethernet3 are port 3) when that
+// gives every interface of the node its own port in 1..MaxPorts. Names
+// that do not (SR OS 1/1/c1/1 and 1/1/c2/1, IOS Ethernet0/1 and
+// Ethernet1/1, XRd Gi0-0-0-0, a bridge's host-side names) are numbered
+// 1, 2, ... in natural order (numbers compared as numbers), for that node.
+// eth0, containerlab's management interface, is refused.
+func (r *resolver) clabPorts(n *clabNode) (map[string]int, error) {
+	ports := make(map[string]int, len(n.ifaces))
+	var names []string
+	first := map[string]clabEnd{}
+	byLast := true
+	used := map[int]bool{}
+	for _, e := range n.ifaces {
+		if _, seen := first[e.iface]; seen {
+			continue // the same interface twice: the builder says the port is taken
+		}
+		if e.iface == "eth0" {
+			return nil, r.errf(e.line, e.field, ErrBadPort, "interface \"eth0\" is containerlab's management interface, not a data port")
+		}
+		first[e.iface] = e
+		names = append(names, e.iface)
+		p, err := ifacePort(e.iface)
+		if err != nil || used[p] {
+			byLast = false
+		}
+		used[p] = true
+		ports[e.iface] = p
+	}
+	if byLast {
+		return ports, nil
+	}
+	if len(names) > MaxPorts {
+		return nil, r.errf(n.line, "topology.nodes."+n.name, ErrBadPort, "%d interfaces, more than %d ports", len(names), MaxPorts)
+	}
+	slices.SortFunc(names, naturalCompare)
+	for i, name := range names {
+		ports[name] = i + 1
+	}
+	return ports, nil
+}
+
+// naturalCompare orders strings with their digit runs compared as numbers:
+// e1-2 < e1-10, 1/1/c2/1 < 1/1/c10/1; equal strings by value after that
+// (e01 and e1), so the order is total.
+func naturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		ca, cb := a[i], b[j]
+		if isDigit(ca) && isDigit(cb) {
+			si, sj := i, j
+			for i < len(a) && isDigit(a[i]) {
+				i++
+			}
+			for j < len(b) && isDigit(b[j]) {
+				j++
+			}
+			na, nb := strings.TrimLeft(a[si:i], "0"), strings.TrimLeft(b[sj:j], "0")
+			if c := cmpInt(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			continue
+		}
+		if ca != cb {
+			return cmpInt(int(ca), int(cb))
+		}
+		i++
+		j++
+	}
+	if c := cmpInt(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// clabEnvRE matches the environment references containerlab expands in a
+// topology file before reading it: $NAME, ${NAME} and ${NAME<op>default}
+// with op one of :-, :=, - and =.
+var clabEnvRE = regexp.MustCompile(`\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\})`)
+
+// clabExpandEnv expands environment references as containerlab does: a
+// variable that is set gives its value; one that is not set gives the
+// default when there is one (with ':', also when it is set but empty) and
+// stays as written when there is none.
+func clabExpandEnv(data []byte) []byte {
+	if !bytes.ContainsRune(data, '$') {
+		return data
+	}
+	return clabEnvRE.ReplaceAllFunc(data, func(m []byte) []byte {
+		sub := clabEnvRE.FindSubmatch(m)
+		name := string(sub[1])
+		if name == "" {
+			name = string(sub[2])
+		}
+		v, set := os.LookupEnv(name)
+		switch op := string(sub[3]); {
+		case op == "":
+			if set {
+				return []byte(v)
+			}
+			return m
+		case set && (v != "" || op[0] != ':'):
+			return []byte(v)
+		default:
+			return sub[4]
+		}
+	})
 }
 
 var clabNameRE = regexp.MustCompile(`[^A-Za-z0-9_-]+`)

@@ -320,7 +320,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a.json", "{\"nodes\": [{\"name\": \"s1\", \"relay\": \"maybe\"}]}", "topo: a.json:1: nodes[0].relay: bad value: \"maybe\" is not true or false"},
 		{"a.json", "{\"nodes\": [{\"name\": \"s1\"}],\n \"links\": 5}", "topo: a.json:2: links: syntax error: want a list, got \"5\""},
 		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {}\n    b: {}\n  links:\n    - endpoints: [\"a:eth1\", \"c:eth1\"]\n", "topo: lab.clab.yml:7: topology.links[0].endpoints[1]: unknown node: \"c\""},
-		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {}\n    b: {}\n  links:\n    - endpoints: [\"a:eth0\", \"b:eth1\"]\n", "topo: lab.clab.yml:7: topology.links[0].endpoints[0]: bad port number: interface \"eth0\": port must be 1..65535 (eth0 is containerlab's management interface)"},
+		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {}\n    b: {}\n  links:\n    - endpoints: [\"a:eth0\", \"b:eth1\"]\n", "topo: lab.clab.yml:7: topology.links[0].endpoints[0]: bad port number: interface \"eth0\" is containerlab's management interface, not a data port"},
 		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {}\n  links:\n    - endpoints: [\"a:eth1\"]\n", "topo: lab.clab.yml:6: topology.links[0].endpoints: syntax error: a veth link joins 2 endpoints, got 1"},
 		{"lab.clab.yml", "name: x\ntopology:\n  nodes:\n    a: {labels: {edgefabric.kind: router}}\n", "topo: lab.clab.yml:4: topology.nodes.a.labels.edgefabric.kind: bad value: \"router\" (want switch or host)"},
 		{"lab.clab.yml", "name: x\ntopology:\n  links: []\n", "topo: lab.clab.yml:3: topology.nodes: syntax error: missing"},

@@ -71,6 +71,9 @@ func FuzzClab(f *testing.F) {
 	addGolden(f, ".clab.yml")
 	f.Add([]byte("name: x\ntopology:\n  nodes:\n    a: {kind: srl}\n    b: {kind: linux}\n  links:\n    - endpoints: [\"a:e1-1\", \"b:eth1\"]\n"))
 	f.Add([]byte("name: x\ntopology:\n  nodes:\n    a:\n  links:\n    - type: veth\n      endpoints: [{node: a, interface: eth1}, {node: a, interface: eth2}]\n"))
+	// groups, defaults' labels, a merge key, environment references,
+	// hierarchical interface names numbered in natural order, veth-stitch
+	f.Add([]byte("name: x\ntopology:\n  defaults: {labels: {role: leaf}}\n  groups: {g: {kind: linux}}\n  nodes:\n    a: &a {kind: nokia_srsim}\n    b: {<<: *a, group: g}\n    ${EF_FUZZ:=c}: {group: g}\n  links:\n    - endpoints: [\"a:1/1/c1/1\", \"b:1/1/c1/1\"]\n    - endpoints: [\"a:1/1/c2/1\", \"c:net0\"]\n    - type: veth-stitch\n      endpoints: [{node: b, interface: Gi0-0-0-0}, {node: c, interface: eth2}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return

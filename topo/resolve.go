@@ -83,9 +83,10 @@ func oneLine(s string) string {
 // one where it can still name the line and field: the one place every
 // loader validates ("parse raw, then resolve").
 type resolver struct {
-	file  string
-	b     *Builder
-	links int
+	file   string
+	b      *Builder
+	links  int
+	merged int // mapping entries brought in by merge keys (maxMerged)
 }
 
 func newResolver(file, name string) *resolver {

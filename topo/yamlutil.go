@@ -55,8 +55,22 @@ type kv struct {
 }
 
 // mapping returns a mapping's entries in document order, rejecting
-// duplicate keys.
+// duplicate keys. A merge key (<<: *anchor, or a list of them) brings in
+// the entries of the mappings it names that the mapping does not give
+// itself, at its own place, the first mapping named winning.
 func (r *resolver) mapping(n *yaml.Node, field string) ([]kv, error) {
+	return r.mappingDepth(n, field, 0)
+}
+
+// maxMergeDepth bounds merges of merges, and maxMerged the entries all
+// merges of a file bring in: merges of lists of merges grow exponentially
+// with depth (a "billion laughs" of a few lines).
+const (
+	maxMergeDepth = 16
+	maxMerged     = 1 << 20
+)
+
+func (r *resolver) mappingDepth(n *yaml.Node, field string, depth int) ([]kv, error) {
 	n = deref(n)
 	if isNull(n) {
 		return nil, nil // "key:" with nothing after it: an empty mapping
@@ -67,15 +81,49 @@ func (r *resolver) mapping(n *yaml.Node, field string) ([]kv, error) {
 	out := make([]kv, 0, len(n.Content)/2)
 	seen := make(map[string]bool, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		k := deref(n.Content[i])
 		if k == nil || k.Kind != yaml.ScalarNode {
 			return nil, r.errf(line(k), field, ErrSyntax, "mapping keys must be plain strings")
+		}
+		if k.Tag == "!!merge" {
+			continue
 		}
 		if seen[k.Value] {
 			return nil, r.errf(k.Line, joinField(field, k.Value), ErrSyntax, "key %q given twice", k.Value)
 		}
 		seen[k.Value] = true
-		out = append(out, kv{k.Value, k, v})
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := deref(n.Content[i]), deref(n.Content[i+1])
+		if k.Tag != "!!merge" {
+			out = append(out, kv{k.Value, k, v})
+			continue
+		}
+		if depth >= maxMergeDepth {
+			return nil, r.errf(k.Line, joinField(field, "<<"), ErrSyntax, "merges nested more than %d deep", maxMergeDepth)
+		}
+		srcs := []*yaml.Node{v}
+		if v != nil && v.Kind == yaml.SequenceNode {
+			srcs = v.Content
+		}
+		for _, src := range srcs {
+			if src = deref(src); src == nil || src.Kind != yaml.MappingNode {
+				return nil, r.errf(k.Line, joinField(field, "<<"), ErrSyntax, "a merge takes a mapping or a list of mappings, got %s", kindName(src))
+			}
+			ents, err := r.mappingDepth(src, field, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if r.merged += len(ents); r.merged > maxMerged {
+				return nil, r.errf(k.Line, joinField(field, "<<"), ErrTooLarge, "merge keys bring in more than %d entries", maxMerged)
+			}
+			for _, e := range ents {
+				if !seen[e.key] {
+					seen[e.key] = true
+					out = append(out, e)
+				}
+			}
+		}
 	}
 	return out, nil
 }
