@@ -139,8 +139,13 @@ See docs/spain-plan.md.`,
 				return err
 			}
 			p, err := plan.Compute(g, opt)
+			if errors.Is(err, paths.ErrNoHosts) {
+				// Lab files often leave hosts out or give them a kind the
+				// loader takes for a switch: say how to mark them.
+				return badInput(fmt.Errorf("%w (SPAIN plans paths between switches with hosts: in a containerlab file, label host nodes edgefabric.kind: host or role: host; in a native file, kind: host; see docs/topology.md)", err))
+			}
 			if err != nil {
-				if errors.Is(err, paths.ErrNoHosts) || errors.Is(err, paths.ErrDisconnected) ||
+				if errors.Is(err, paths.ErrDisconnected) ||
 					errors.Is(err, plan.ErrTooManyVLANs) || errors.Is(err, paths.ErrBadK) ||
 					errors.Is(err, paths.ErrTooLarge) {
 					return badInput(err)

@@ -133,7 +133,7 @@ func TestPlanSpainBadInput(t *testing.T) {
 		{[]string{"plan", "spain", "fattree:4", "--ties", "lowest"}, `want "random", "ordered" or "node"`},
 		{[]string{"plan", "spain"}, "argument"},
 		{[]string{"plan", "spain", "nosuch:3"}, "not a spec"},
-		{[]string{"plan", "spain", hostless}, "no hosts"},
+		{[]string{"plan", "spain", hostless}, "no hosts (SPAIN plans paths between switches with hosts: in a containerlab file, label host nodes edgefabric.kind: host"},
 		{[]string{"plan", "spain", split}, "disconnected"},
 		{[]string{"plan", "spain", island}, `"s2" is not connected`},
 		{[]string{"plan", "spain", "fattree:4", "--fail-prob", "nan"}, "fail-prob"},
