@@ -516,43 +516,57 @@ func ifacePort(iface string) (int, error) {
 	return p, nil
 }
 
-// clabPorts numbers a node's interfaces. Each interface's last number is
-// its port (eth3, e1-3, ethernet-1/3 and Ethernet3 are port 3) when that
-// gives every interface of the node its own port in 1..MaxPorts. Names
-// that do not (SR OS 1/1/c1/1 and 1/1/c2/1, IOS Ethernet0/1 and
-// Ethernet1/1, XRd Gi0-0-0-0, a bridge's host-side names) are numbered
-// 1, 2, ... in natural order (numbers compared as numbers), for that node.
-// eth0, containerlab's management interface, is refused.
+// clabPorts numbers a node's interfaces (numberPorts); eth0,
+// containerlab's management interface, is refused.
 func (r *resolver) clabPorts(n *clabNode) (map[string]int, error) {
-	ports := make(map[string]int, len(n.ifaces))
 	var names []string
-	first := map[string]clabEnd{}
-	byLast := true
-	used := map[int]bool{}
+	seen := map[string]bool{}
 	for _, e := range n.ifaces {
-		if _, seen := first[e.iface]; seen {
+		if seen[e.iface] {
 			continue // the same interface twice: the builder says the port is taken
 		}
 		if e.iface == "eth0" {
 			return nil, r.errf(e.line, e.field, ErrBadPort, "interface \"eth0\" is containerlab's management interface, not a data port")
 		}
-		first[e.iface] = e
+		seen[e.iface] = true
 		names = append(names, e.iface)
-		p, err := ifacePort(e.iface)
+	}
+	ports, err := numberPorts(names)
+	if err != nil {
+		return nil, r.errAt(n.line, "topology.nodes."+n.name, err)
+	}
+	return ports, nil
+}
+
+// numberPorts numbers one node's distinct port or interface names. Each
+// name's last number is its port (eth3, e1-3, ethernet-1/3 and Ethernet3
+// are port 3) when that gives every name a port of its own in
+// 1..MaxPorts. Names that do not (SR OS 1/1/c1/1 and 1/1/c2/1, IOS
+// Ethernet0/1 and Ethernet1/1, XRd Gi0-0-0-0, GraphML's North and South,
+// a bridge's host-side names) are numbered 1, 2, ... in natural order
+// (numbers compared as numbers), for that node.
+func numberPorts(names []string) (map[string]int, error) {
+	ports := make(map[string]int, len(names))
+	used := make(map[int]bool, len(names))
+	byLast := true
+	for _, name := range names {
+		p, err := ifacePort(name)
 		if err != nil || used[p] {
 			byLast = false
+			break
 		}
 		used[p] = true
-		ports[e.iface] = p
+		ports[name] = p
 	}
 	if byLast {
 		return ports, nil
 	}
 	if len(names) > MaxPorts {
-		return nil, r.errf(n.line, "topology.nodes."+n.name, ErrBadPort, "%d interfaces, more than %d ports", len(names), MaxPorts)
+		return nil, fmt.Errorf("%w: %d ports, more than %d", ErrBadPort, len(names), MaxPorts)
 	}
-	slices.SortFunc(names, naturalCompare)
-	for i, name := range names {
+	sorted := slices.Clone(names)
+	slices.SortFunc(sorted, naturalCompare)
+	for i, name := range sorted {
 		ports[name] = i + 1
 	}
 	return ports, nil

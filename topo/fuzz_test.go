@@ -87,6 +87,18 @@ func FuzzGraphML(f *testing.F) {
 	addGolden(f, ".graphml")
 	f.Add([]byte(zoo))
 	f.Add([]byte(`<graphml><graph><node id="a"/><node id="b"/><edge source="a" target="b" sourceport="p3"/></graph></graphml>`))
+	// keys' defaults, named ports, port data, a yEd label, a reciprocal
+	// directed pair, LinkSpeed units; the same in UTF-16 and Latin-1
+	rich := `<graphml xmlns:y="y"><key id="s" for="edge" attr.name="LinkSpeed"><default>10</default></key><key id="u" for="edge" attr.name="LinkSpeedUnits"><default>G</default></key><key id="g" for="node" yfiles.type="nodegraphics"/><key id="l" for="port" attr.name="label"/>` +
+		`<graph edgedefault="directed"><node id="a"><port name="North"><data key="l">x</data></port><port name="South"/></node><node id="b"><data key="g"><y:NodeLabel>B</y:NodeLabel></data></node>` +
+		`<edge source="a" target="b" sourceport="South"/><edge source="b" target="a" targetport="South"/></graph></graphml>`
+	f.Add([]byte(rich))
+	f.Add([]byte(`<?xml version="1.0" encoding="iso-8859-1"?>` + rich))
+	u := []byte{0xFF, 0xFE}
+	for _, c := range rich {
+		u = append(u, byte(c), 0)
+	}
+	f.Add(u)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return

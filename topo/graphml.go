@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/edgefabric/edgefabric/element"
 )
@@ -20,40 +24,57 @@ import (
 //     ef.role, ef.relay, ef.ports; edges with sourceport/targetport and
 //     data ef.rate, ef.delay. Read back exactly.
 //   - anything else, notably the Internet Topology Zoo: router graphs
-//     without ports or hosts. Every node is a switch named by its label
-//     (its id when the label is missing or taken); ports are assigned in
-//     edge order (sourceport/targetport win when given); each switch then
-//     gets LoadOptions.ZooHosts hosts on the following ports. A link's rate
-//     is the edge's LinkSpeedRaw (b/s) when given, its delay the
-//     great-circle distance between the two nodes' Latitude/Longitude at
-//     2×10⁸ m/s (light in fibre), in whole nanoseconds, when both nodes
-//     have both, else the defaults; a coordinate that is given must be a
-//     number of degrees in range (latitude -90..90, longitude -180..180),
-//     else it is an error. The graph's name is its id, else the Zoo's
-//     Network data, else the file name. With LoadOptions.ZooHostsSet, a
-//     file in edgefabric's dialect is refused (ErrNoEffect).
+//     without ports or hosts. Every node is a switch named by its label,
+//     else its name data, else its yEd NodeLabel (its id when all are
+//     missing or the name is taken); ports are assigned in edge order
+//     (sourceport/targetport and declared port names win, numbered by
+//     numberPorts); each switch then gets LoadOptions.ZooHosts hosts on
+//     the following ports. A link's rate is the edge's LinkSpeedRaw (b/s),
+//     else LinkSpeed in LinkSpeedUnits, its delay the great-circle
+//     distance between the two nodes' Latitude/Longitude at 2×10⁸ m/s
+//     (light in fibre), in whole nanoseconds, when both nodes have both,
+//     else the defaults; a coordinate that is given must be a number of
+//     degrees in range (latitude -90..90, longitude -180..180), else it is
+//     an error. A directed edge that repeats an earlier one in the other
+//     direction is the same duplex link (reciprocal). The graph's name is
+//     its Network, label or name data, else its id, else the file name.
+//     With LoadOptions.ZooHostsSet, a file in edgefabric's dialect is
+//     refused (ErrNoEffect).
+//
+// In both, keys' defaults apply, data inside ports is not read, and
+// UTF-16 and three single-byte encodings are read besides UTF-8.
 
 type gmlKey struct {
 	forWhat, name string
+	def           string // <default>: the value of elements without data
+	hasDef        bool
 }
 
 type gmlNode struct {
-	id    string
-	line  int
-	data  map[string]string // by attr.name
-	lines map[string]int    // each data element's line, by attr.name
+	id       string
+	line     int
+	data     map[string]string // by attr.name
+	lines    map[string]int    // each data element's line, by attr.name
+	ports    []string          // declared <port> names, in order
+	yedLabel string            // the first <y:NodeLabel> of yEd's graphics data
 }
 
 type gmlEdge struct {
 	src, dst, sport, dport string
 	line                   int
 	data                   map[string]string
+	directed               bool
 }
 
 // decodeGraphML reads a GraphML file.
 func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	r := newResolver(file, "")
+	data, err := fromUTF16(data)
+	if err != nil {
+		return nil, r.errAt(1, "xml", err)
+	}
 	d := xml.NewDecoder(bytes.NewReader(data))
+	d.CharsetReader = charsetReader
 	keys := map[string]gmlKey{}
 	var nodes []*gmlNode
 	var edges []*gmlEdge
@@ -63,6 +84,14 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	var curKey string
 	var curKeyLine int
 	var text strings.Builder
+	var keyID string // the <key> being read, for its <default>
+	var defText strings.Builder
+	inDefault := false
+	inLabel := false // in a yEd <y:NodeLabel>
+	var label strings.Builder
+	portDepth := 0 // data inside a <port> is the port's, not the node's
+	graphName := map[string]string{}
+	edgesDirected := false
 	graphs := 0
 	sawRoot := false
 	for {
@@ -76,7 +105,12 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			if errors.As(err, &se) {
 				ln = se.Line
 			}
-			return nil, r.errf(ln, "xml", ErrSyntax, "%s", strings.TrimPrefix(err.Error(), "XML syntax error on line "+strconv.Itoa(ln)+": "))
+			msg := strings.TrimPrefix(err.Error(), "XML syntax error on line "+strconv.Itoa(ln)+": ")
+			var enc *encodingError
+			if errors.As(err, &enc) {
+				msg = enc.Error()
+			}
+			return nil, r.errf(ln, "xml", ErrSyntax, "%s", msg)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -96,13 +130,30 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 				if id == "" {
 					return nil, r.errf(ln, "key", ErrSyntax, "key without id")
 				}
-				keys[id] = gmlKey{attr("for"), attr("attr.name")}
+				keys[id] = gmlKey{forWhat: attr("for"), name: attr("attr.name")}
+				keyID = id
+			case "default":
+				if keyID != "" {
+					inDefault = true
+					defText.Reset()
+				}
 			case "graph":
 				if curNode != nil || curEdge != nil || graphs > 0 {
 					return nil, r.errf(ln, "graph", ErrSyntax, "nested or multiple graphs are not supported")
 				}
 				graphs++
 				r.b.g.Name = attr("id")
+				edgesDirected = attr("edgedefault") == "directed"
+			case "port":
+				if portDepth == 0 && curNode != nil && attr("name") != "" {
+					curNode.ports = append(curNode.ports, attr("name"))
+				}
+				portDepth++
+			case "NodeLabel":
+				if curNode != nil && curKey != "" && curNode.yedLabel == "" {
+					inLabel = true
+					label.Reset()
+				}
 			case "node":
 				if curNode != nil {
 					return nil, r.errf(ln, "node", ErrSyntax, "node inside node")
@@ -113,7 +164,13 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 				}
 				curData = curNode.data
 			case "edge":
-				curEdge = &gmlEdge{src: attr("source"), dst: attr("target"), sport: attr("sourceport"), dport: attr("targetport"), line: ln, data: map[string]string{}}
+				curEdge = &gmlEdge{src: attr("source"), dst: attr("target"), sport: attr("sourceport"), dport: attr("targetport"), line: ln, data: map[string]string{}, directed: edgesDirected}
+				switch attr("directed") {
+				case "true":
+					curEdge.directed = true
+				case "false":
+					curEdge.directed = false
+				}
 				curData = curEdge.data
 			case "hyperedge":
 				return nil, r.errf(ln, "hyperedge", ErrSyntax, "hyperedges are not supported")
@@ -125,13 +182,39 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			if curKey != "" && text.Len() < 1<<16 {
 				text.Write(t)
 			}
+			if inLabel && label.Len() < 1<<12 {
+				label.Write(t)
+			}
+			if inDefault && defText.Len() < 1<<16 {
+				defText.Write(t)
+			}
 		case xml.EndElement:
 			switch t.Name.Local {
-			case "data":
-				if curData == nil && curNode == nil && curEdge == nil && keys[curKey].name == "Network" && r.b.g.Name == "" {
-					r.b.g.Name = strings.TrimSpace(text.String()) // the Zoo's network name
+			case "key":
+				keyID = ""
+			case "default":
+				if inDefault {
+					k := keys[keyID]
+					k.def, k.hasDef = strings.TrimSpace(defText.String()), true
+					keys[keyID] = k
+					inDefault = false
 				}
-				if curData != nil && curKey != "" {
+			case "port":
+				portDepth--
+			case "NodeLabel":
+				if inLabel {
+					// yEd wraps labels over lines: one name, single spaces
+					curNode.yedLabel = strings.Join(strings.Fields(label.String()), " ")
+					inLabel = false
+				}
+			case "data":
+				if curData == nil && curNode == nil && curEdge == nil && graphs > 0 {
+					// the graph's own data: the Zoo's Network, a label or name
+					if n := keys[curKey].name; n == "Network" || n == "label" || n == "name" {
+						graphName[n] = strings.TrimSpace(text.String())
+					}
+				}
+				if curData != nil && curKey != "" && portDepth == 0 {
 					name := keys[curKey].name
 					if name == "" {
 						name = curKey
@@ -170,6 +253,40 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	if !sawRoot || graphs == 0 {
 		return nil, r.errf(1, "graphml", ErrSyntax, "no <graphml> document with a <graph>")
 	}
+	// The graph's name: the Zoo's Network data, else its label or name
+	// data, else its id (yEd and igraph write the placeholder id "G").
+	for _, k := range []string{"Network", "label", "name"} {
+		if v := graphName[k]; v != "" {
+			r.b.g.Name = v
+			break
+		}
+	}
+	// Keys' defaults apply to elements without the data (GraphML primer
+	// 2.4), in key order so that the result does not depend on map order.
+	for _, id := range slices.Sorted(maps.Keys(keys)) {
+		k := keys[id]
+		if !k.hasDef {
+			continue
+		}
+		name := k.name
+		if name == "" {
+			name = id
+		}
+		if k.forWhat == "node" || k.forWhat == "all" {
+			for _, n := range nodes {
+				if _, ok := n.data[name]; !ok {
+					n.data[name] = k.def
+				}
+			}
+		}
+		if k.forWhat == "edge" || k.forWhat == "all" {
+			for _, e := range edges {
+				if _, ok := e.data[name]; !ok {
+					e.data[name] = k.def
+				}
+			}
+		}
+	}
 	native := false
 	for _, k := range keys {
 		if k.name == "ef.kind" {
@@ -184,7 +301,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			return nil, r.errf(n.line, "node.id", ErrDuplicateName, "%q", n.id)
 		}
 		name := n.id
-		if lbl := n.data["label"]; !native && lbl != "" {
+		if lbl := firstNonEmpty(n.data["label"], n.data["name"], n.yedLabel); !native && lbl != "" {
 			name = lbl
 			if used[lbl] {
 				name = lbl + "#" + n.id
@@ -271,7 +388,32 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			}
 		}
 	}
+	// Port names are identifiers (the primer's North, South): numberPorts
+	// numbers each node's names, declared ports first, then the edges'.
+	portNames := map[string][]string{}
+	for _, n := range nodes {
+		portNames[n.id] = n.ports
+	}
+	for _, e := range edges {
+		for _, end := range [2][2]string{{e.src, e.sport}, {e.dst, e.dport}} {
+			if end[1] != "" && !slices.Contains(portNames[end[0]], end[1]) {
+				portNames[end[0]] = append(portNames[end[0]], end[1])
+			}
+		}
+	}
+	portOf := map[string]map[string]int{}
+	for _, n := range nodes {
+		pm, err := numberPorts(portNames[n.id])
+		if err != nil {
+			return nil, r.errAt(n.line, "node "+strconv.Quote(n.id), err)
+		}
+		portOf[n.id] = pm
+	}
+	skip := reciprocal(edges, native)
 	for i, e := range edges {
+		if skip[i] {
+			continue
+		}
 		f := index("edge", i)
 		var refs [2]endRef
 		for j, end := range [2][2]string{{e.src, e.sport}, {e.dst, e.dport}} {
@@ -282,11 +424,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			}
 			refs[j].node = name
 			if end[1] != "" {
-				p, err := ifacePort(end[1])
-				if err != nil {
-					return nil, r.errAt(e.line, f+"."+which+"port", err)
-				}
-				refs[j].port = p
+				refs[j].port = portOf[end[0]][end[1]]
 			}
 		}
 		rate, delay := DefaultRate, DefaultDelay
@@ -309,6 +447,15 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 					return nil, r.errf(e.line, f+".LinkSpeedRaw", ErrBadValue, "%s is not a rate in b/s", quote(s))
 				}
 				rate = int64(v)
+			} else if s, ok := e.data["LinkSpeed"]; ok && s != "" {
+				// Some Zoo files give only LinkSpeed and its units.
+				u := e.data["LinkSpeedUnits"]
+				scale, known := zooUnits[strings.ToUpper(u)]
+				v, err := strconv.ParseFloat(s, 64)
+				if !known || err != nil || !(v*scale >= 1 && v*scale <= 1e15) {
+					return nil, r.errf(e.line, f+".LinkSpeed", ErrBadValue, "%s %s is not a rate (want a number and LinkSpeedUnits K, M, G or T)", quote(s), quote(u))
+				}
+				rate = int64(math.Round(v * scale))
 			}
 			c1, ok1 := coords[e.src]
 			c2, ok2 := coords[e.dst]
@@ -341,6 +488,40 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 		}
 	}
 	return r.graph(declared, lines, func(id NodeID) string { return fields[id] })
+}
+
+// zooUnits are the Topology Zoo's LinkSpeedUnits.
+var zooUnits = map[string]float64{"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+
+// reciprocal marks, outside edgefabric's dialect, the directed edges that
+// only repeat a link in the other direction: b->a after a->b, with the
+// same ports swapped and the same data. A directed router graph (the
+// Zoo's to_directed, a digraph of duplex links) lists each link that
+// way; GraphML's own undirected edges, and directed ones without a
+// reverse twin, stay links of their own.
+func reciprocal(edges []*gmlEdge, native bool) []bool {
+	skip := make([]bool, len(edges))
+	if native {
+		return skip
+	}
+	type end struct{ src, dst, sport, dport string }
+	open := map[end][]int{} // unpaired directed edges
+	for i, e := range edges {
+		if !e.directed {
+			continue
+		}
+		rev := end{e.dst, e.src, e.dport, e.sport}
+		if cand := open[rev]; len(cand) > 0 {
+			if j := slices.IndexFunc(cand, func(j int) bool { return maps.Equal(edges[j].data, e.data) }); j >= 0 {
+				open[rev] = slices.Delete(cand, j, j+1)
+				skip[i] = true
+				continue
+			}
+		}
+		k := end{e.src, e.dst, e.sport, e.dport}
+		open[k] = append(open[k], i)
+	}
+	return skip
 }
 
 // dataLine is the line of a node's data element, else the node's.
@@ -421,4 +602,83 @@ func WriteGraphML(w io.Writer, g *Graph) error {
 	}
 	bw.WriteString("  </graph>\n</graphml>\n")
 	return bw.Flush()
+}
+
+// fromUTF16 turns a UTF-16 document (XML processors must read it) into
+// UTF-8, told by its byte order mark or by its first character '<'; line
+// numbers stay. Other documents are returned as they are.
+func fromUTF16(data []byte) ([]byte, error) {
+	var order func([]byte) uint16
+	switch {
+	case len(data) >= 2 && data[0] == 0xFF && data[1] == 0xFE, len(data) >= 2 && data[0] == '<' && data[1] == 0:
+		order = func(b []byte) uint16 { return uint16(b[0]) | uint16(b[1])<<8 }
+	case len(data) >= 2 && data[0] == 0xFE && data[1] == 0xFF, len(data) >= 2 && data[0] == 0 && data[1] == '<':
+		order = func(b []byte) uint16 { return uint16(b[0])<<8 | uint16(b[1]) }
+	default:
+		return data, nil
+	}
+	if len(data)%2 != 0 {
+		return nil, fmt.Errorf("%w: UTF-16 document with an odd number of bytes", ErrSyntax)
+	}
+	units := make([]uint16, 0, len(data)/2)
+	for i := 0; i < len(data); i += 2 {
+		units = append(units, order(data[i:i+2]))
+	}
+	if len(units) > 0 && units[0] == 0xFEFF {
+		units = units[1:]
+	}
+	out := make([]byte, 0, len(units))
+	for _, r := range utf16.Decode(units) {
+		out = utf8.AppendRune(out, r)
+	}
+	return out, nil
+}
+
+// encodingError is an encoding the loader cannot read.
+type encodingError struct{ charset string }
+
+func (e *encodingError) Error() string {
+	return fmt.Sprintf("unsupported encoding %q (GraphML files are read in UTF-8, UTF-16, ISO-8859-1, windows-1252 or US-ASCII)", e.charset)
+}
+
+// charsetReader reads the encodings a GraphML file may declare besides
+// UTF-8: UTF-16 (already turned into UTF-8 by fromUTF16), and the
+// single-byte ISO-8859-1, windows-1252 and US-ASCII, which some tools
+// declare for files that are plain ASCII.
+func charsetReader(charset string, input io.Reader) (io.Reader, error) {
+	switch strings.ToLower(charset) {
+	case "utf-16", "utf16", "utf-16le", "utf-16be":
+		return input, nil
+	case "iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii":
+		return singleByte(input, nil)
+	case "windows-1252", "cp1252":
+		return singleByte(input, &cp1252)
+	}
+	return nil, &encodingError{charset}
+}
+
+// singleByte decodes a single-byte encoding into UTF-8: byte b is rune b
+// (ISO-8859-1), except 0x80-0x9F, which high maps when given
+// (windows-1252).
+func singleByte(input io.Reader, high *[32]rune) (io.Reader, error) {
+	b, err := io.ReadAll(io.LimitReader(input, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(b))
+	for _, c := range b {
+		r := rune(c)
+		if high != nil && c >= 0x80 && c < 0xA0 {
+			r = high[c-0x80]
+		}
+		out = utf8.AppendRune(out, r)
+	}
+	return bytes.NewReader(out), nil
+}
+
+// cp1252 is windows-1252's 0x80-0x9F; its five unassigned bytes stay
+// the C1 controls ISO-8859-1 has there.
+var cp1252 = [32]rune{
+	0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F,
+	0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
 }
