@@ -301,7 +301,13 @@ func (r *Report) SVG() string {
 	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14">%s</text>`+"\n", left, html.EscapeString(title))
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, top+plotH, width-20, top+plotH)
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, top, left, top+plotH)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", left-4, top+8, col.format(&maxV))
+	// Ticks with light grid lines, under the bars: every decade on a log
+	// scale, a 1-2-5 step on a linear one.
+	for _, t := range axisTicks(maxV, minV, logScale) {
+		y := float64(top+plotH) - scale(t)
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%s</text>`+"\n",
+			left+1, y, width-20, y, left-4, y+4, strconv.FormatFloat(t, 'g', 6, 64))
+	}
 	for i, row := range r.Rows {
 		x := left + gap/2 + i*(2*barW+gap)
 		v := row.Values[col.Key]
@@ -321,6 +327,36 @@ func (r *Report) SVG() string {
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="#ff7f0e"/><text x="%d" y="%d">paper</text>`+"\n", left+100, ly-9, left+114, ly)
 	b.WriteString("</svg>\n")
 	return b.String()
+}
+
+// axisTicks are the values the chart's axis labels: the decades from
+// minV's to maxV's on a log scale; on a linear one the multiples of a
+// step of 1, 2 or 5 times a power of ten that gives at most five of them
+// up to maxV. None without a positive value.
+func axisTicks(maxV, minV float64, logScale bool) []float64 {
+	if !(maxV > 0) || math.IsInf(maxV, 0) {
+		return nil
+	}
+	var ticks []float64
+	if logScale {
+		for d := math.Floor(math.Log10(minV)); d <= math.Floor(math.Log10(maxV)); d++ {
+			ticks = append(ticks, math.Pow(10, d))
+		}
+		return ticks
+	}
+	raw := maxV / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 5} {
+		if raw <= m*mag {
+			step = m * mag
+			break
+		}
+	}
+	for k := 1; float64(k)*step <= maxV*(1+1e-9); k++ {
+		ticks = append(ticks, float64(k)*step)
+	}
+	return ticks
 }
 
 // Write saves NAME.json, NAME.md and NAME.svg into dir.

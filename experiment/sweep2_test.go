@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -203,14 +204,17 @@ func TestReportMarkdownExact(t *testing.T) {
 }
 
 // svgHead and svgTail are the frame of renderReport's SVG (two rows:
-// width 60 + 2·(2·14 + 14) + 40 = 184, height 40 + 260 + 120 = 420).
-func svgFrame(title, maxLabel string) (head, tail string) {
+// width 60 + 2·(2·14 + 14) + 40 = 184, height 40 + 260 + 120 = 420);
+// each tick is its label, its grid line's y and its label's y (4 lower).
+func svgFrame(title string, ticks ...[3]string) (head, tail string) {
 	head = `<svg xmlns="http://www.w3.org/2000/svg" width="184" height="420" font-family="sans-serif" font-size="11">` + "\n" +
 		`<rect width="100%" height="100%" fill="white"/>` + "\n" +
 		`<text x="60" y="20" font-size="14">` + title + `</text>` + "\n" +
 		`<line x1="60" y1="300" x2="164" y2="300" stroke="black"/>` + "\n" +
-		`<line x1="60" y1="40" x2="60" y2="300" stroke="black"/>` + "\n" +
-		`<text x="56" y="48" text-anchor="end">` + maxLabel + `</text>` + "\n"
+		`<line x1="60" y1="40" x2="60" y2="300" stroke="black"/>` + "\n"
+	for _, t := range ticks {
+		head += `<line x1="61" y1="` + t[1] + `" x2="164" y2="` + t[1] + `" stroke="#ddd"/><text x="56" y="` + t[2] + `" text-anchor="end">` + t[0] + `</text>` + "\n"
+	}
 	tail = `<rect x="60" y="391" width="10" height="10" fill="#1f77b4"/><text x="74" y="400">edgefabric</text>` + "\n" +
 		`<rect x="160" y="391" width="10" height="10" fill="#ff7f0e"/><text x="174" y="400">paper</text>` + "\n" +
 		"</svg>\n"
@@ -219,13 +223,15 @@ func svgFrame(title, maxLabel string) (head, tail string) {
 
 // The whole SVG, bar by bar. Linear: heights 260·v/max (3 and 5 of 7:
 // 111.4 and 185.7); ours at x = 60 + 7 + 42·i, the paper's 14 further,
-// 13 wide. Log (2 to 500, more than two decades): 260·(log v − 0 + 0.1)
-// / (log 500 + 0.1), so 2 → 37.3 and 3 → 53.6. A missing value is
+// 13 wide; ticks every 2 (7/5 = 1.4 rounds up to a 1-2-5 step) at
+// 300 − 260·t/7. Log (2 to 500, more than two decades): 260·(log v − 0 +
+// 0.1) / (log 500 + 0.1), so 2 → 37.3 and 3 → 53.6; ticks at the decades
+// 1, 10 and 100: 9.3, 102.2 and 195.1 high. A missing value is
 // drawn as no bar, a zero as a bar of height 0; names
 // are escaped. Values 3 and 300 (exactly two decades) stay linear.
 func TestReportSVGExact(t *testing.T) {
 	r := renderReport()
-	head, tail := svgFrame("T: B", "7")
+	head, tail := svgFrame("T: B", [3]string{"2", "225.7", "229.7"}, [3]string{"4", "151.4", "155.4"}, [3]string{"6", "77.1", "81.1"})
 	want := head +
 		`<rect x="67" y="188.6" width="13" height="111.4" fill="#1f77b4"><title>r1 ours: 3</title></rect>` + "\n" +
 		`<text transform="translate(74,312) rotate(60)">r1</text>` + "\n" +
@@ -239,7 +245,7 @@ func TestReportSVGExact(t *testing.T) {
 	r.Rows[0].Name = "a&b"
 	r.Rows[0].Values["b"] = Value{Paper: f64(0)}
 	r.Rows[1].Values["b"] = Value{Ours: f64(500), Paper: f64(2)}
-	head, tail = svgFrame("T: B (log scale)", "500")
+	head, tail = svgFrame("T: B (log scale)", [3]string{"1", "290.7", "294.7"}, [3]string{"10", "197.8", "201.8"}, [3]string{"100", "104.9", "108.9"})
 	want = head +
 		`<rect x="81" y="300.0" width="13" height="0.0" fill="#ff7f0e"><title>a&amp;b paper: 0</title></rect>` + "\n" +
 		`<text transform="translate(74,312) rotate(60)">a&amp;b</text>` + "\n" +
@@ -419,6 +425,33 @@ func TestTagLinks(t *testing.T) {
 	for _, tags := range [][]uint8{{9}, {2}, {0xFF}} {
 		if got, err := tagLinks(g, h1, tags); err == nil {
 			t.Errorf("tags %v: %v, want an error", tags, got)
+		}
+	}
+}
+
+// axisTicks: decades on a log scale; 1-2-5 steps up to the maximum on a
+// linear one (at most five ticks), fractions printed without float noise.
+func TestAxisTicks(t *testing.T) {
+	for _, c := range []struct {
+		max, min float64
+		log      bool
+		want     string
+	}{
+		{2546, 4, true, "1 10 100 1000"},
+		{500, 2, true, "1 10 100"},
+		{7, 3, false, "2 4 6"},
+		{10, 1, false, "2 4 6 8 10"},
+		{1, 0.5, false, "0.2 0.4 0.6 0.8 1"},
+		{222, 1, false, "50 100 150 200"},
+		{0.03, 0.01, false, "0.01 0.02 0.03"},
+		{0, 0, false, ""},
+	} {
+		var got []string
+		for _, v := range axisTicks(c.max, c.min, c.log) {
+			got = append(got, strconv.FormatFloat(v, 'g', 6, 64))
+		}
+		if s := strings.Join(got, " "); s != c.want {
+			t.Errorf("max %g min %g log %v: %q, want %q", c.max, c.min, c.log, s, c.want)
 		}
 	}
 }
