@@ -93,7 +93,8 @@ type Config struct {
 	// NICRate, when positive, is the NIC's rate in bit/s for that
 	// backpressure, overriding PortInfo.Rate. A host behind a host agent
 	// (SPAIN's driver, DumbNet's agent) is attached through an internal
-	// link of unknown rate; the engine sets this to the real NIC's rate.
+	// link without a rate; the simulator reports the real NIC's rate as
+	// that port's PortInfo.Rate, and an engine that does not sets this.
 	NICRate int64
 	// NoSink turns off the TCP sink that accepts connections on any port;
 	// connections are then accepted only on ports given to Listen (and on

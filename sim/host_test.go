@@ -39,6 +39,11 @@ func TestPlaceHostWithAgent(t *testing.T) {
 	if len(stack.ports) != 1 || stack.ports[0].MAC != mac {
 		t.Fatalf("stack ports %+v, want its plan MAC", stack.ports)
 	}
+	// The stack's port reports the host NIC's rate (its link to the agent
+	// has none), so that it can pace itself (docs/host.md).
+	if stack.ports[0].Rate != 1_000_000_000 {
+		t.Errorf("stack port rate %d, want the NIC's 1 Gb/s", stack.ports[0].Rate)
+	}
 	if len(agent.got) != 2 || agent.got[0].t != 10*us || agent.got[0].p != 2 {
 		t.Fatalf("agent got %+v", agent.got)
 	}

@@ -481,6 +481,15 @@ func (s *Sim) start() {
 				infos[p].Up = pp.up
 			}
 		}
+		// A stack behind an agent reaches it over an internal link
+		// without a rate; its NIC is the host's first port, whose rate
+		// it needs to pace itself as a host on that cable would
+		// (docs/host.md, transmit-queue backpressure).
+		if len(nd.ports) == 1 && nd.ports[0].out >= 0 {
+			if a := s.pipes[nd.ports[0].out].to; s.nodes[a].stack == int32(i) && len(s.nodes[a].ports) > 0 && s.nodes[a].ports[0].out >= 0 {
+				infos[0].Rate = s.pipes[s.nodes[a].ports[0].out].rate
+			}
+		}
 		nd.elem.Attach(nd.env, infos)
 	}
 }

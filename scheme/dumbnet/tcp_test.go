@@ -27,13 +27,20 @@ func TestTCPBulkBetweenPods(t *testing.T) {
 			if r.GoodputBps < 850e6 {
 				t.Fatalf("goodput %.0f b/s, want > 850 Mb/s on 1 Gb/s links", r.GoodputBps)
 			}
-			// NewReno fills the drop-tail queue of the first hop and loses a
-			// few segments each cycle: retransmissions are expected, a
-			// timeout would mean lost paths.
+			// A timeout would mean lost paths.
 			if r.Timeouts != 0 {
 				t.Fatalf("%d retransmission timeouts", r.Timeouts)
 			}
-			t.Logf("goodput %.1f Mb/s, completion %.1f ms, %d retransmissions", r.GoodputBps/1e6, r.CompletionUs/1000, r.Retransmits)
+			// The stack behind the agent paces itself at its NIC's rate
+			// (the engine reports it): with the default tags no segment
+			// is lost at its own NIC. MPLS labels add 4 bytes a hop that
+			// the stack does not see, so over 50 MB the NIC queue still
+			// overflows a few times (docs/host.md).
+			st, _ := l.s.PortStats(src, 1)
+			if mpls == "false" && (st.TotalDrops() != 0 || r.Retransmits != 0) {
+				t.Errorf("source NIC drops %v, %d retransmissions; want none", st.DropMap(), r.Retransmits)
+			}
+			t.Logf("goodput %.1f Mb/s, completion %.1f ms, %d retransmissions, source NIC drops %v", r.GoodputBps/1e6, r.CompletionUs/1000, r.Retransmits, st.DropMap())
 		})
 	}
 }
