@@ -224,7 +224,9 @@ func (res *Result) WriteText(w io.Writer) error {
 	tp, rtt, loss := "no data flow", "no rtt samples", "no ping or udp packets"
 	for _, f := range res.Flows {
 		if f.Kind == "udp" || f.Kind == "tcp" || f.Kind == "shuffle" {
-			tp = "throughput " + rate(a.ThroughputBps)
+			// a sum of averages over each flow's own time, not a rate
+			// the fabric sustained at once: the label says so
+			tp = "throughput " + rate(a.ThroughputBps) + " (sum over flows)"
 			break
 		}
 	}

@@ -313,7 +313,7 @@ failures:
 	if err := res.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if want := "aggregate: 2 flows, 1 completed, 0 failed, 1 unfinished; throughput 0 b/s; no rtt samples; loss 100.00% (2/2)\n"; !strings.Contains(text.String(), want) {
+	if want := "aggregate: 2 flows, 1 completed, 0 failed, 1 unfinished; throughput 0 b/s (sum over flows); no rtt samples; loss 100.00% (2/2)\n"; !strings.Contains(text.String(), want) {
 		t.Errorf("text:\n%s\nwant the line %s", text.String(), want)
 	}
 	// Only pings: no data flow to sum.

@@ -256,7 +256,7 @@ func TestSweep2WriteText(t *testing.T) {
    1  ping     h1          h2          true                -           -           -    50.0%
    2  tcp      h1          h2          false      1.000 Gb/s           -           -        -
    3  udp      h2          h1          false      1.000 kb/s           -           -        -  oops
-aggregate: 3 flows, 1 completed, 1 failed, 1 unfinished; throughput 1.000 Gb/s; no rtt samples; no ping or udp packets
+aggregate: 3 flows, 1 completed, 1 failed, 1 unfinished; throughput 1.000 Gb/s (sum over flows); no rtt samples; no ping or udp packets
 at 0.5s: link s1-h2 down
 engine drops: link_down=1 queue_full=2
 capture: h1-1.pcap

@@ -463,7 +463,7 @@ func TestSweep3WriteText(t *testing.T) {
   id  kind     src         dst         done       throughput     rtt p50     rtt p99     loss  note
    1  tcp_rr   h1          h2          true       1.000 Mb/s       1.2us       3.8us        -
    2  udp      h2          h1          false         999 b/s           -           -        -
-aggregate: 2 flows, 1 completed, 0 failed, 1 unfinished; throughput 1.001 Mb/s; rtt p50 1.2us p90 2.5us p99 3.8us (3 samples); loss 30.00% (3/10)
+aggregate: 2 flows, 1 completed, 0 failed, 1 unfinished; throughput 1.001 Mb/s (sum over flows); rtt p50 1.2us p90 2.5us p99 3.8us (3 samples); loss 30.00% (3/10)
 at 0.25s: node s1 up sim: oops
 trace_hash 0000000000000001
 `
