@@ -228,3 +228,28 @@ func TestSimSizeUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestSimLogDumbNet: DumbNet's elements log their control-plane events,
+// so that --log shows when discovery ended and how a failure was handled
+// (they logged nothing: a user had to decode tags from captures).
+func TestSimLogDumbNet(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "dn.yaml")
+	os.WriteFile(p, []byte("topology: fattree:4\nscheme: dumbnet\nduration: 2s\nfailures:\n  - {at: 1.5s, link: [s11, s1], down}\n"), 0o644)
+	code, _, errs := runCLI(t, "sim", p, "--log", "info")
+	for _, want := range []string{
+		`msg="topology discovered" node=h1 switches=20 links=32 hosts=16`,
+		`msg="controller found" node=h16`,
+		`msg="port state changed" node=s11 port=3 up=false t=1.5s`,
+		`msg="link event" node=h16 switch=`,
+		`msg="link down confirmed" node=h1`,
+		`msg="topology patch sent" node=h1 version=2`,
+		`msg="topology patch applied" node=h16 version=2 links=1`,
+	} {
+		if code != 0 || !strings.Contains(errs, want) {
+			t.Errorf("exit %d, no %q in\n%s", code, want, errs)
+		}
+	}
+	if _, _, quiet := runCLI(t, "sim", p); quiet != "" {
+		t.Errorf("without --log: %q", quiet)
+	}
+}

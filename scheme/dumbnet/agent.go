@@ -3,6 +3,7 @@ package dumbnet
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/netip"
 	"slices"
 
@@ -871,6 +872,7 @@ func (a *Agent) setController(mac wire.MAC, path []uint8) {
 	}
 	a.haveCtrl, a.ctrlMAC, a.ctrlPath = true, mac, slices.Clone(path)
 	a.c.Inc("controller_found")
+	a.env.Log().Info("controller found", "controller", mac, "switch_hops", len(path))
 	if a.search != nil {
 		a.search.stop()
 	}
@@ -1037,6 +1039,11 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 	}
 	a.evState[id] = st
 	a.notifiedAt = a.env.Now()
+	if from == (wire.MAC{}) {
+		a.env.Log().Info("link event", "switch", fmt.Sprintf("%#x", id.sw), "port", id.port, "state", st, "told_by", "switch")
+	} else {
+		a.env.Log().Info("link event", "switch", fmt.Sprintf("%#x", id.sw), "port", id.port, "state", st, "told_by", from)
+	}
 	if a.ctrl != nil {
 		a.ctrl.linkEvent(id.sw, id.port, st == wire.PortUp)
 	}
@@ -1153,6 +1160,7 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 	}
 	a.cache.version = max(a.cache.version, m.Version)
 	a.c.Inc("patches_applied")
+	a.env.Log().Info("topology patch applied", "version", m.Version, "links", len(m.Links))
 	a.patchedAt = a.env.Now()
 	for _, l := range m.Links {
 		up := l.Flags&wire.LinkUp != 0

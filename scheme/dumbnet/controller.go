@@ -1,6 +1,7 @@
 package dumbnet
 
 import (
+	"fmt"
 	"slices"
 	"sync/atomic"
 
@@ -169,6 +170,8 @@ func (c *Controller) discovered() {
 	c.root = attach{sw: g.idx[root.id], port: uint16(root.ret[0])}
 	c.version++
 	c.ready = true
+	c.a.env.Log().Info("topology discovered", "switches", len(t.Switches), "links", len(t.Links), "hosts", len(t.Hosts),
+		"probes", c.disc.probes.Load(), "version", c.version)
 	c.publish()
 	if !c.done.Load() {
 		c.doneAt.Store(int64(c.disc.doneAt))
@@ -669,6 +672,7 @@ func (c *Controller) checkDown(i int32, port uint16) {
 			delete(d.pending, chk.seq)
 		}
 		c.a.c.Inc("ctrl_link_down_confirmed")
+		c.a.env.Log().Info("link down confirmed", "switch", fmt.Sprintf("%#x", id), "port", port)
 		if i, ok := c.g.idx[id]; ok {
 			c.setLink(i, port, false)
 		}
@@ -691,6 +695,7 @@ func (c *Controller) linkDownRefuted(id uint64, port uint16) {
 	chk.cancel()
 	delete(c.downChecks, k)
 	c.a.c.Inc("ctrl_link_down_refuted")
+	c.a.env.Log().Info("link down refuted", "switch", fmt.Sprintf("%#x", id), "port", port)
 	if pe := c.g.peerOf(i, port); pe.sw >= 0 && pe.up {
 		c.announce(i, port)
 	}
@@ -833,6 +838,7 @@ func (c *Controller) announce(i int32, port uint16) {
 	l := wire.DumbNetLink{A: c.g.ids[i], APort: port, B: c.g.ids[pe.sw], BPort: pe.port, Flags: f}
 	patch := wire.DumbNetTopoPatch{Version: c.version, Links: []wire.DumbNetLink{l}}
 	c.a.c.Inc("ctrl_patches")
+	c.a.env.Log().Info("topology patch sent", "version", c.version, "link", fmt.Sprintf("%#x:%d-%#x:%d", l.A, l.APort, l.B, l.BPort), "up", up)
 	for _, m := range c.sortedHosts() {
 		c.sendTo(m, &patch)
 	}

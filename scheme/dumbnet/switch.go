@@ -309,6 +309,7 @@ func (s *Switch) LinkChange(p element.Port, up bool) {
 		return
 	}
 	s.up[p] = up
+	s.env.Log().Info("port state changed", "port", p, "up", up)
 	s.raise(p)
 }
 
@@ -341,6 +342,7 @@ func (s *Switch) raise(p element.Port) {
 	}
 	a.sent, a.lastAt, a.lastSent = true, now, state
 	s.seq++
+	s.env.Log().Debug("port alarm broadcast", "port", p, "state", state, "seq", s.seq)
 	m := wire.DumbNetPortStatus{SwitchID: s.id, Port: uint16(p), State: state, HopLimit: s.hopLimit, Seq: s.seq}
 	b, _ := wire.AppendControlFrame(make([]byte, 0, 64), wire.Broadcast, s.mac, &m)
 	s.c.Inc("notify_sent")
