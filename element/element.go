@@ -115,3 +115,11 @@ type Element interface {
 type CounterReporter interface {
 	Counters() map[string]uint64
 }
+
+// PortStateReporter is implemented by elements that hold a state per port
+// (a spanning-tree bridge: forwarding, blocking, ...), which status
+// reports show beside each port. Like Counters, it is called on the
+// element's own goroutine.
+type PortStateReporter interface {
+	PortStateNames() map[Port]string
+}

@@ -42,7 +42,7 @@ type PortStatus struct {
 	Interface string       `json:"interface"`
 	Up        bool         `json:"up"`
 	Local     bool         `json:"local,omitempty"`
-	STP       string       `json:"stp,omitempty"` // kernel bridge port state
+	STP       string       `json:"stp,omitempty"` // spanning-tree port state: the kernel bridge's, or the stp element's state/role
 	RxFrames  uint64       `json:"rx_frames"`
 	RxBytes   uint64       `json:"rx_bytes"`
 	TxFrames  uint64       `json:"tx_frames"`
@@ -113,6 +113,13 @@ func (l *Lab) Status() Status {
 					ns.Counters = c
 				}
 			}
+			var states map[element.Port]string
+			if sr, ok := ln.el.(element.PortStateReporter); ok {
+				var m map[element.Port]string
+				if ln.run.do(func() { m = sr.PortStateNames() }, 2*time.Second) {
+					states = m
+				}
+			}
 			if n := ln.run.badPort.Load(); n > 0 {
 				if ns.Counters == nil {
 					ns.Counters = map[string]uint64{}
@@ -128,6 +135,7 @@ func (l *Lab) Status() Status {
 					Port: pi.Port, Interface: pi.Name, Local: pi.Local, Up: ln.run.up[i].Load(),
 					RxFrames: s.rxFrames.Load(), RxBytes: s.rxBytes.Load(),
 					TxFrames: s.txFrames.Load(), TxBytes: s.txBytes.Load(),
+					STP: states[pi.Port],
 				}
 				d := map[string]uint64{
 					"rx_oversize": s.rxDropOversize.Load(), "rx_runt": s.rxDropRunt.Load(),

@@ -1195,6 +1195,17 @@ func (b *Bridge) Status() Status {
 	return s
 }
 
+// PortStateNames implements element.PortStateReporter: every port's state
+// and role, "forwarding/root", "blocking/blocked", for status reports.
+func (b *Bridge) PortStateNames() map[element.Port]string {
+	m := make(map[element.Port]string, len(b.ports))
+	for i := range b.ports {
+		p := &b.ports[i]
+		m[p.num] = p.state.String() + "/" + b.role(p).String()
+	}
+	return m
+}
+
 // PortState returns port pn's state and role (StateInvalid for a port the
 // bridge does not have).
 func (b *Bridge) PortState(pn element.Port) (State, Role) {

@@ -209,6 +209,14 @@ func TestRing3FailMaxAge(t *testing.T) {
 	if s, r := s3.PortState(2); s != Blocking || r != RoleBlocked {
 		t.Fatalf("s3:2 %v/%v before its information aged", s, r)
 	}
+	// What status reports show: every port's state/role, the failed one
+	// disabled.
+	if got := s3.PortStateNames(); got[2] != "blocking/blocked" || len(got) != len(s3.ports) {
+		t.Errorf("s3 PortStateNames %v", got)
+	}
+	if got := s2.PortStateNames(); got[2] != "disabled/disabled" || got[1] != "forwarding/designated" {
+		t.Errorf("s2 PortStateNames %v, want its failed port 2 disabled/disabled", got)
+	}
 	n.runUntil(expire)
 	if s, r := s3.PortState(2); s != Listening || r != RoleDesignated {
 		t.Fatalf("s3:2 %v/%v after its information aged", s, r)
