@@ -3,9 +3,12 @@ package topo
 import (
 	"cmp"
 	"container/heap"
+	"maps"
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/edgefabric/edgefabric/element"
 )
 
 // Summary is what `edgefabric topo show` reports. The JSON keys are part of
@@ -36,6 +39,19 @@ type Summary struct {
 	// balanced split bounds the true minimum from above, so this is an
 	// upper bound, exact on the regular topologies the tests check.
 	BisectionBps int64 `json:"bisection_bps"`
+	// Rates counts the links of each rate, fastest first (a file that
+	// gives no rate leaves its links at the default: this shows it).
+	Rates []RateCount `json:"rates"`
+	// DelayMin and DelayMax are the shortest and longest link delays, ns
+	// (0 and 0 without links).
+	DelayMinNs int64 `json:"delay_min_ns"`
+	DelayMaxNs int64 `json:"delay_max_ns"`
+}
+
+// RateCount is how many links have one rate.
+type RateCount struct {
+	Bps   int64 `json:"bps"`
+	Links int   `json:"links"`
 }
 
 // StatsOptions tune Stats.
@@ -72,12 +88,24 @@ func StatsWith(g *Graph, o StatsOptions) Summary {
 		}
 		s.MaxDegree = max(s.MaxDegree, g.Degree(NodeID(i)))
 	}
+	rates := map[int64]int{}
 	for l := range g.links {
 		if g.IsFabricLink(LinkID(l)) {
 			s.FabricLinks++
 		} else {
 			s.HostLinks++
 		}
+		lk := &g.links[l]
+		rates[lk.Rate]++
+		d := int64(lk.Delay / element.Nanosecond)
+		if l == 0 || d < s.DelayMinNs {
+			s.DelayMinNs = d
+		}
+		s.DelayMaxNs = max(s.DelayMaxNs, d)
+	}
+	s.Rates = []RateCount{}
+	for _, r := range slices.Sorted(maps.Keys(rates)) {
+		s.Rates = append([]RateCount{{r, rates[r]}}, s.Rates...)
 	}
 	s.Connected = g.Connected()
 	s.Diameter, s.DiameterUpper, s.DiameterExact = g.diameter(o)

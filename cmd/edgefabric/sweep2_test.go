@@ -300,8 +300,8 @@ func TestSweep2Topo(t *testing.T) {
 		s    topo.Summary
 		want string
 	}{
-		{base, "diameter:     0 switch hops\nmax degree:   2\nbisection:    1 Gb/s (estimate, upper bound)\nconnected:    yes\n"},
-		{island, "diameter:     0 switch hops\nmax degree:   2\nbisection:    1 Gb/s (estimate, upper bound)\nconnected:    no\n"},
+		{base, "diameter:     0 switch hops\nmax degree:   2\nbisection:    1 Gb/s (estimate, upper bound)\nlink rates:   no links\nlink delays:  0 ns\nconnected:    yes\n"},
+		{island, "diameter:     0 switch hops\nmax degree:   2\nbisection:    1 Gb/s (estimate, upper bound)\nlink rates:   no links\nlink delays:  0 ns\nconnected:    no\n"},
 	} {
 		var b strings.Builder
 		writeSummary(&b, c.s)

@@ -134,11 +134,48 @@ func writeSummary(w io.Writer, s topo.Summary) {
 		{"diameter", diameter},
 		{"max degree", strconv.Itoa(s.MaxDegree)},
 		{"bisection", humanRate(s.BisectionBps) + " (estimate, upper bound)"},
+		{"link rates", rateList(s.Rates)},
+		{"link delays", delayRange(s.DelayMinNs, s.DelayMaxNs)},
 		{"connected", connected},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "%-13s %s\n", r[0]+":", r[1])
 	}
+}
+
+// rateList prints how many links have each rate, fastest first:
+// "11 x 10 Gb/s, 3 x 1 Gb/s".
+func rateList(rs []topo.RateCount) string {
+	if len(rs) == 0 {
+		return "no links"
+	}
+	var parts []string
+	for _, r := range rs {
+		parts = append(parts, fmt.Sprintf("%d x %s", r.Links, humanRate(r.Bps)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// delayRange prints the link delays' range: "1 us", "0 ns to 16.09 ms".
+func delayRange(minNs, maxNs int64) string {
+	if minNs == maxNs {
+		return humanDelay(minNs)
+	}
+	return humanDelay(minNs) + " to " + humanDelay(maxNs)
+}
+
+// humanDelay prints ns with the largest unit that keeps it at least 1, to
+// four significant digits.
+func humanDelay(ns int64) string {
+	for _, u := range []struct {
+		div  float64
+		name string
+	}{{1e9, "s"}, {1e6, "ms"}, {1e3, "us"}} {
+		if float64(ns) >= u.div {
+			return strconv.FormatFloat(float64(ns)/u.div, 'g', 4, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(ns, 10) + " ns"
 }
 
 // humanRate prints b/s with an SI prefix: "8 Gb/s", "13.824 Tb/s".

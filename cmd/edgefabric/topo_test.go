@@ -58,6 +58,8 @@ host links:   16
 diameter:     4 switch hops
 max degree:   4
 bisection:    8 Gb/s (estimate, upper bound)
+link rates:   48 x 1 Gb/s
+link delays:  1 us
 connected:    yes
 `
 	if out != want {
