@@ -142,7 +142,7 @@ See docs/spain-plan.md.`,
 			if errors.Is(err, paths.ErrNoHosts) {
 				// Lab files often leave hosts out or give them a kind the
 				// loader takes for a switch: say how to mark them.
-				return badInput(fmt.Errorf("%w (SPAIN plans paths between switches with hosts: in a containerlab file, label host nodes edgefabric.kind: host or role: host; in a native file, kind: host; see docs/topology.md)", err))
+				return badInput(fmt.Errorf("%w (SPAIN plans paths between switches with hosts: in a containerlab file, label host nodes edgefabric.kind: host or role: host; in a native file, kind: host; a Topology Zoo GraphML file gets --hosts-per-switch N, 1 by default; see docs/topology.md)", err))
 			}
 			if err != nil {
 				if errors.Is(err, paths.ErrDisconnected) ||
