@@ -40,6 +40,13 @@ type Options struct {
 	// Rate, when positive, shapes every link to this many bits per second
 	// (implies RateLimit).
 	Rate int64
+	// TopoDelay applies each link's delay from the topology in the
+	// emulator's own port wrappers (delay.go: this kernel has no netem);
+	// Delay, when positive, applies that delay to every link instead.
+	// Delays below MinDelay are not applied. A link must have an end
+	// that runs an element (not kernel-bridge).
+	TopoDelay bool
+	Delay     time.Duration
 	// IPv6 keeps IPv6 enabled in the lab's namespaces (off by default).
 	IPv6 bool
 	// ReadyTimeout bounds the wait for the fabric to be ready; zero means
@@ -183,6 +190,9 @@ func (l *Lab) build(ctx context.Context) error {
 			}
 		}
 		l.nodes = append(l.nodes, ln)
+	}
+	if err := l.checkDelay(); err != nil {
+		return err
 	}
 	// Namespaces.
 	for _, ln := range l.nodes {
@@ -389,6 +399,10 @@ func (l *Lab) attach(ln *labNode, ifindex []int, tap *tapPort) error {
 			return fmt.Errorf("emu: %s %s: %w", ln.ns, ln.ifnames[i], err)
 		}
 		ios[i], ln.pports[i] = pp, pp
+		if d := l.linkDelay(lid); d > 0 {
+			peer := l.nodes[l.g.Link(lid).Other(ln.id).Node]
+			ios[i] = newDelayedPort(pp, d, !runsElement(peer))
+		}
 	}
 	if tap != nil {
 		ports[n] = element.PortInfo{Port: element.Port(n + 1), Name: "eth0", MAC: ln.mac, Local: true, Up: true}

@@ -64,6 +64,9 @@ type LinkStatus struct {
 	// ShapedRate is the rate tbf holds the link to (up --rate), b/s;
 	// absent when the link is not shaped.
 	ShapedRate int64 `json:"shaped_rate,omitempty"`
+	// DelayNs is the delay the emulator applies to each direction (up
+	// --delay), ns; absent when none.
+	DelayNs int64 `json:"delay_ns,omitempty"`
 }
 
 // Status returns a snapshot of the lab: nodes, per-port traffic and drops,
@@ -141,6 +144,14 @@ func (l *Lab) Status() Status {
 					"rx_oversize": s.rxDropOversize.Load(), "rx_runt": s.rxDropRunt.Load(),
 					"rx_error": s.rxErrors.Load(), "tx_link_down": s.txDropDown.Load(), "tx_error": s.txErrors.Load(),
 				}
+				if i < len(ln.run.ios) && ln.run.ios[i] != nil {
+					if dp, ok := ln.run.ios[i].(*delayedPort); ok {
+						// Frames the delay line took and then could not
+						// write (the link failed meanwhile), or found full.
+						d["tx_error"] += dp.lateErrs.Load()
+						d["rx_delay_full"] = dp.inFull.Load()
+					}
+				}
 				if i < len(ln.pports) && ln.pports[i] != nil {
 					// PACKET_STATISTICS resets on read: accumulate.
 					if _, drops, err := ln.pports[i].stats(); err == nil {
@@ -179,6 +190,7 @@ func (l *Lab) Status() Status {
 			A: a.name, APort: int(lk.A.Port), AIf: a.ifnames[lk.A.Port-1],
 			B: b.name, BPort: int(lk.B.Port), BIf: b.ifnames[lk.B.Port-1],
 			Up: l.links[i], Rate: lk.Rate, ShapedRate: shapedRate(l.g, topo.LinkID(i), l.opts),
+			DelayNs: l.linkDelay(topo.LinkID(i)).Nanoseconds(),
 		})
 	}
 	return st

@@ -73,9 +73,9 @@ func TestLabUpOptions(t *testing.T) {
 // TestLabDaemonArgs: the daemon gets every option up was given, and
 // nothing it was not.
 func TestLabDaemonArgs(t *testing.T) {
-	all := upFlags{scheme: "stp", name: "d1", rate: "10M", seed: 42, params: []string{"a=1", "b=2"}, ipv6: true,
+	all := upFlags{scheme: "stp", name: "d1", rate: "10M", delay: "topo", seed: 42, params: []string{"a=1", "b=2"}, ipv6: true,
 		timeout: 90 * time.Second, verbose: true, noWait: true, asJSON: true, fg: true}
-	want := []string{"up", "ring:3", "--foreground", "--scheme", "stp", "--name", "d1", "--seed", "42", "--rate", "10M",
+	want := []string{"up", "ring:3", "--foreground", "--scheme", "stp", "--name", "d1", "--seed", "42", "--rate", "10M", "--delay", "topo",
 		"--param", "a=1", "--param", "b=2", "--ipv6", "--timeout", "1m30s", "--verbose", "--no-wait-reach"}
 	if got := all.args("ring:3"); !slices.Equal(got, want) {
 		t.Errorf("args, all flags:\n got  %q\n want %q", got, want)

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/emu"
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/scheme/all"
@@ -23,6 +24,7 @@ import (
 // --foreground.
 type upFlags struct {
 	scheme, name, rate string
+	delay              string
 	seed               uint64
 	params             []string
 	ipv6, fg, asJSON   bool
@@ -63,6 +65,7 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	fl.StringVar(&f.scheme, "scheme", "", "fabric scheme (required): "+strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
 	fl.StringVar(&f.name, "name", "lab", "lab name: 1-16 characters of a-z, 0-9 and _, the first a letter or digit (no -)")
 	fl.StringVar(&f.rate, "rate", "", `shape every link with tbf: a rate ("100M", "1G") or "topo" for each link's own rate`)
+	fl.StringVar(&f.delay, "delay", "", `delay every link in the emulator's own ports (no netem here): a delay ("5ms") or "topo" for each link's own; below 100us none (not with kernel-bridge)`)
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for the topology generator and the scheme")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "scheme parameter key=value (repeatable)")
 	fl.BoolVar(&f.ipv6, "ipv6", false, "keep IPv6 enabled in the lab's namespaces")
@@ -79,6 +82,9 @@ func (f upFlags) args(topoArg string) []string {
 	a := []string{"up", topoArg, "--foreground", "--scheme", f.scheme, "--name", f.name, "--seed", strconv.FormatUint(f.seed, 10)}
 	if f.rate != "" {
 		a = append(a, "--rate", f.rate)
+	}
+	if f.delay != "" {
+		a = append(a, "--delay", f.delay)
 	}
 	for _, p := range f.params {
 		a = append(a, "--param", p)
@@ -141,6 +147,23 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 			return nil, o, fmt.Errorf("--rate: %w", err)
 		}
 		o.Rate = r
+	}
+	if f.delay != "" && f.scheme == emu.KernelBridge {
+		return nil, o, fmt.Errorf("--delay: the kernel bridge forwards in the kernel, and this kernel has no netem; the emulator delays frames in its own ports, for schemes with elements (stp, dumbnet)")
+	}
+	switch f.delay {
+	case "":
+	case "topo":
+		o.TopoDelay = true
+	default:
+		d, err := topo.ParseDelay(f.delay)
+		if err != nil {
+			return nil, o, fmt.Errorf("--delay: %w", err)
+		}
+		if d < element.Time(emu.MinDelay.Nanoseconds())*element.Nanosecond {
+			return nil, o, fmt.Errorf("--delay %s: below %v the emulator applies no delay (a hop of its own forwarding takes tens of microseconds)", f.delay, emu.MinDelay)
+		}
+		o.Delay = time.Duration(d / element.Nanosecond)
 	}
 	// 0 is the flag's default, which stands for "long enough"; given by
 	// hand it is refused like a negative one, as down and bench do.

@@ -1,0 +1,267 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/topo"
+)
+
+// Link delay without netem (this kernel has none): a port of a node that
+// runs an element holds its frames for the link's delay in the emulator's
+// own wrapper. Frames it sends wait before they are written; frames from a
+// peer that the kernel runs (a host without an agent) wait after they are
+// read, so that each direction of a link is delayed once. The delay is
+// constant per port, so a FIFO keeps the order and one goroutine per
+// direction serves it.
+
+// MinDelay is the shortest link delay the emulator applies: below it a
+// frame's hand-over between goroutines and the machine's own forwarding
+// (tens of microseconds a hop) exceed the delay itself, so the topology's
+// default 1 us links run as fast as the machine forwards.
+const MinDelay = 100 * time.Microsecond
+
+// maxDelayedBytes and maxDelayedFrames bound what one direction of a port
+// holds: at 1 Gb/s, 200 ms of full frames or 180 ms of the smallest. A frame
+// beyond them is dropped (errDelayFull).
+const (
+	maxDelayedBytes  = 25 << 20
+	maxDelayedFrames = 1 << 18
+)
+
+var errDelayFull = errors.New("emu: delay line full")
+
+type delayed struct {
+	due   time.Time
+	frame []byte
+	err   error // a read error, passed on in order
+}
+
+// delayLine is a FIFO of frames, each released at its due time.
+type delayLine struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	q      []delayed
+	bytes  int
+	closed bool
+}
+
+func newDelayLine() *delayLine {
+	d := &delayLine{}
+	d.cond = sync.NewCond(&d.mu)
+	return d
+}
+
+// push queues a frame (copied) or an error; it reports false when the
+// line is full or closed.
+func (d *delayLine) push(it delayed) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.bytes+len(it.frame) > maxDelayedBytes || len(d.q) >= maxDelayedFrames {
+		return false
+	}
+	d.q = append(d.q, it)
+	d.bytes += len(it.frame)
+	d.cond.Signal()
+	return true
+}
+
+// pop waits for the oldest item and for its due time; ok is false once the
+// line is closed.
+func (d *delayLine) pop() (it delayed, ok bool) {
+	d.mu.Lock()
+	for len(d.q) == 0 && !d.closed {
+		d.cond.Wait()
+	}
+	if d.closed {
+		d.mu.Unlock()
+		return delayed{}, false
+	}
+	it = d.q[0]
+	d.q[0] = delayed{}
+	d.q = d.q[1:]
+	d.bytes -= len(it.frame)
+	d.mu.Unlock()
+	sleepUntil(it.due)
+	return it, true
+}
+
+// sleepSlack is how late a sleep may wake on a loaded machine: measured
+// here, 0.1 ms for 1 ms sleeps and up to 1 ms for 0.1 ms ones. waitUntil
+// sleeps until that much before t and yields the rest, so that a frame
+// leaves within microseconds of its due time instead of up to a
+// millisecond late on every delayed hop.
+const sleepSlack = time.Millisecond
+
+func sleepUntil(t time.Time) {
+	if w := time.Until(t); w > sleepSlack {
+		time.Sleep(w - sleepSlack)
+	}
+	for time.Now().Before(t) {
+		runtime.Gosched()
+	}
+}
+
+func (d *delayLine) isClosed() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.closed
+}
+
+func (d *delayLine) close() {
+	d.mu.Lock()
+	d.closed = true
+	d.q = nil
+	d.cond.Broadcast()
+	d.mu.Unlock()
+}
+
+// delayedPort wraps a port's frameIO: writes wait for delay before they
+// reach the wire; with ingress, reads wait for it too.
+type delayedPort struct {
+	inner   frameIO
+	delay   time.Duration
+	out, in *delayLine // in is nil without ingress
+	wg      sync.WaitGroup
+	// lateErrs counts writes that failed after their delay (the element
+	// was told the frame was sent: it was queued, as in a NIC's queue);
+	// inFull counts frames read while the ingress line was full.
+	lateErrs, inFull atomic.Uint64
+}
+
+func newDelayedPort(inner frameIO, delay time.Duration, ingress bool) *delayedPort {
+	p := &delayedPort{inner: inner, delay: delay, out: newDelayLine()}
+	p.wg.Add(1)
+	go p.writer()
+	if ingress {
+		p.in = newDelayLine()
+		p.wg.Add(1)
+		go p.reader()
+	}
+	return p
+}
+
+func (p *delayedPort) writer() {
+	defer p.wg.Done()
+	for {
+		it, ok := p.out.pop()
+		if !ok {
+			return
+		}
+		if err := p.inner.WriteFrame(it.frame); err != nil {
+			p.lateErrs.Add(1)
+		}
+	}
+}
+
+// reader reads the inner port as fast as frames come and stamps each with
+// its due time; ReadFrame hands them out when due.
+func (p *delayedPort) reader() {
+	defer p.wg.Done()
+	for {
+		buf := make([]byte, maxFrame+1)
+		n, err := p.inner.ReadFrame(buf)
+		it := delayed{due: time.Now().Add(p.delay)}
+		if err != nil {
+			it.err = err
+		} else {
+			it.frame = buf[:n]
+		}
+		if !p.in.push(it) {
+			if p.in.isClosed() {
+				return // the port was closed, whatever error its read gave
+			}
+			if err == nil {
+				p.inFull.Add(1) // full: dropped, as a full queue does
+			}
+		}
+		if errors.Is(err, os.ErrClosed) {
+			return
+		}
+		if err != nil {
+			// passed on in order; back off as the runner's reader does
+			// rather than spin on an error that repeats
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// ReadFrame implements frameIO.
+func (p *delayedPort) ReadFrame(buf []byte) (int, error) {
+	if p.in == nil {
+		return p.inner.ReadFrame(buf)
+	}
+	it, ok := p.in.pop()
+	if !ok {
+		return 0, os.ErrClosed
+	}
+	if it.err != nil {
+		return 0, it.err
+	}
+	return copy(buf, it.frame), nil
+}
+
+// WriteFrame implements frameIO: the frame is copied and sent after the
+// delay.
+func (p *delayedPort) WriteFrame(frame []byte) error {
+	if !p.out.push(delayed{due: time.Now().Add(p.delay), frame: append([]byte(nil), frame...)}) {
+		return errDelayFull
+	}
+	return nil
+}
+
+// Close implements frameIO.
+func (p *delayedPort) Close() error {
+	err := p.inner.Close()
+	p.out.close()
+	if p.in != nil {
+		p.in.close()
+	}
+	p.wg.Wait()
+	return err
+}
+
+// runsElement reports whether the emulator forwards ln's frames itself
+// (an element on its ports), rather than the kernel (a host without an
+// agent, a kernel bridge).
+func runsElement(ln *labNode) bool { return ln.el != nil && !ln.bridge }
+
+// linkDelay is the delay the emulator applies to link lid: Options.Delay,
+// else with TopoDelay the link's own; 0 below MinDelay.
+func (l *Lab) linkDelay(lid topo.LinkID) time.Duration {
+	d := l.opts.Delay
+	if d <= 0 && l.opts.TopoDelay {
+		d = time.Duration(l.g.Link(lid).Delay / element.Nanosecond)
+	}
+	if d < MinDelay {
+		return 0
+	}
+	return d
+}
+
+// checkDelay refuses a delay the emulator cannot apply: a link whose two
+// ends the kernel forwards (kernel-bridge), since the delay is applied in
+// the emulator's own ports and there is no netem here.
+func (l *Lab) checkDelay() error {
+	if l.opts.Delay < 0 {
+		return fmt.Errorf("emu: %w: delay %v", ErrBadOption, l.opts.Delay)
+	}
+	for i := range l.g.NumLinks() {
+		lid := topo.LinkID(i)
+		if l.linkDelay(lid) == 0 {
+			continue
+		}
+		lk := l.g.Link(lid)
+		a, b := l.nodes[lk.A.Node], l.nodes[lk.B.Node]
+		if !runsElement(a) && !runsElement(b) {
+			return fmt.Errorf("emu: %w: link %s-%s: a delay is applied by the emulator's own ports, and the kernel forwards both ends of this link (%s; this kernel has no netem)", ErrBadOption, a.name, b.name, l.scheme)
+		}
+	}
+	return nil
+}

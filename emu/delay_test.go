@@ -1,0 +1,135 @@
+package emu
+
+import (
+	"context"
+	"errors"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestDelayedPortOrderAndDelay: written frames reach the wire after the
+// delay, in order; with ingress, read frames are handed out after it too;
+// a failed late write is counted; Close ends both goroutines.
+func TestDelayedPortOrderAndDelay(t *testing.T) {
+	const d = 20 * time.Millisecond
+	in := newFakeIO()
+	p := newDelayedPort(in, d, true)
+	start := time.Now()
+	for i := range 5 {
+		if err := p.WriteFrame([]byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if in.sent() != 0 {
+		t.Fatalf("%d frames on the wire at once", in.sent())
+	}
+	if !waitUntil(func() bool { return in.sent() == 5 }) {
+		t.Fatalf("%d of 5 frames written", in.sent())
+	}
+	if el := time.Since(start); el < d {
+		t.Errorf("written after %v, want at least %v", el, d)
+	}
+	in.mu.Lock()
+	for i, f := range in.out {
+		if f[0] != byte(i) {
+			t.Errorf("frame %d is %d: out of order", i, f[0])
+		}
+	}
+	in.mu.Unlock()
+	// Ingress: a frame read from the wire is handed out d later.
+	start = time.Now()
+	in.in <- []byte{7, 7}
+	buf := make([]byte, maxFrame+4)
+	n, err := p.ReadFrame(buf)
+	if err != nil || n != 2 || buf[0] != 7 {
+		t.Fatalf("read %d %v", n, err)
+	}
+	if el := time.Since(start); el < d {
+		t.Errorf("read after %v, want at least %v", el, d)
+	}
+	// A write that fails once its delay is over is counted.
+	in.mu.Lock()
+	in.werr = errTestWrite
+	in.mu.Unlock()
+	p.WriteFrame([]byte{9})
+	if !waitUntil(func() bool { return p.lateErrs.Load() == 1 }) {
+		t.Errorf("late write errors %d, want 1", p.lateErrs.Load())
+	}
+	done := make(chan error)
+	go func() { done <- p.Close() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	if _, err := p.ReadFrame(buf); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("read after Close: %v", err)
+	}
+}
+
+var errTestWrite = errors.New("test write error")
+
+// TestDelayLineFull: a line holding maxDelayedBytes refuses more (the
+// runner counts it as a send error) until it drains.
+func TestDelayLineFull(t *testing.T) {
+	l := newDelayLine()
+	big := make([]byte, maxDelayedBytes/2)
+	due := time.Now().Add(time.Hour)
+	if !l.push(delayed{due: due, frame: big}) || !l.push(delayed{due: due, frame: big}) {
+		t.Fatal("refused below the bound")
+	}
+	if l.push(delayed{due: due, frame: []byte{1}}) {
+		t.Error("accepted beyond the bound")
+	}
+	l.close()
+	if l.push(delayed{due: due, frame: []byte{1}}) {
+		t.Error("accepted after close")
+	}
+	if _, ok := l.pop(); ok {
+		t.Error("popped after close")
+	}
+}
+
+// TestLabDelay: with Delay, a ping crosses each of its four link
+// directions after the delay (h1-s1-h2, a learning-bridge element on s1,
+// unmodified hosts: the switch delays what it sends and, since the kernel
+// runs the hosts, what it receives); status gives each link's delay. A
+// delay on kernel-bridge, where the kernel forwards both ends of every
+// link, is refused before anything is built.
+func TestLabDelay(t *testing.T) {
+	needRoot(t)
+	var fabrics []*testFabric
+	const d = 10 * time.Millisecond
+	l := upLab(t, star(t, 2), "learn", Options{Registry: testRegistry(t, &fabrics), Delay: d})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := l.Exec(ctx, "h1", "ping", "-c", "3", "-i", "0.2", "-W", "2", "10.0.0.2")
+	if err != nil {
+		t.Fatalf("ping: %v\n%s", err, out)
+	}
+	m := regexp.MustCompile(`= ([0-9.]+)/([0-9.]+)/([0-9.]+)/`).FindSubmatch(out)
+	if m == nil {
+		t.Fatalf("no rtt in\n%s", out)
+	}
+	minMs, _ := strconv.ParseFloat(string(m[1]), 64)
+	if minMs < 40 || minMs > 60 {
+		t.Errorf("min rtt %.3f ms, want 4 x 10 ms and a little", minMs)
+	}
+	for _, lk := range l.Status().Links {
+		if lk.DelayNs != d.Nanoseconds() {
+			t.Errorf("link %s-%s: delay_ns %d, want %d", lk.A, lk.B, lk.DelayNs, d.Nanoseconds())
+		}
+	}
+	_, err = Up(ctx, star(t, 2), KernelBridge, Options{Name: labName(), Delay: d})
+	if !errors.Is(err, ErrBadOption) {
+		t.Errorf("kernel-bridge with a delay: %v", err)
+	}
+	// Below MinDelay nothing is delayed (the topology's default 1 us).
+	l.opts.Delay = MinDelay - 1
+	if l.linkDelay(0) != 0 {
+		t.Error("a delay below MinDelay applied")
+	}
+}
