@@ -82,7 +82,7 @@ func TestTopoDefaults(t *testing.T) {
 // differently: one hop, a disconnected fabric, bounds, relaying hosts.
 func TestTopoSummary(t *testing.T) {
 	base := topo.Summary{Name: "t", Switches: 2, Hosts: 4, FabricLinks: 1, HostLinks: 4, Diameter: 1, DiameterExact: true, DiameterUpper: 1, MaxDegree: 3, Connected: true, BisectionBps: 1e9,
-		Rates: []topo.RateCount{{10e9, 1}, {155e6, 4}}, DelayMinNs: 0, DelayMaxNs: 16_090_453}
+		Rates: []topo.RateCount{{Bps: 10e9, Links: 1}, {Bps: 155e6, Links: 4}}, DelayMinNs: 0, DelayMaxNs: 16_090_453}
 	one := "topology:     t\nswitches:     2\nhosts:        4\nfabric links: 1\nhost links:   4\ndiameter:     1 switch hop\nmax degree:   3\nbisection:    1 Gb/s (estimate, upper bound)\n" +
 		"link rates:   1 x 10 Gb/s, 4 x 155 Mb/s\nlink delays:  0 ns to 16.09 ms\nconnected:    yes\n"
 	split, bounds, relay := base, base, base
