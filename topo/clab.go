@@ -3,6 +3,7 @@ package topo
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -588,7 +589,7 @@ func naturalCompare(a, b string) int {
 				j++
 			}
 			na, nb := strings.TrimLeft(a[si:i], "0"), strings.TrimLeft(b[sj:j], "0")
-			if c := cmpInt(len(na), len(nb)); c != 0 {
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
 				return c
 			}
 			if c := strings.Compare(na, nb); c != 0 {
@@ -597,28 +598,18 @@ func naturalCompare(a, b string) int {
 			continue
 		}
 		if ca != cb {
-			return cmpInt(int(ca), int(cb))
+			return cmp.Compare(int(ca), int(cb))
 		}
 		i++
 		j++
 	}
-	if c := cmpInt(len(a)-i, len(b)-j); c != 0 {
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
 		return c
 	}
 	return strings.Compare(a, b)
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // clabEnvRE matches the environment references containerlab expands in a
 // topology file before reading it: $NAME, ${NAME} and ${NAME<op>default}

@@ -1,6 +1,7 @@
 package dumbnet
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -278,7 +279,7 @@ func (c *Controller) sendNeighbors() {
 		if x.dist != y.dist {
 			return int(x.dist - y.dist)
 		}
-		return cmpU64(x.tie, y.tie)
+		return cmp.Compare(x.tie, y.tie)
 	})
 	parent := make(map[int32]int32, len(sws))
 	var find func(int32) int32
@@ -519,28 +520,18 @@ func (c *Controller) linksOf(pg *PathGraph) []wire.DumbNetLink {
 			return r
 		}
 		if x.A != y.A {
-			return cmpU64(x.A, y.A)
+			return cmp.Compare(x.A, y.A)
 		}
 		if x.APort != y.APort {
 			return int(x.APort) - int(y.APort)
 		}
-		return cmpU64(x.B, y.B)
+		return cmp.Compare(x.B, y.B)
 	})
 	if max := c.a.cfg.MaxReplyLinks; len(ls) > max {
 		ls = ls[:max]
 		c.a.c.Inc("ctrl_pathgraph_truncated")
 	}
 	return ls
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // linkEvent applies a port state change that reached the controller
