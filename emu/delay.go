@@ -50,10 +50,11 @@ type delayLine struct {
 	q      []delayed
 	bytes  int
 	closed bool
+	done   chan struct{} // closed by close: ends a wait for a due time
 }
 
 func newDelayLine() *delayLine {
-	d := &delayLine{}
+	d := &delayLine{done: make(chan struct{})}
 	d.cond = sync.NewCond(&d.mu)
 	return d
 }
@@ -88,7 +89,9 @@ func (d *delayLine) pop() (it delayed, ok bool) {
 	d.q = d.q[1:]
 	d.bytes -= len(it.frame)
 	d.mu.Unlock()
-	sleepUntil(it.due)
+	if !sleepUntil(it.due, d.done) {
+		return delayed{}, false
+	}
 	return it, true
 }
 
@@ -99,13 +102,22 @@ func (d *delayLine) pop() (it delayed, ok bool) {
 // millisecond late on every delayed hop.
 const sleepSlack = time.Millisecond
 
-func sleepUntil(t time.Time) {
+// It reports false when done closes first (a lab going down does not wait
+// out a long delay).
+func sleepUntil(t time.Time, done <-chan struct{}) bool {
 	if w := time.Until(t); w > sleepSlack {
-		time.Sleep(w - sleepSlack)
+		tm := time.NewTimer(w - sleepSlack)
+		select {
+		case <-tm.C:
+		case <-done:
+			tm.Stop()
+			return false
+		}
 	}
 	for time.Now().Before(t) {
 		runtime.Gosched()
 	}
+	return true
 }
 
 func (d *delayLine) isClosed() bool {
@@ -116,7 +128,10 @@ func (d *delayLine) isClosed() bool {
 
 func (d *delayLine) close() {
 	d.mu.Lock()
-	d.closed = true
+	if !d.closed {
+		d.closed = true
+		close(d.done)
+	}
 	d.q = nil
 	d.cond.Broadcast()
 	d.mu.Unlock()

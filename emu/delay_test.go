@@ -135,3 +135,18 @@ func TestLabDelay(t *testing.T) {
 		t.Error("a delay below MinDelay applied")
 	}
 }
+
+// TestDelayedPortCloseLongDelay: closing a port does not wait out a long
+// delay (a lab with --delay 1h still goes down at once).
+func TestDelayedPortCloseLongDelay(t *testing.T) {
+	p := newDelayedPort(newFakeIO(), time.Hour, true)
+	p.WriteFrame([]byte{1})
+	time.Sleep(10 * time.Millisecond) // the writer is waiting for the frame's time
+	done := make(chan struct{})
+	go func() { p.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waited for the delay")
+	}
+}
