@@ -391,13 +391,22 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	// Port names are identifiers (the primer's North, South): numberPorts
 	// numbers each node's names, declared ports first, then the edges'.
 	portNames := map[string][]string{}
+	seenPort := map[[2]string]bool{} // (node id, port name)
+	addPort := func(id, name string) {
+		if k := [2]string{id, name}; !seenPort[k] {
+			seenPort[k] = true
+			portNames[id] = append(portNames[id], name)
+		}
+	}
 	for _, n := range nodes {
-		portNames[n.id] = n.ports
+		for _, name := range n.ports {
+			addPort(n.id, name)
+		}
 	}
 	for _, e := range edges {
 		for _, end := range [2][2]string{{e.src, e.sport}, {e.dst, e.dport}} {
-			if end[1] != "" && !slices.Contains(portNames[end[0]], end[1]) {
-				portNames[end[0]] = append(portNames[end[0]], end[1])
+			if end[1] != "" {
+				addPort(end[0], end[1])
 			}
 		}
 	}
