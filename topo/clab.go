@@ -306,9 +306,9 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	for _, l := range links {
 		var refs [2]endRef
 		for i, e := range l.ends {
-			refs[i] = endRef{e.node, 0}
+			refs[i] = endRef{node: e.node}
 			if n := byName[e.node]; n != nil {
-				refs[i] = endRef{n.model, n.ports[e.iface]}
+				refs[i] = endRef{node: n.model, port: n.ports[e.iface], name: e.iface}
 			}
 		}
 		rate, delay, err := r.rateDelay(nil, l.field+".vars", DefaultRate, DefaultDelay, l.vars)
@@ -645,6 +645,23 @@ func clabExpandEnv(data []byte) []byte {
 	})
 }
 
+// clabString writes s as a YAML scalar that reaches the YAML reader
+// unchanged: containerlab (and the loader) expand $VAR and refuse {{ in
+// the file's text first, so a '$' or '{' is written as an escape of a
+// double-quoted scalar (\x24, \x7b), which YAML turns back into itself.
+func clabString(s string) string {
+	if !strings.ContainsAny(s, "${") {
+		return yamlString(s)
+	}
+	return clabQuote(s)
+}
+
+// clabQuote is clabString always double-quoted.
+func clabQuote(s string) string {
+	b, _ := json.Marshal(s) // a JSON string is a valid YAML double-quoted scalar
+	return strings.NewReplacer("$", `\x24`, "{", `\x7b`).Replace(string(b))
+}
+
 var clabNameRE = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // clabNodeRE matches what a containerlab node name may not hold: the node's
@@ -704,12 +721,11 @@ func WriteClab(w io.Writer, g *Graph) error {
 	if name == "" {
 		name = "edgefabric"
 	}
-	fmt.Fprintf(bw, "# containerlab topology written by edgefabric from %s\n", yamlString(g.Name))
+	fmt.Fprintf(bw, "# containerlab topology written by edgefabric from %s\n", clabString(g.Name))
 	fmt.Fprintf(bw, "name: %s\n", yamlString(name))
 	bw.WriteString("topology:\n")
 	if name != g.Name {
-		q, _ := json.Marshal(g.Name) // a JSON string is a valid YAML double-quoted scalar
-		fmt.Fprintf(bw, "  defaults:\n    labels: {%sname: %s}\n", labelPrefix, q)
+		fmt.Fprintf(bw, "  defaults:\n    labels: {%sname: %s}\n", labelPrefix, clabQuote(g.Name))
 	}
 	bw.WriteString("  kinds:\n    linux:\n      image: alpine:3\n")
 	if len(g.nodes) == 0 {
@@ -721,11 +737,10 @@ func WriteClab(w io.Writer, g *Graph) error {
 		n := &g.nodes[i]
 		fmt.Fprintf(bw, "    %s:\n      kind: linux\n      labels: {%skind: %s", yamlString(keys[i]), labelPrefix, n.Kind)
 		if keys[i] != n.Name {
-			q, _ := json.Marshal(n.Name)
-			fmt.Fprintf(bw, ", %snode-name: %s", labelPrefix, q)
+			fmt.Fprintf(bw, ", %snode-name: %s", labelPrefix, clabQuote(n.Name))
 		}
 		if n.Role != "" {
-			fmt.Fprintf(bw, ", %srole: %s", labelPrefix, yamlString(n.Role))
+			fmt.Fprintf(bw, ", %srole: %s", labelPrefix, clabString(n.Role))
 		}
 		if n.Relay {
 			fmt.Fprintf(bw, ", %srelay: \"true\"", labelPrefix)
@@ -740,10 +755,31 @@ func WriteClab(w io.Writer, g *Graph) error {
 	} else {
 		bw.WriteString("  links:\n")
 	}
+	// Interfaces keep the file's names where the loader numbers them back
+	// to the same ports (and none is eth0, the management interface).
+	named := make([][]string, len(g.nodes))
+	for i := range g.nodes {
+		if !g.HasPortNames() {
+			break
+		}
+		var conn []Port
+		for p, l := range g.Ports(NodeID(i)) {
+			if l != NoLink {
+				conn = append(conn, Port(p+1))
+			}
+		}
+		named[i] = g.writablePortNames(NodeID(i), conn, func(s string) bool { return s == "eth0" })
+	}
+	iface := func(e End) string {
+		if ns := named[e.Node]; ns != nil {
+			return g.PortName(e.Node, e.Port)
+		}
+		return "eth" + strconv.Itoa(int(e.Port))
+	}
 	for i := range g.links {
 		l := &g.links[i]
-		a := yamlString(keys[l.A.Node] + ":eth" + strconv.Itoa(int(l.A.Port)))
-		b := yamlString(keys[l.B.Node] + ":eth" + strconv.Itoa(int(l.B.Port)))
+		a := clabString(keys[l.A.Node] + ":" + iface(l.A))
+		b := clabString(keys[l.B.Node] + ":" + iface(l.B))
 		fmt.Fprintf(bw, "    - endpoints: [%s, %s]", a, b)
 		if l.Rate != DefaultRate || l.Delay != DefaultDelay {
 			fmt.Fprintf(bw, "\n      vars: {rate: %s, delay: %s}", FormatRate(l.Rate), FormatDelay(l.Delay))

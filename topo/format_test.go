@@ -36,6 +36,20 @@ func diffGraph(a, b *Graph) string {
 	return ""
 }
 
+// diffPortNames checks that b, read back from a written in a format that
+// keeps names (containerlab, GraphML), names a's named ports alike. (A
+// graph without names written to containerlab comes back with eth1, ...)
+func diffPortNames(a, b *Graph) string {
+	for n := range a.NumNodes() {
+		for p := 1; p <= a.Node(NodeID(n)).Ports; p++ {
+			if x, y := a.PortName(NodeID(n), Port(p)), b.PortName(NodeID(n), Port(p)); x != "" && x != y {
+				return fmt.Sprintf("node %q port %d: name %q vs %q", a.Node(NodeID(n)).Name, p, x, y)
+			}
+		}
+	}
+	return ""
+}
+
 func roundTrip(t *testing.T, g *Graph, f Format) *Graph {
 	t.Helper()
 	var buf bytes.Buffer
@@ -72,6 +86,15 @@ func TestRoundTrip(t *testing.T) {
 	b.ConnectPorts(End{x, 3}, End{y, 1}, 2_500_000_000, 1500*element.Nanosecond)
 	b.ConnectPorts(End{x, 1}, End{z, 2}, 100, 7*element.Picosecond)
 	b.Node(y).Ports = 4
+	// names that containerlab's (and the loader's) $VAR expansion and
+	// template check would see in the file's text
+	d := b.AddNode("s${HOME}", Switch)
+	b.Node(d).Role = "{{ .Role }}"
+	b.ConnectPorts(End{x, 2}, End{d, 1}, DefaultRate, DefaultDelay)
+	b.ConnectPorts(End{d, 2}, End{y, 2}, DefaultRate, DefaultDelay)
+	// interface names, kept by the formats that have them
+	b.NamePort(End{d, 1}, "Ethernet1/1")
+	b.NamePort(End{d, 2}, "e$x{{2}}")
 	odd, err := b.Graph()
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +106,11 @@ func TestRoundTrip(t *testing.T) {
 				back := roundTrip(t, g, f)
 				if d := diffGraph(g, back); d != "" {
 					t.Fatal(d)
+				}
+				if f == FormatClab || f == FormatGraphML {
+					if d := diffPortNames(g, back); d != "" {
+						t.Fatal(d)
+					}
 				}
 				if f != FormatClab && back.Name != g.Name {
 					t.Errorf("name %q, want %q", back.Name, g.Name)

@@ -38,6 +38,12 @@ func checkLoaded(t *testing.T, g *Graph, err error, f Format) {
 		if d := diffGraph(g, back); d != "" {
 			t.Fatalf("%v round trip: %s\n%s", out, d, buf.String())
 		}
+		if out == f && (f == FormatClab || f == FormatGraphML) {
+			// the interface names a file gave survive writing it again
+			if d := diffPortNames(g, back); d != "" {
+				t.Fatalf("%v round trip: %s\n%s", out, d, buf.String())
+			}
+		}
 	}
 }
 

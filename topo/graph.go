@@ -1,8 +1,10 @@
 package topo
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"unicode"
@@ -106,6 +108,9 @@ type Graph struct {
 	byName   map[string]NodeID
 	portOff  []int32
 	portLink []LinkID
+	// portName, parallel to portLink, holds the names the file gave ports
+	// (interface names); nil when it gave none.
+	portName []string
 
 	hostIdxOnce sync.Once
 	hostIdx     []int32  // per node: 1-based host index, 0 for switches
@@ -143,6 +148,46 @@ func (g *Graph) PortLink(n NodeID, p Port) (LinkID, bool) {
 		return NoLink, false
 	}
 	return ports[p-1], true
+}
+
+// PortName returns the name the topology file gave port p of node n (an
+// interface name such as "eth3" or "Ethernet1/3"), or "" when it gave
+// none. Generated topologies and native files number ports only.
+func (g *Graph) PortName(n NodeID, p Port) string {
+	if g.portName == nil || p < 1 || int32(p) > g.portOff[n+1]-g.portOff[n] {
+		return ""
+	}
+	return g.portName[g.portOff[n]+int32(p)-1]
+}
+
+// HasPortNames reports whether any port has a name.
+func (g *Graph) HasPortNames() bool { return g.portName != nil }
+
+// writablePortNames returns the names a writer can give node n's ports
+// ports, in order, instead of numbers: every port named, none refused,
+// and the loaders' numbering (numberPorts) giving each its own number
+// back. Otherwise nil, and the writer writes numbers.
+func (g *Graph) writablePortNames(n NodeID, ports []Port, refused func(string) bool) []string {
+	if g.portName == nil || len(ports) == 0 {
+		return nil
+	}
+	names := make([]string, len(ports))
+	for i, p := range ports {
+		names[i] = g.PortName(n, p)
+		if names[i] == "" || refused(names[i]) {
+			return nil
+		}
+	}
+	num, err := numberPorts(names)
+	if err != nil || len(num) != len(ports) {
+		return nil
+	}
+	for i, p := range ports {
+		if num[names[i]] != int(p) {
+			return nil
+		}
+	}
+	return names
 }
 
 // Peer returns the far end of the link on port p of node n.
@@ -231,6 +276,7 @@ type Builder struct {
 	// highest port a link names, so it is bounded as they grow (a link on
 	// port 65535 costs 256 KB; Graph's check would come too late).
 	slots int
+	names map[End]string // NamePort's, until Graph
 	err   error
 }
 
@@ -306,6 +352,40 @@ func (b *Builder) Lookup(name string) (NodeID, bool) {
 	return id, ok
 }
 
+// NamePort records the name a file gives port e, an interface name, so
+// that output meant for the device (plan --out, the writers) can use it.
+// Names are printable, non-empty and unique per node; naming a port above
+// the node's links declares it (the node gets at least that many ports).
+func (b *Builder) NamePort(e End, name string) {
+	if b.err != nil {
+		return
+	}
+	if e.Node < 0 || int(e.Node) >= len(b.g.nodes) {
+		b.fail(fmt.Errorf("topo: port name: %w: id %d", ErrUnknownNode, e.Node))
+		return
+	}
+	node := &b.g.nodes[e.Node]
+	if e.Port < 1 {
+		b.fail(fmt.Errorf("topo: %s port name %q: %w: %d", node.Name, name, ErrBadPort, e.Port))
+		return
+	}
+	if name == "" || !printable(name) {
+		b.fail(fmt.Errorf("topo: %s port %d: name: %w: empty, control character or invalid UTF-8", node.Name, e.Port, ErrBadValue))
+		return
+	}
+	if b.names == nil {
+		b.names = make(map[End]string)
+	}
+	if old, ok := b.names[e]; ok && old != name {
+		b.fail(fmt.Errorf("topo: %s port %d: %w: named %q and %q", node.Name, e.Port, ErrBadValue, old, name))
+		return
+	}
+	b.names[e] = name
+	if int(e.Port) > node.Ports {
+		node.Ports = int(e.Port)
+	}
+}
+
 // Connect links the next free ports of a and c with the default rate and
 // delay, and returns the link.
 func (b *Builder) Connect(a, c NodeID) LinkID {
@@ -316,12 +396,17 @@ func (b *Builder) nextPort(n NodeID) Port {
 	if n < 0 || int(n) >= len(b.ports) {
 		return 0
 	}
-	for i, l := range b.ports[n] {
-		if l == NoLink {
-			return Port(i + 1)
+	// A named port is one the file declared for its own use: the next
+	// free port is the first neither connected nor named.
+	ps := b.ports[n]
+	for p := 1; ; p++ {
+		if p <= len(ps) && ps[p-1] != NoLink {
+			continue
+		}
+		if _, named := b.names[End{n, Port(p)}]; !named {
+			return Port(p)
 		}
 	}
-	return Port(len(b.ports[n]) + 1)
 }
 
 // ConnectPorts links two given ports, on two different nodes (a link from
@@ -418,6 +503,26 @@ func (b *Builder) Graph() (*Graph, error) {
 		off += g.nodes[i].Ports
 	}
 	g.portOff[len(g.nodes)] = int32(off)
-	b.ports = nil
+	if len(b.names) > 0 {
+		// In port order, so that a file with several clashes always
+		// names the same one.
+		ends := slices.SortedFunc(maps.Keys(b.names), func(x, y End) int {
+			return cmp.Or(cmp.Compare(x.Node, y.Node), cmp.Compare(x.Port, y.Port))
+		})
+		g.portName = make([]string, total)
+		byName := map[string]Port{} // the current node's names
+		for i, e := range ends {
+			if i > 0 && ends[i-1].Node != e.Node {
+				clear(byName)
+			}
+			name := b.names[e]
+			if p, dup := byName[name]; dup {
+				return nil, fmt.Errorf("topo: %s ports %d and %d: %w: both named %q", g.nodes[e.Node].Name, p, e.Port, ErrBadValue, name)
+			}
+			byName[name] = e.Port
+			g.portName[g.portOff[e.Node]+int32(e.Port)-1] = name
+		}
+	}
+	b.ports, b.names = nil, nil
 	return g, nil
 }

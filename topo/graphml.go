@@ -56,6 +56,7 @@ type gmlNode struct {
 	data     map[string]string // by attr.name
 	lines    map[string]int    // each data element's line, by attr.name
 	ports    []string          // declared <port> names, in order
+	pnames   map[string]string // ef.port-name data, by <port> name
 	yedLabel string            // the first <y:NodeLabel> of yEd's graphics data
 }
 
@@ -90,6 +91,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 	inLabel := false // in a yEd <y:NodeLabel>
 	var label strings.Builder
 	portDepth := 0 // data inside a <port> is the port's, not the node's
+	curPort := ""  // the name of the node's <port> being read
 	graphName := map[string]string{}
 	edgesDirected := false
 	graphs := 0
@@ -147,6 +149,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			case "port":
 				if portDepth == 0 && curNode != nil && attr("name") != "" {
 					curNode.ports = append(curNode.ports, attr("name"))
+					curPort = attr("name")
 				}
 				portDepth++
 			case "NodeLabel":
@@ -201,6 +204,9 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 				}
 			case "port":
 				portDepth--
+				if portDepth == 0 {
+					curPort = ""
+				}
 			case "NodeLabel":
 				if inLabel {
 					// yEd wraps labels over lines: one name, single spaces
@@ -213,6 +219,13 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 					if n := keys[curKey].name; n == "Network" || n == "label" || n == "name" {
 						graphName[n] = strings.TrimSpace(text.String())
 					}
+				}
+				if curNode != nil && curPort != "" && portDepth == 1 && keys[curKey].name == "ef.port-name" {
+					// verbatim, as WriteGraphML writes it
+					if curNode.pnames == nil {
+						curNode.pnames = map[string]string{}
+					}
+					curNode.pnames[curPort] = text.String()
 				}
 				if curData != nil && curKey != "" && portDepth == 0 {
 					name := keys[curKey].name
@@ -417,6 +430,21 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			return nil, r.errAt(n.line, "node "+strconv.Quote(n.id), err)
 		}
 		portOf[n.id] = pm
+		// Keep the names for output meant for the device: ef.port-name
+		// data, else the port's own name unless it is just its number
+		// (edgefabric's writer numbers ports).
+		id, _ := r.b.Lookup(byID[n.id])
+		for _, name := range portNames[n.id] {
+			p := pm[name]
+			if v, ok := n.pnames[name]; ok {
+				r.b.NamePort(End{id, Port(p)}, v)
+			} else if name != strconv.Itoa(p) {
+				r.b.NamePort(End{id, Port(p)}, name)
+			}
+		}
+		if err := r.b.Err(); err != nil {
+			return nil, r.errAt(n.line, "node "+strconv.Quote(n.id), err)
+		}
 	}
 	skip := reciprocal(edges, native)
 	for i, e := range edges {
@@ -490,7 +518,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 				if err != nil {
 					return nil, err
 				}
-				if err := r.link(0, "hosts", endRef{r.b.g.nodes[s].Name, 0}, "hosts", endRef{r.b.g.nodes[hid].Name, 1}, DefaultRate, DefaultDelay); err != nil {
+				if err := r.link(0, "hosts", endRef{node: r.b.g.nodes[s].Name}, "hosts", endRef{node: r.b.g.nodes[hid].Name, port: 1}, DefaultRate, DefaultDelay); err != nil {
 					return nil, err
 				}
 			}
@@ -588,6 +616,11 @@ func WriteGraphML(w io.Writer, g *Graph) error {
   <key id="rate" for="edge" attr.name="ef.rate" attr.type="string"/>
   <key id="delay" for="edge" attr.name="ef.delay" attr.type="string"/>
 `)
+	if g.HasPortNames() {
+		// a port's name in the file it came from (an interface): the
+		// ports themselves are named by number, which the loader keeps
+		bw.WriteString(`  <key id="pname" for="port" attr.name="ef.port-name" attr.type="string"/>` + "\n")
+	}
 	fmt.Fprintf(bw, "  <graph id=\"%s\" edgedefault=\"undirected\">\n", xmlEscape(g.Name))
 	for i := range g.nodes {
 		n := &g.nodes[i]
@@ -600,7 +633,11 @@ func WriteGraphML(w io.Writer, g *Graph) error {
 		}
 		fmt.Fprintf(bw, "<data key=\"ports\">%d</data>", n.Ports)
 		for p := 1; p <= n.Ports; p++ {
-			fmt.Fprintf(bw, "<port name=\"%d\"/>", p)
+			if name := g.PortName(NodeID(i), Port(p)); name != "" {
+				fmt.Fprintf(bw, "<port name=\"%d\"><data key=\"pname\">%s</data></port>", p, xmlEscape(name))
+			} else {
+				fmt.Fprintf(bw, "<port name=\"%d\"/>", p)
+			}
 		}
 		bw.WriteString("</node>\n")
 	}

@@ -153,6 +153,7 @@ func parsePorts(s string) (int, error) {
 type endRef struct {
 	node string
 	port int
+	name string // the port's name in the file (an interface), if any
 }
 
 // parseEnd reads "node:port" or "node". The port is the number after the
@@ -171,12 +172,12 @@ func parseEnd(s string) (endRef, error) {
 		if i == 0 {
 			return endRef{}, fmt.Errorf("%w: endpoint %s: no node name", ErrBadValue, quote(s))
 		}
-		return endRef{s[:i], p}, nil
+		return endRef{node: s[:i], port: p}, nil
 	}
 	if s == "" {
 		return endRef{}, fmt.Errorf("%w: empty endpoint", ErrBadValue)
 	}
-	return endRef{s, 0}, nil
+	return endRef{node: s}, nil
 }
 
 // endText writes an endpoint as the file gave it: "s1:3" or "s1".
@@ -222,6 +223,14 @@ func (r *resolver) link(line int, fieldA string, a endRef, fieldB string, c endR
 		return err
 	}
 	r.b.ConnectPorts(ea, ec, rate, delay)
+	for _, e := range [2]struct {
+		end  End
+		name string
+	}{{ea, a.name}, {ec, c.name}} {
+		if e.name != "" {
+			r.b.NamePort(e.end, e.name)
+		}
+	}
 	if err := r.b.Err(); err != nil {
 		return r.errAt(line, fieldA, err)
 	}

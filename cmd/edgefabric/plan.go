@@ -69,7 +69,8 @@ trial and keeps the best pruned one; up to 2,000,000 the best trial only.
 --no-prune keeps the trials as they came out; --serial never prunes.
 
 --out DIR writes plan.json, switches.json and switches.txt (per switch, per
-port: native and tagged VLANs) and vreach.json (V_reach per edge switch).
+port: native and tagged VLANs, and the interface names a containerlab or
+GraphML file gives) and vreach.json (V_reach per edge switch).
 --ties picks how Algorithm 1 chooses among equal-cost paths: random (the
 default; first paths spread over every equal-cost route), ordered (lowest
 port first, as a plain shortest-path search scanning ports in order; every

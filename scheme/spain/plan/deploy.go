@@ -17,12 +17,16 @@ import (
 // PortConfig is one port's VLAN membership, vendor-neutral: Untagged is
 // the native VLAN (1 on spanning-tree and host ports, 0 for none) and
 // Tagged the VLANs the port accepts and sends with an 802.1Q tag.
+// Interface and PeerInterface are the ports' names in the topology file
+// (containerlab interfaces, GraphML port names), when it gave them.
 type PortConfig struct {
-	Port     int    `json:"port"`
-	Peer     string `json:"peer"` // "node:port"
-	HostPort bool   `json:"host_port,omitempty"`
-	Untagged int    `json:"untagged,omitempty"`
-	Tagged   []int  `json:"tagged"`
+	Port          int    `json:"port"`
+	Interface     string `json:"interface,omitempty"`
+	Peer          string `json:"peer"` // "node:port"
+	PeerInterface string `json:"peer_interface,omitempty"`
+	HostPort      bool   `json:"host_port,omitempty"`
+	Untagged      int    `json:"untagged,omitempty"`
+	Tagged        []int  `json:"tagged"`
 }
 
 // SwitchConfig is what the switch configuration module (§5.1) pushes to
@@ -76,7 +80,13 @@ func (p *Plan) Deployment() *Deployment {
 				continue
 			}
 			peer := g.Link(l).Other(n)
-			pc := PortConfig{Port: i + 1, Peer: g.Node(peer.Node).Name + ":" + strconv.Itoa(int(peer.Port)), Tagged: []int{}}
+			pc := PortConfig{
+				Port:          i + 1,
+				Interface:     g.PortName(n, topo.Port(i+1)),
+				Peer:          g.Node(peer.Node).Name + ":" + strconv.Itoa(int(peer.Port)),
+				PeerInterface: g.PortName(peer.Node, peer.Port),
+				Tagged:        []int{},
+			}
 			if p.F.IsFabric(l) {
 				if inTree[l] {
 					pc.Untagged = 1
@@ -184,7 +194,19 @@ func (d *Deployment) Summary() string {
 	b.WriteString("Turn 802.1D off (SPAIN §5.5). \"untagged none\": the port is not in VLAN 1 (remove it from the factory default).\n")
 	for _, s := range d.Switches {
 		fmt.Fprintf(&b, "\n%s: VLANs %s\n", s.Name, ranges(s.VLANs))
-		for _, pc := range s.Ports {
+		// Ports the topology file named (interfaces) are shown by name
+		// too, and peers by their interface: what the device calls them.
+		width, peerWidth := 0, 14
+		peers := make([]string, len(s.Ports))
+		for i, pc := range s.Ports {
+			width = max(width, len(pc.Interface))
+			peers[i] = pc.Peer
+			if pc.PeerInterface != "" {
+				peers[i] = pc.Peer[:strings.LastIndexByte(pc.Peer, ':')+1] + pc.PeerInterface
+			}
+			peerWidth = max(peerWidth, len(peers[i]))
+		}
+		for i, pc := range s.Ports {
 			kind := "fabric"
 			if pc.HostPort {
 				kind = "host"
@@ -193,7 +215,11 @@ func (d *Deployment) Summary() string {
 			if pc.Untagged != 0 {
 				un = strconv.Itoa(pc.Untagged)
 			}
-			fmt.Fprintf(&b, "  port %-3d %-6s -> %-14s untagged %-4s tagged %s\n", pc.Port, kind, pc.Peer, un, ranges(pc.Tagged))
+			port := fmt.Sprintf("%-3d", pc.Port)
+			if width > 0 {
+				port += " " + fmt.Sprintf("%-*s", width, pc.Interface)
+			}
+			fmt.Fprintf(&b, "  port %s %-6s -> %-*s untagged %-4s tagged %s\n", port, kind, peerWidth, peers[i], un, ranges(pc.Tagged))
 		}
 	}
 	return b.String()

@@ -1,0 +1,162 @@
+package topo
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestPortNamesClab: a containerlab file's interface names are the ports'
+// names, and writing the graph back keeps them as interfaces.
+func TestPortNamesClab(t *testing.T) {
+	lab := "name: x\ntopology:\n  nodes:\n    leaf1: {kind: nokia_srlinux}\n    spine1: {kind: arista_ceos}\n    h1: {kind: linux, labels: {edgefabric.kind: host}}\n" +
+		"  links:\n    - endpoints: [\"leaf1:e1-49\", \"spine1:Ethernet1/1\"]\n    - endpoints: [\"leaf1:e1-1\", \"h1:eth1\"]\n"
+	g, err := Decode([]byte(lab), "x.clab.yml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.HasPortNames() {
+		t.Fatal("no port names")
+	}
+	for _, c := range []struct {
+		node string
+		port Port
+		name string
+	}{{"leaf1", 49, "e1-49"}, {"leaf1", 1, "e1-1"}, {"leaf1", 2, ""}, {"spine1", 1, "Ethernet1/1"}, {"h1", 1, "eth1"}, {"h1", 9, ""}} {
+		n, _ := g.Lookup(c.node)
+		if got := g.PortName(n, c.port); got != c.name {
+			t.Errorf("%s port %d: %q, want %q", c.node, c.port, got, c.name)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteClab(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "endpoints: [leaf1:e1-49, spine1:Ethernet1/1]") {
+		t.Errorf("interfaces not kept:\n%s", buf.String())
+	}
+	back, err := Decode(buf.Bytes(), "y.clab.yml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffGraph(g, back); d != "" {
+		t.Fatal(d)
+	}
+	if d := diffPortNames(g, back); d != "" {
+		t.Fatal(d)
+	}
+	// GraphML keeps them too, as port data, and hands them on
+	var gm bytes.Buffer
+	if err := WriteGraphML(&gm, g); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(gm.String(), `<port name="1"><data key="pname">Ethernet1/1</data></port>`) {
+		t.Errorf("GraphML port data missing:\n%s", gm.String())
+	}
+	viaGML, err := Decode(gm.Bytes(), "y.graphml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffPortNames(g, viaGML); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// TestPortNamesGraphML: declared port names are kept (the ones that are
+// just the port's number are not names), and a host added to a Zoo
+// switch takes a port nobody named.
+func TestPortNamesGraphML(t *testing.T) {
+	doc := `<graphml><graph><node id="a"><port name="North"/><port name="South"/></node><node id="b"><port name="2"/></node>` +
+		`<edge source="a" target="b" sourceport="South" targetport="2"/></graph></graphml>`
+	g, err := Decode([]byte(doc), "z.graphml", LoadOptions{ZooHosts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := g.Lookup("a")
+	b, _ := g.Lookup("b")
+	if g.PortName(a, 1) != "North" || g.PortName(a, 2) != "South" || g.PortName(b, 2) != "" {
+		t.Errorf("names: a %q %q, b %q", g.PortName(a, 1), g.PortName(a, 2), g.PortName(b, 2))
+	}
+	// North is declared but unconnected: the host goes to port 3
+	if _, ok := g.PortLink(a, 1); ok {
+		t.Error("a host took the named port North")
+	}
+	if peer, ok := g.Peer(a, 3); !ok || g.Node(peer.Node).Kind != Host {
+		t.Errorf("a port 3: %v %v", peer, ok)
+	}
+	// b's free port 1 was not named: its host takes it
+	if peer, ok := g.Peer(b, 1); !ok || g.Node(peer.Node).Kind != Host {
+		t.Errorf("b port 1: %v %v", peer, ok)
+	}
+}
+
+// TestPortNamesNotWritable: names the loader would number otherwise
+// (port 1 called eth7) are written as numbers, so the graph reads back
+// with the same ports.
+func TestPortNamesNotWritable(t *testing.T) {
+	b := NewBuilder("w")
+	s := b.AddNode("s", Switch)
+	h := b.AddNode("h", Host)
+	b.Connect(s, h)
+	b.NamePort(End{s, 1}, "eth7")
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteClab(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "[s:eth1, h:eth1]") {
+		t.Errorf("want numbered interfaces:\n%s", buf.String())
+	}
+	back, err := Decode(buf.Bytes(), "w.clab.yml", LoadOptions{})
+	if err != nil || diffGraph(g, back) != "" {
+		t.Fatalf("%v %s", err, diffGraph(g, back))
+	}
+}
+
+// TestNamePortErrors: bad names are errors, not silently kept.
+func TestNamePortErrors(t *testing.T) {
+	for _, c := range []struct {
+		what string
+		name func(b *Builder, s, h NodeID)
+		want string
+	}{
+		{"empty", func(b *Builder, s, h NodeID) { b.NamePort(End{s, 1}, "") }, "empty"},
+		{"control", func(b *Builder, s, h NodeID) { b.NamePort(End{s, 1}, "e\n1") }, "control character"},
+		{"port 0", func(b *Builder, s, h NodeID) { b.NamePort(End{s, 0}, "e0") }, "bad port number"},
+		{"unknown node", func(b *Builder, s, h NodeID) { b.NamePort(End{7, 1}, "e1") }, "unknown node"},
+		{"renamed", func(b *Builder, s, h NodeID) { b.NamePort(End{s, 1}, "a"); b.NamePort(End{s, 1}, "b") }, `named "a" and "b"`},
+		{"twice on a node", func(b *Builder, s, h NodeID) { b.NamePort(End{s, 3}, "x"); b.NamePort(End{s, 1}, "x") }, `s ports 1 and 3: bad value: both named "x"`},
+	} {
+		b := NewBuilder("e")
+		s := b.AddNode("s", Switch)
+		h := b.AddNode("h", Host)
+		b.Connect(s, h)
+		c.name(b, s, h)
+		_, err := b.Graph()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrBadValue) && !errors.Is(err, ErrBadPort) && !errors.Is(err, ErrUnknownNode) {
+			t.Errorf("%s: %v, want %q", c.what, err, c.want)
+		}
+	}
+	// the same name on two nodes is fine, and naming a port above the
+	// links declares it
+	b := NewBuilder("ok")
+	s := b.AddNode("s", Switch)
+	h := b.AddNode("h", Host)
+	b.Connect(s, h)
+	b.NamePort(End{s, 1}, "eth1")
+	b.NamePort(End{h, 1}, "eth1")
+	b.NamePort(End{s, 4}, "eth4")
+	g, err := b.Graph()
+	if err != nil || g.Node(s).Ports != 4 || g.PortName(s, 4) != "eth4" {
+		t.Fatalf("%v, ports %d", err, g.Node(s).Ports)
+	}
+	// a file's bad name is an error at its node
+	_, err = Decode([]byte("<graphml><graph><node id=\"a\"><port name=\"x&#9;y\"/></node></graph></graphml>"), "t.graphml", LoadOptions{ZooHosts: 1})
+	if err == nil || !strings.Contains(err.Error(), "t.graphml:1: node \"a\"") {
+		t.Errorf("tab in a port name: %v", err)
+	}
+}
