@@ -176,11 +176,14 @@ func (l *Lab) build(ctx context.Context) error {
 		case ln.el == nil:
 			return fmt.Errorf("emu: scheme %s runs nothing on switch %q: %w", l.scheme, nd.Name, ErrBadOption)
 		}
+		fileNames := switchIfNames(g, n)
 		for p := 1; p <= nd.Ports; p++ {
 			if _, ok := g.PortLink(n, element.Port(p)); !ok {
 				continue
 			}
 			switch {
+			case fileNames != nil:
+				ln.ifnames[p-1] = fileNames[p-1]
 			case nd.Kind == topo.Switch:
 				ln.ifnames[p-1] = fmt.Sprintf("eth%d", p)
 			case ln.agent:

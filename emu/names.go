@@ -52,6 +52,36 @@ func ValidateName(name string) error {
 // Prefix returns the prefix of every object of lab name.
 func Prefix(name string) string { return "ef-" + name + "-" }
 
+// ifNameRE is what a file's port name must be to name a switch's
+// interface: a Linux interface name (at most 15 bytes, no '/', ':' or
+// space) of the characters interface names usually have.
+var ifNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,15}$`)
+
+// switchIfNames returns the interface names of switch n's connected ports
+// (port p at p-1) when the topology file named every one of them with a
+// usable Linux interface name (a containerlab lab's e1-1, Ethernet1), so
+// that the lab's switches carry the lab file's names; nil otherwise, and
+// they are eth<port>. Names are unique per node (topo checks it); br0 and
+// lo are taken inside the namespace.
+func switchIfNames(g *topo.Graph, n topo.NodeID) []string {
+	if !g.HasPortNames() || g.Node(n).Kind != topo.Switch {
+		return nil
+	}
+	ports := g.Ports(n)
+	names := make([]string, len(ports))
+	for i, l := range ports {
+		if l == topo.NoLink {
+			continue
+		}
+		name := g.PortName(n, topo.Port(i+1))
+		if !ifNameRE.MatchString(name) || name == "." || name == ".." || name == "br0" || name == "lo" {
+			return nil
+		}
+		names[i] = name
+	}
+	return names
+}
+
 // nodeNameRE is what may appear in a namespace name as is.
 var nodeNameRE = regexp.MustCompile(`^[A-Za-z0-9_.]{1,40}$`)
 

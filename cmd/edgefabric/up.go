@@ -47,7 +47,8 @@ daemon keeps the lab running; use exec, link, status and down on it.
 
 Every host is a namespace with the unmodified kernel stack: eth0 carries its
 planned address (host k: 10.x.y.z/8 with x.y.z = k, MAC 02:ef:..:k). Every
-switch is a namespace with ports eth1..ethN. --scheme kernel-bridge makes
+switch is a namespace with ports eth1..ethN (or the interface names of a
+containerlab file, such as e1-1, where Linux takes them). --scheme kernel-bridge makes
 every switch a Linux bridge running 802.1D STP, the baseline (params stp,
 forward_delay, hello_time, max_age).
 
