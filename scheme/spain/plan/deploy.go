@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/edgefabric/edgefabric/topo"
 )
@@ -31,10 +32,14 @@ type PortConfig struct {
 
 // SwitchConfig is what the switch configuration module (§5.1) pushes to
 // one forwarding node: the VLANs it must create and each port's mode.
+// Unused lists the ports the topology declares but cables to nothing:
+// they belong in no VLAN (a factory default leaves them in VLAN 1, where
+// a cable plugged in later, with 802.1D off, can close a loop).
 type SwitchConfig struct {
-	Name  string       `json:"name"`
-	VLANs []int        `json:"vlans"`
-	Ports []PortConfig `json:"ports"`
+	Name   string       `json:"name"`
+	VLANs  []int        `json:"vlans"`
+	Ports  []PortConfig `json:"ports"`
+	Unused []int        `json:"unused_ports,omitempty"`
 }
 
 // Deployment is the per-switch configuration of a plan.
@@ -77,6 +82,7 @@ func (p *Plan) Deployment() *Deployment {
 		sc.VLANs = all
 		for i, l := range g.Ports(n) {
 			if l == topo.NoLink {
+				sc.Unused = append(sc.Unused, i+1)
 				continue
 			}
 			peer := g.Link(l).Other(n)
@@ -192,18 +198,29 @@ func (d *Deployment) Summary() string {
 	// What the per-port lines leave implicit and a switch's factory
 	// defaults get wrong (docs/spain-plan.md, switch configuration).
 	b.WriteString("Turn 802.1D off (SPAIN §5.5). \"untagged none\": the port is not in VLAN 1 (remove it from the factory default).\n")
+	// Names with spaces (Zoo cities, free-form GraphML ports) are quoted,
+	// so that every line splits on whitespace.
+	quote := func(s string) string {
+		if s == "" || strings.ContainsFunc(s, unicode.IsSpace) || strings.ContainsRune(s, '"') {
+			return strconv.Quote(s)
+		}
+		return s
+	}
 	for _, s := range d.Switches {
-		fmt.Fprintf(&b, "\n%s: VLANs %s\n", s.Name, ranges(s.VLANs))
+		fmt.Fprintf(&b, "\n%s: VLANs %s\n", quote(s.Name), ranges(s.VLANs))
 		// Ports the topology file named (interfaces) are shown by name
 		// too, and peers by their interface: what the device calls them.
 		width, peerWidth := 0, 14
 		peers := make([]string, len(s.Ports))
 		for i, pc := range s.Ports {
-			width = max(width, len(pc.Interface))
-			peers[i] = pc.Peer
-			if pc.PeerInterface != "" {
-				peers[i] = pc.Peer[:strings.LastIndexByte(pc.Peer, ':')+1] + pc.PeerInterface
+			if pc.Interface != "" {
+				width = max(width, len(quote(pc.Interface)))
 			}
+			node, port, _ := cutLast(pc.Peer, ':')
+			if pc.PeerInterface != "" {
+				port = pc.PeerInterface
+			}
+			peers[i] = quote(node) + ":" + quote(port)
 			peerWidth = max(peerWidth, len(peers[i]))
 		}
 		for i, pc := range s.Ports {
@@ -217,12 +234,27 @@ func (d *Deployment) Summary() string {
 			}
 			port := fmt.Sprintf("%-3d", pc.Port)
 			if width > 0 {
-				port += " " + fmt.Sprintf("%-*s", width, pc.Interface)
+				iface := "-"
+				if pc.Interface != "" {
+					iface = quote(pc.Interface)
+				}
+				port += " " + fmt.Sprintf("%-*s", width, iface)
 			}
 			fmt.Fprintf(&b, "  port %s %-6s -> %-*s untagged %-4s tagged %s\n", port, kind, peerWidth, peers[i], un, ranges(pc.Tagged))
 		}
+		if len(s.Unused) > 0 {
+			fmt.Fprintf(&b, "  ports %s uncabled: in no VLAN (take them out of VLAN 1, or shut them down)\n", ranges(s.Unused))
+		}
 	}
 	return b.String()
+}
+
+// cutLast splits s around the last sep.
+func cutLast(s string, sep byte) (before, after string, found bool) {
+	if i := strings.LastIndexByte(s, sep); i >= 0 {
+		return s[:i], s[i+1:], true
+	}
+	return s, "", false
 }
 
 // ranges formats sorted IDs as "2-5,7".
@@ -297,7 +329,11 @@ func (d *Deployment) WriteJSON(w io.Writer) error {
 				out = append(out, raw(","))
 			}
 		}
-		return append(out, raw("]}"))
+		out = append(out, raw("]"))
+		if len(s.Unused) > 0 {
+			out = append(out, raw(",\n     \"unused_ports\": "), s.Unused)
+		}
+		return append(out, raw("}"))
 	})
 }
 

@@ -52,11 +52,21 @@ topology:
 			t.Errorf("%s: %+v, want %+v", key, pc, want)
 		}
 	}
+	// leaf1's ports 2..48 exist (e1-49 is port 49) but carry nothing
+	for _, s := range d.Switches {
+		if s.Name == "leaf1" && (len(s.Unused) != 47 || s.Unused[0] != 2 || s.Unused[46] != 48) {
+			t.Errorf("leaf1 unused ports %v, want 2..48", s.Unused)
+		}
+		if s.Name == "spine1" && len(s.Unused) != 0 {
+			t.Errorf("spine1 unused ports %v, want none", s.Unused)
+		}
+	}
 	sum := d.Summary()
 	for _, line := range []string{
 		"  port 1   e1-1  host   -> h1:eth1          untagged 1",
 		"  port 49  e1-49 fabric -> spine1:Ethernet1 untagged 1",
 		"  port 2   Ethernet2 fabric -> leaf2:e1-49    untagged 1",
+		"  ports 2-48 uncabled: in no VLAN (take them out of VLAN 1, or shut them down)\n",
 	} {
 		if !strings.Contains(sum, line) {
 			t.Errorf("summary lacks %q:\n%s", line, sum)
@@ -70,8 +80,38 @@ topology:
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if pc := back.Switches[0].Ports[0]; pc.Interface == "" || pc.PeerInterface == "" {
-		t.Errorf("JSON lost the interfaces: %+v", pc)
+	if pc := back.Switches[0].Ports[0]; pc.Interface == "" || pc.PeerInterface == "" || len(back.Switches[0].Unused) != 47 {
+		t.Errorf("JSON lost the interfaces or unused ports: %+v %v", pc, back.Switches[0].Unused)
+	}
+	// names with spaces are quoted in switches.txt, so its lines split on
+	// whitespace; a port without a name beside named ones shows "-"
+	b := topo.NewBuilder("q")
+	ny := b.AddNode("New York", topo.Switch)
+	ldn := b.AddNode("London", topo.Switch)
+	h1 := b.AddNode("h1", topo.Host)
+	h2 := b.AddNode("h2", topo.Host)
+	b.ConnectPorts(topo.End{Node: ny, Port: 1}, topo.End{Node: ldn, Port: 1}, topo.DefaultRate, topo.DefaultDelay)
+	b.Connect(ny, h1)
+	b.Connect(ldn, h2)
+	b.NamePort(topo.End{Node: ny, Port: 1}, "Gi 0/1 uplink")
+	gq, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pq, err := Compute(gq, Options{Trials: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq := pq.Deployment().Summary()
+	for _, line := range []string{
+		"\n\"New York\": VLANs 1\n",
+		"  port 1   \"Gi 0/1 uplink\" fabric -> London:1",
+		"  port 2   -               host   -> h1:1",
+		"  port 1   fabric -> \"New York\":\"Gi 0/1 uplink\" untagged 1",
+	} {
+		if !strings.Contains(sq, line) {
+			t.Errorf("summary lacks %q:\n%s", line, sq)
+		}
 	}
 	// no names, no interface fields
 	g2, _ := topo.Parse("spain-testbed", 1)
