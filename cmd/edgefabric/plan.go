@@ -40,6 +40,7 @@ func newPlanSpainCmd() *cobra.Command {
 		printVLANs bool
 		tiesArg    string
 		noPrune    bool
+		withPaths  bool
 	)
 	c := &cobra.Command{
 		Use:   "spain TOPO",
@@ -70,7 +71,8 @@ trial and keeps the best pruned one; up to 2,000,000 the best trial only.
 
 --out DIR writes plan.json, switches.json and switches.txt (per switch, per
 port: native and tagged VLANs, and the interface names a containerlab or
-GraphML file gives) and vreach.json (V_reach per edge switch).
+GraphML file gives) and vreach.json (V_reach per edge switch); with --paths
+also paths.json, every pair's paths with the VLANs that hold each.
 --ties picks how Algorithm 1 chooses among equal-cost paths: random (the
 default; first paths spread over every equal-cost route), ordered (lowest
 port first, as a plain shortest-path search scanning ports in order; every
@@ -95,6 +97,7 @@ Edge switches are switches with hosts; in BCube the servers themselves.
 See docs/spain-plan.md.`,
 		Example: `  edgefabric plan spain fattree:8 --json                                # 16 VLANs, coverage 1, STP coverage 0.15625
   edgefabric plan spain spain-testbed --out /tmp/spain                  # per-switch VLAN config and V_reach maps
+  edgefabric plan spain fattree:4 --out /tmp/ft4 --paths                # also every path and the VLANs holding it
   edgefabric plan spain examples/topologies/two-tier.yaml --k 2 --vlans # two paths per pair, every VLAN listed
   edgefabric plan spain hyperx:4 --fail-prob 0.04                       # add NCP against STP`,
 		Args: exactArgs(1),
@@ -125,6 +128,9 @@ See docs/spain-plan.md.`,
 			}
 			if ncpTrials < 1 || ncpTrials > plan.MaxNCPTrials {
 				return badInput(fmt.Errorf("--ncp-trials %d: must be 1 to %d", ncpTrials, plan.MaxNCPTrials))
+			}
+			if withPaths && outDir == "" {
+				return badInput(errors.New("--paths writes paths.json into the --out directory: give --out DIR too"))
 			}
 			if printVLANs && asJSON {
 				return badInput(errors.New("--vlans lists the VLANs in the text summary, and --json always has them: give one of the two"))
@@ -162,7 +168,7 @@ See docs/spain-plan.md.`,
 				ncp = &n
 			}
 			if outDir != "" {
-				if err := p.WriteDir(outDir, ncp); err != nil {
+				if err := p.WriteDir(outDir, ncp, withPaths); err != nil {
 					return err
 				}
 			}
@@ -171,7 +177,11 @@ See docs/spain-plan.md.`,
 			}
 			writePlanSummary(c.OutOrStdout(), p, ncp, printVLANs)
 			if outDir != "" {
-				fmt.Fprintf(c.OutOrStdout(), "wrote %s/{plan.json,switches.json,switches.txt,vreach.json}\n", outDir)
+				files := "plan.json,switches.json,switches.txt,vreach.json"
+				if withPaths {
+					files += "," + plan.PathsFile
+				}
+				fmt.Fprintf(c.OutOrStdout(), "wrote %s/{%s}\n", outDir, files)
 			}
 			return nil
 		},
@@ -185,6 +195,7 @@ See docs/spain-plan.md.`,
 	c.Flags().Float64Var(&failProb, "fail-prob", 0.04, "link-failure probability for NCP (computed when this or --ncp-trials is given)")
 	c.Flags().IntVar(&ncpTrials, "ncp-trials", 10, "random failure sets NCP averages over")
 	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the text summary (the JSON always has them)")
+	c.Flags().BoolVar(&withPaths, "paths", false, "with --out, also write paths.json: every computed path, its nodes and the VLANs that hold it (about 100 bytes a path)")
 	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
 	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random", "ordered" (lowest port first) or "node" (a random fixed port preference per node)`)
 	// One seed drives the random topologies and the planner alike.

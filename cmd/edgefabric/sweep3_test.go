@@ -61,6 +61,7 @@ func TestSweep3BadInputExact(t *testing.T) {
 		{[]string{"plan", "spain", "fattree:48", "--k", "100"}, "edgefabric: plan: paths: path set too large: 1152 edge nodes and k=100 give up to 6.63e+07 paths, more than the 50000000 this planner holds (about 100 bytes each); lower --k or split the fabric into several SPAIN domains\n"},
 		// --vlans was ignored with --json.
 		{[]string{"plan", "spain", "ring:3", "--json", "--vlans"}, "edgefabric: --vlans lists the VLANs in the text summary, and --json always has them: give one of the two\n"},
+		{[]string{"plan", "spain", "ring:3", "--paths"}, "edgefabric: --paths writes paths.json into the --out directory: give --out DIR too\n"},
 		{[]string{"plan", "spain", parFile, "--k", "4095", "--serial", "--trials", "1"}, "edgefabric: plan: par: fabric cannot be covered within the 4094 usable VLAN IDs: every packing trial needed more than 4094 VLANs for 4095 paths of 1 edge-node pair; lower --k or split the fabric into several SPAIN domains\n"},
 	} {
 		code, out, errOut := topoCLI(c.args...)

@@ -278,12 +278,16 @@ func ranges(ids []int) string {
 	return strings.Join(parts, ",")
 }
 
+// PathsFile is the file WriteDir writes the path set into when asked.
+const PathsFile = "paths.json"
+
 // WriteDir writes what deployment needs into dir: plan.json (the plan with
 // its VLANs, and ncp when not nil), switches.json and switches.txt (per
 // switch, per port), and vreach.json (V_reach per edge node, for the
-// repository hosts download from). The plan has been verified by Compute
-// before anything is written.
-func (p *Plan) WriteDir(dir string, ncp *NCP) error {
+// repository hosts download from); with withPaths also paths.json
+// (WritePathsJSON). The plan has been verified by Compute before anything
+// is written.
+func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("plan: %w", err)
 	}
@@ -296,6 +300,12 @@ func (p *Plan) WriteDir(dir string, ncp *NCP) error {
 		{"switches.json", d.WriteJSON},
 		{"switches.txt", func(w io.Writer) error { _, err := io.WriteString(w, d.Summary()); return err }},
 		{"vreach.json", p.Reach().WriteJSON},
+	}
+	if withPaths {
+		files = append(files, struct {
+			name  string
+			write func(io.Writer) error
+		}{PathsFile, p.WritePathsJSON})
 	}
 	for _, f := range files {
 		out, err := os.Create(filepath.Join(dir, f.name))
@@ -334,6 +344,43 @@ func (d *Deployment) WriteJSON(w io.Writer) error {
 			out = append(out, raw(",\n     \"unused_ports\": "), s.Unused)
 		}
 		return append(out, raw("}"))
+	})
+}
+
+// PairPaths is one pair of edge nodes' computed paths (Algorithm 1), each
+// with its nodes from Src to Dst and the IDs of every VLAN that holds it
+// (at least one: Verify checked it).
+type PairPaths struct {
+	Src   string      `json:"src"`
+	Dst   string      `json:"dst"`
+	Paths []PathVLANs `json:"paths"`
+}
+
+// PathVLANs is one path and the VLANs that hold it, ascending.
+type PathVLANs struct {
+	Nodes []string `json:"nodes"`
+	VLANs []int    `json:"vlans"`
+}
+
+// WritePathsJSON writes the path set with one pair per line:
+// {"topology": ..., "pairs": [{"src", "dst", "paths": [{"nodes", "vlans"}]}]}.
+// Large: about 100 bytes a path (FatTree(48): 15.9 M paths, 1.5 GB).
+func (p *Plan) WritePathsJSON(w io.Writer) error {
+	ps, g := p.PS, p.F.G
+	var nodes []topo.NodeID
+	return writeListJSON(w, "topology", p.Topology, "pairs", len(ps.Pairs), func(i int) []any {
+		pr := ps.Pairs[i]
+		pp := PairPaths{Src: g.Node(pr.A).Name, Dst: g.Node(pr.B).Name}
+		lo, hi := ps.PairPaths(i)
+		for j := lo; j < hi; j++ {
+			nodes = p.F.PathNodes(pr.A, ps.Path(j), nodes[:0])
+			pv := PathVLANs{Nodes: make([]string, len(nodes)), VLANs: p.vlansOf(ps.Path(j))}
+			for k, n := range nodes {
+				pv.Nodes[k] = g.Node(n).Name
+			}
+			pp.Paths = append(pp.Paths, pv)
+		}
+		return []any{pp}
 	})
 }
 

@@ -3,6 +3,9 @@ package plan
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -123,5 +126,77 @@ topology:
 	p2.Deployment().WriteJSON(&buf)
 	if strings.Contains(buf.String(), "interface") || !strings.Contains(p2.Deployment().Summary(), "  port 1   fabric -> S1:24          untagged 1") {
 		t.Errorf("unnamed topology shows interfaces:\n%s", buf.String()[:300])
+	}
+}
+
+// TestWritePathsJSON: paths.json lists every computed path, as a walk
+// from its pair's src to its dst, with exactly the VLANs holding it.
+func TestWritePathsJSON(t *testing.T) {
+	for _, spec := range []string{"fattree:4", "bcube:3,2", "ring:5"} {
+		g, err := topo.Parse(spec, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Compute(g, Options{Trials: 1, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := p.WriteDir(dir, nil, true); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, PathsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Topology string      `json:"topology"`
+			Pairs    []PairPaths `json:"pairs"`
+		}
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		// VLAN membership from the plan's own JSON view, by link name
+		inVLAN := map[[2]string]map[int]bool{}
+		for _, v := range p.VLANs {
+			for _, l := range v.Links {
+				for _, k := range [][2]string{{l[0], l[1]}, {l[1], l[0]}} {
+					if inVLAN[k] == nil {
+						inVLAN[k] = map[int]bool{}
+					}
+					inVLAN[k][v.ID] = true
+				}
+			}
+		}
+		n := 0
+		for _, pr := range doc.Pairs {
+			if len(pr.Paths) == 0 || len(pr.Paths) > p.K {
+				t.Fatalf("%s %s-%s: %d paths, k=%d", spec, pr.Src, pr.Dst, len(pr.Paths), p.K)
+			}
+			for _, pv := range pr.Paths {
+				n++
+				if pv.Nodes[0] != pr.Src || pv.Nodes[len(pv.Nodes)-1] != pr.Dst {
+					t.Fatalf("%s: path %v does not join %s and %s", spec, pv.Nodes, pr.Src, pr.Dst)
+				}
+				var want []int
+				for _, v := range p.VLANs {
+					all := true
+					for i := 1; i < len(pv.Nodes); i++ {
+						if !inVLAN[[2]string{pv.Nodes[i-1], pv.Nodes[i]}][v.ID] {
+							all = false
+						}
+					}
+					if all {
+						want = append(want, v.ID)
+					}
+				}
+				if len(want) == 0 || fmt.Sprint(want) != fmt.Sprint(pv.VLANs) {
+					t.Fatalf("%s: path %v: vlans %v, want %v", spec, pv.Nodes, pv.VLANs, want)
+				}
+			}
+		}
+		if doc.Topology != spec || len(doc.Pairs) != p.Pairs || n != p.NumPaths {
+			t.Fatalf("%s: topology %q, %d pairs, %d paths; want %d, %d", spec, doc.Topology, len(doc.Pairs), n, p.Pairs, p.NumPaths)
+		}
 	}
 }

@@ -374,6 +374,23 @@ func (p *Plan) vlanOf(path []topo.LinkID) int {
 	return -1
 }
 
+// vlansOf returns the IDs of every VLAN holding every link of path,
+// ascending.
+func (p *Plan) vlansOf(path []topo.LinkID) []int {
+	ids := []int{}
+	for k := range p.words {
+		acc := ^uint64(0)
+		for _, l := range path {
+			acc &= p.linkVLANs[int(l)*p.words+k]
+		}
+		for acc != 0 {
+			ids = append(ids, k*64+bits.TrailingZeros64(acc)+1)
+			acc &= acc - 1
+		}
+	}
+	return ids
+}
+
 // LinkVLANs returns the IDs of the VLANs that hold link l, ascending.
 func (p *Plan) LinkVLANs(l topo.LinkID) []int {
 	var ids []int
