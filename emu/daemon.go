@@ -326,6 +326,10 @@ type CleanupReport struct {
 	// StateRemoved says the lab had a state directory and it is gone:
 	// removed by Cleanup, or by the daemon itself as it stopped.
 	StateRemoved bool `json:"state_removed"`
+	// RecreatedBy is the pid of a new lab of the same name that was
+	// claimed while this one was stopping (another down had removed it
+	// first): that lab was left alone. 0 otherwise.
+	RecreatedBy int `json:"recreated_by,omitempty"`
 }
 
 // Cleanup stops a lab's daemon if one runs and removes everything named
@@ -333,6 +337,16 @@ type CleanupReport struct {
 // qdisc and TAP) and its state directory. It works for a crashed lab too,
 // and reports what it found. Nothing without the prefix is touched.
 func Cleanup(name string, timeout time.Duration) (rep CleanupReport, err error) {
+	return cleanup(name, timeout, false)
+}
+
+// cleanupBeforeSweep, when set (tests), runs just before cleanup looks
+// whether the lab was re-created, so that a test can re-create it there.
+var cleanupBeforeSweep func()
+
+// cleanup is Cleanup; claimsLocked says the caller holds lockClaims
+// (ReclaimCrashed), which cleanup otherwise takes for its sweep.
+func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep CleanupReport, err error) {
 	// Empty lists, not null, in the JSON: every field is always there.
 	defer func() {
 		if rep.Leftovers == nil {
@@ -377,7 +391,15 @@ func Cleanup(name string, timeout time.Duration) (rep CleanupReport, err error) 
 			// A daemon running many elements on a busy machine may be
 			// slow to answer and to tear down: give each step the full
 			// timeout before escalating to SIGTERM, then SIGKILL.
-			if _, err := call(name, Request{Op: "down"}, timeout); err == nil && waitGone(st.Pid, st.PidStart, timeout) {
+			_, cerr := call(name, Request{Op: "down"}, timeout)
+			wait := timeout
+			if cerr != nil {
+				// No answer: perhaps it is already stopping (another
+				// down asked first and its socket is gone). A daemon
+				// that leaves in order was stopped, not killed.
+				wait = min(timeout, 5*time.Second)
+			}
+			if waitGone(st.Pid, st.PidStart, wait) {
 				rep.Daemon = "stopped"
 			} else {
 				rep.Daemon = "killed"
@@ -390,6 +412,24 @@ func Cleanup(name string, timeout time.Duration) (rep CleanupReport, err error) 
 		// name next.
 		rep.Daemon = "killed"
 		stopProcess(o.Pid, o.PidStart, timeout)
+	}
+	// The sweep removes by name. While this lab was stopping, its daemon
+	// may have removed it and a new up may have claimed the name: that
+	// lab is not the one asked for. Claims are locked for the sweep, so
+	// none can start in the middle of it.
+	if cleanupBeforeSweep != nil {
+		cleanupBeforeSweep()
+	}
+	if !claimsLocked {
+		unlock, err := lockClaims()
+		if err != nil {
+			return rep, err
+		}
+		defer unlock()
+		if n, ok := readOwner(name); ok && alive(n.Pid, n.PidStart) && (!hasOwner || n.Pid != o.Pid || n.PidStart != o.PidStart) {
+			rep.RecreatedBy = n.Pid
+			return rep, nil
+		}
 	}
 	left, err := listNS(Prefix(name))
 	if err != nil {
@@ -493,11 +533,15 @@ func parseProcStat(data []byte) (start uint64, state byte, err error) {
 }
 
 // alive reports whether pid runs and is the process that started at
-// start (0: any). A zombie, or a process already dead, is as good as
-// gone.
+// start. A zombie, or a process already dead, is as good as gone; so is
+// a record without a start time (0), whose process cannot be told from
+// another that got its pid: it is never signalled.
 func alive(pid int, start uint64) bool {
+	if start == 0 || pid <= 0 {
+		return false
+	}
 	s, state, err := procStat(pid)
-	return err == nil && (start == 0 || s == start) && state != 'Z' && state != 'X'
+	return err == nil && s == start && state != 'Z' && state != 'X'
 }
 
 func waitGone(pid int, start uint64, timeout time.Duration) bool {
@@ -589,10 +633,15 @@ func readOwner(name string) (owner, bool) {
 	return o, true
 }
 
-// stopProcess sends SIGTERM, waits up to timeout, then SIGKILL.
+// stopProcess sends SIGTERM, waits up to timeout, then SIGKILL, each
+// only while pid is still the process that started at start (a wait may
+// have been long enough for the pid to be reused).
 func stopProcess(pid int, start uint64, timeout time.Duration) {
+	if !alive(pid, start) {
+		return
+	}
 	unix.Kill(pid, unix.SIGTERM)
-	if !waitGone(pid, start, timeout) {
+	if !waitGone(pid, start, timeout) && alive(pid, start) {
 		unix.Kill(pid, unix.SIGKILL)
 		waitGone(pid, start, 5*time.Second)
 	}
@@ -641,7 +690,7 @@ func ReclaimCrashed(name string, timeout time.Duration) (removed bool, err error
 	if st, serr := ReadState(name); serr == nil && st.Pid > 0 && alive(st.Pid, st.PidStart) {
 		return false, fmt.Errorf("emu: lab %q: %w (daemon pid %d runs; run 'edgefabric down %s' to remove it)", name, ErrLabExists, st.Pid, name)
 	}
-	if _, err := Cleanup(name, timeout); err != nil && !errors.Is(err, ErrNoLab) {
+	if _, err := cleanup(name, timeout, true); err != nil && !errors.Is(err, ErrNoLab) {
 		return false, err
 	}
 	return true, claimName(name)
@@ -685,6 +734,11 @@ func claimName(name string) error {
 	if labs, err := Labs(); err != nil {
 		return fmt.Errorf("emu: %w", err)
 	} else if slices.Contains(labs, name) {
+		if _, running := Owner(name); !running {
+			if st, err := ReadState(name); err != nil || !alive(st.Pid, st.PidStart) {
+				return fmt.Errorf("emu: lab %q: %w: it has crashed, its process is gone (run 'edgefabric down %s' to remove what it left)", name, ErrLabExists, name)
+			}
+		}
 		return fmt.Errorf("emu: lab %q: %w (run 'edgefabric status %s', or 'edgefabric down %s' to remove it)", name, ErrLabExists, name, name)
 	}
 	if err := os.MkdirAll(filepath.Dir(LabDir(name)), 0o755); err != nil {
@@ -768,7 +822,11 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 		// the next up with this name would be refused.
 		var err error
 		if m == "" {
-			err = fmt.Errorf("emu: lab %s: %w died before it was ready; its log:\n%s", name, ErrDaemon, tail(LogPath(name), 20))
+			if log := tail(LogPath(name), 20); strings.TrimSpace(log) != "" {
+				err = fmt.Errorf("emu: lab %s: %w died before it was ready; its log:\n%s", name, ErrDaemon, log)
+			} else {
+				err = fmt.Errorf("emu: lab %s: %w died before it was ready, without a word in its log (killed?)", name, ErrDaemon)
+			}
 		} else {
 			err = errors.New(strings.TrimPrefix(m, "error: "))
 		}

@@ -484,8 +484,9 @@ func (l *Lab) waitReady(ctx context.Context) error {
 		return nil
 	}
 	if _, err := exec.LookPath("ping"); err != nil {
-		l.log.Warn("not waiting for hosts to reach each other: ping is not installed")
-		return nil
+		// Ready would be a guess: an STP fabric, for one, forwards
+		// nothing for its first 30 s.
+		return fmt.Errorf("emu: lab %s: %w: ping is not installed, and up waits with it until the hosts reach each other (apt-get install iputils-ping, or --no-wait-reach to skip the wait)", l.name, ErrNotReady)
 	}
 	hosts := l.g.Nodes(topo.Host)
 	if len(hosts) < 2 {

@@ -154,7 +154,7 @@ func TestKillNSProcessesWaits(t *testing.T) {
 		t.Fatalf("killed %v, want %v", killed, pids)
 	}
 	for _, pid := range killed {
-		if alive(pid, 0) {
+		if running(pid) {
 			t.Errorf("pid %d still runs when killNSProcesses returns", pid)
 		}
 	}

@@ -332,7 +332,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a.yaml", "nodes:\n  - {name: s1, colour: red}\n", "topo: a.yaml:2: nodes[0].colour: syntax error: unknown key (want name, kind, role, relay, ports)"},
 		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - [s1:1, s2:1]\n  - [s1:1, s2:2]\n", "topo: a.yaml:6: links[1].a: port already connected: s1 port 1"},
 		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, rate: fast}\n", "topo: a.yaml:5: links[0].rate: bad value: rate \"fast\": want bits per second like 1G, 10Gbps or 100M"},
-		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, delay: 3 parsecs}\n", "topo: a.yaml:5: links[0].delay: bad value: delay \"3 parsecs\": want a duration like 1us, 500ns or 2ms (at most 1h)"},
+		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, delay: 3 parsecs}\n", "topo: a.yaml:5: links[0].delay: bad value: delay \"3 parsecs\": want a number and a unit, ps, ns, us, ms or s, such as 1us, 500ns or 2ms (at most 3600s)"},
 		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:0, s1:2]\n", "topo: a.yaml:4: links[0].a: bad port number: endpoint \"s1:0\": port must be 1..65535"},
 		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:1, s1:1]\n", "topo: a.yaml:4: links[0].b: link joins a node to itself: s1:1"},
 		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:1, s1:2]\n", "topo: a.yaml:4: links[0].b: link joins a node to itself: s1:2"},

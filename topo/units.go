@@ -84,7 +84,7 @@ func ParseDelay(s string) (element.Time, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("%w: delay %s: want a duration like 1us, 500ns or 2ms (at most 1h)", ErrBadValue, quote(s))
+	return 0, fmt.Errorf("%w: delay %s: want a number and a unit, ps, ns, us, ms or s, such as 1us, 500ns or 2ms (at most 3600s)", ErrBadValue, quote(s))
 }
 
 // FormatDelay writes a delay exactly with the largest unit that divides

@@ -68,6 +68,10 @@ down reports the leftovers it found and removes them.`,
 			if len(rep.Leftovers) > 0 {
 				fmt.Fprintf(w, "lab %s: removed %d leftover namespaces: %s\n", name, len(rep.Leftovers), strings.Join(rep.Leftovers, " "))
 			}
+			if rep.RecreatedBy != 0 {
+				fmt.Fprintf(w, "lab %s: gone while it stopped; a new lab of this name (pid %d) was started since and is left alone\n", name, rep.RecreatedBy)
+				return err
+			}
 			if err == nil {
 				fmt.Fprintf(w, "lab %s removed\n", name)
 			}
@@ -75,6 +79,6 @@ down reports the leftovers it found and removes them.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was found and removed as JSON")
-	c.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long to wait for the daemon to stop before killing it")
+	c.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long to wait for the daemon to answer, and then to stop, before killing it")
 	return c
 }

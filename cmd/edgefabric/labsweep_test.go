@@ -70,7 +70,7 @@ func TestLabSweepStatusOneLab(t *testing.T) {
 	fakeLab(t, starting, map[string]any{"pid": sleeper.Process.Pid, "daemon": true}, nil)
 	muteSleeper := startChild(t, "sleep", "600")
 	fakeLab(t, mute, map[string]any{"pid": muteSleeper.Process.Pid, "daemon": true},
-		emu.State{Name: mute, Scheme: "stp", Topology: "line:2", Pid: muteSleeper.Process.Pid, Prefix: emu.Prefix(mute)})
+		emu.State{Name: mute, Scheme: "stp", Topology: "line:2", Pid: muteSleeper.Process.Pid, PidStart: pidStart(t, muteSleeper.Process.Pid), Prefix: emu.Prefix(mute)})
 	for _, c := range []struct {
 		name  string
 		code  int

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -234,6 +235,11 @@ func fakeLab(t *testing.T, name string, owner, state any) {
 	if err := os.MkdirAll(emu.LabDir(name), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// A real owner record has its process's start time (without it the
+	// pid is nobody's): fill it in for the test's stand-in processes.
+	if m, ok := owner.(map[string]any); ok && m["pid"] != nil && m["pid_start"] == nil {
+		m["pid_start"] = pidStart(t, m["pid"].(int))
+	}
 	for file, v := range map[string]any{"owner.json": owner, "state.json": state} {
 		if v == nil {
 			continue
@@ -243,6 +249,21 @@ func fakeLab(t *testing.T, name string, owner, state any) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// pidStart reads a process's start time, field 22 of /proc/PID/stat.
+func pidStart(t *testing.T, pid int) uint64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	start, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return start
 }
 
 // startChild starts a process of the test's own (a stand-in daemon, a
@@ -286,7 +307,7 @@ func TestLabListAndDownStates(t *testing.T) {
 	fakeLab(t, starting, map[string]any{"pid": sleeper.Process.Pid, "daemon": true}, nil)
 	muteSleeper := startChild(t, "sleep", "600")
 	fakeLab(t, mute, map[string]any{"pid": muteSleeper.Process.Pid, "daemon": true},
-		emu.State{Name: mute, Scheme: "stp", Topology: "line:2", Pid: muteSleeper.Process.Pid, Prefix: emu.Prefix(mute)})
+		emu.State{Name: mute, Scheme: "stp", Topology: "line:2", Pid: muteSleeper.Process.Pid, PidStart: pidStart(t, muteSleeper.Process.Pid), Prefix: emu.Prefix(mute)})
 	// A crashed daemon: its pid with another start time is not it.
 	fakeLab(t, dead, nil, emu.State{Name: dead, Scheme: "stp", Topology: "line:2", Pid: os.Getpid(), PidStart: 1, Prefix: emu.Prefix(dead)})
 	ns, ns2 := emu.Prefix(dead)+"n1", emu.Prefix(dead)+"n2"
@@ -530,6 +551,7 @@ func TestUpForegroundRefusesExistingLab(t *testing.T) {
 	}
 	t.Cleanup(func() { exec.Command("ip", "netns", "delete", ns).Run() })
 	code, out, errOut = labBin(t, bin, false, "", "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground")
+	want = fmt.Sprintf("edgefabric: emu: lab %q: lab already exists: it has crashed, its process is gone (run 'edgefabric down %s' to remove what it left)\n", name, name)
 	if code != 2 || out != "" || errOut != want {
 		t.Errorf("up --foreground on a lab's leftovers: exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
 	}

@@ -1,0 +1,128 @@
+package emu
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startSleeper starts a process that is not ours to kill, and ends it
+// when the test ends.
+func startSleeper(t *testing.T) (pid int, start uint64) {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	start, err := procStart(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid, start
+}
+
+func writeOwnerFile(t *testing.T, name string, o owner) {
+	t.Helper()
+	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(o)
+	if err := os.WriteFile(ownerPath(name), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCleanupLeavesRecreatedLab: a down that finds, once the lab it was
+// asked to remove has stopped, that a new up claimed the name meanwhile
+// (two downs at once, an up between them) leaves the new lab alone.
+func TestCleanupLeavesRecreatedLab(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	// a crashed lab: a leftover namespace, no owner
+	h, err := createNS(Prefix(name)+"x", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	pid, start := startSleeper(t)
+	cleanupBeforeSweep = func() { writeOwnerFile(t, name, owner{Pid: pid, PidStart: start, Daemon: true}) }
+	defer func() { cleanupBeforeSweep = nil }()
+	rep, err := Cleanup(name, 2*time.Second)
+	cleanupBeforeSweep = nil
+	if err != nil || rep.RecreatedBy != pid {
+		t.Fatalf("Cleanup: %+v, %v; want the new lab (pid %d) reported and left", rep, err, pid)
+	}
+	if left, _ := listNS(Prefix(name)); !slices.Contains(left, Prefix(name)+"x") {
+		t.Fatalf("the new lab's namespace was removed: %v", left)
+	}
+	if _, err := os.Stat(ownerPath(name)); err != nil || !alive(pid, start) {
+		t.Fatalf("the new lab's owner record or process is gone: %v, alive %v", err, alive(pid, start))
+	}
+	// Once that lab's owner is gone, down removes it.
+	syscallKill(t, pid, start)
+	if rep, err := Cleanup(name, 2*time.Second); err != nil || rep.RecreatedBy != 0 || len(rep.Leftovers) != 1 {
+		t.Fatalf("second Cleanup: %+v, %v", rep, err)
+	}
+}
+
+// TestCleanupForgedOwner: an owner record without a start time cannot be
+// told from another process with its pid, so down signals nothing.
+func TestCleanupForgedOwner(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	pid, start := startSleeper(t)
+	writeOwnerFile(t, name, owner{Pid: pid, PidStart: 0, Daemon: true})
+	rep, err := Cleanup(name, time.Second)
+	if err != nil || rep.Daemon != "none" || !alive(pid, start) {
+		t.Fatalf("Cleanup: %+v, %v; the unrelated process alive: %v", rep, err, alive(pid, start))
+	}
+	if _, err := os.Stat(LabDir(name)); !os.IsNotExist(err) {
+		t.Fatalf("state directory left: %v", err)
+	}
+}
+
+func syscallKill(t *testing.T, pid int, start uint64) {
+	t.Helper()
+	p, _ := os.FindProcess(pid)
+	p.Kill()
+	if !waitGone(pid, start, 5*time.Second) { // a zombie is gone
+		t.Fatalf("pid %d still there", pid)
+	}
+}
+
+// running reports whether pid runs, whatever process it is.
+func running(pid int) bool {
+	s, err := procStart(pid)
+	return err == nil && alive(pid, s)
+}
+
+// TestUpWithoutPing: a lab that cannot check that its hosts reach each
+// other (no ping) is not reported ready: Up fails, says why and what to
+// do, and leaves nothing behind.
+func TestUpWithoutPing(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	t.Setenv("PATH", t.TempDir())
+	var fabrics []*testFabric
+	l, err := Up(context.Background(), star(t, 2), "learn", Options{Name: name, WaitReach: true, Registry: testRegistry(t, &fabrics)})
+	if err == nil {
+		l.Down()
+		t.Fatal("Up succeeded without ping")
+	}
+	if !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "ping is not installed") || !strings.Contains(err.Error(), "--no-wait-reach") {
+		t.Fatalf("Up: %v", err)
+	}
+	if left, _ := listNS(Prefix(name)); len(left) != 0 {
+		t.Fatalf("namespaces left: %v", left)
+	}
+}
