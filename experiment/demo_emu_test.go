@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +62,16 @@ func fakeLab(t *testing.T, name string, owner any) {
 		t.Fatal(err)
 	}
 	if owner != nil {
+		// A real owner record has its process's start time (field 22 of
+		// /proc/PID/stat; without it the pid is nobody's): fill it in.
+		if m, ok := owner.(map[string]any); ok && m["pid_start"] == nil {
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", m["pid"].(int)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+			m["pid_start"], _ = strconv.ParseUint(f[19], 10, 64)
+		}
 		data, _ := json.Marshal(owner)
 		if err := os.WriteFile(filepath.Join(emu.LabDir(name), "owner.json"), data, 0o644); err != nil {
 			t.Fatal(err)
