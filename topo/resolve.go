@@ -223,13 +223,11 @@ func (r *resolver) link(line int, fieldA string, a endRef, fieldB string, c endR
 		return err
 	}
 	r.b.ConnectPorts(ea, ec, rate, delay)
-	for _, e := range [2]struct {
-		end  End
-		name string
-	}{{ea, a.name}, {ec, c.name}} {
-		if e.name != "" {
-			r.b.NamePort(e.end, e.name)
-		}
+	if a.name != "" {
+		r.b.NamePort(ea, a.name)
+	}
+	if c.name != "" {
+		r.b.NamePort(ec, c.name)
 	}
 	if err := r.b.Err(); err != nil {
 		return r.errAt(line, fieldA, err)

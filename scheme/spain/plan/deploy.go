@@ -292,20 +292,18 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) error {
 		return fmt.Errorf("plan: %w", err)
 	}
 	d := p.Deployment()
-	files := []struct {
+	type outFile struct {
 		name  string
 		write func(io.Writer) error
-	}{
+	}
+	files := []outFile{
 		{"plan.json", func(w io.Writer) error { return p.WriteJSON(w, ncp) }},
 		{"switches.json", d.WriteJSON},
 		{"switches.txt", func(w io.Writer) error { _, err := io.WriteString(w, d.Summary()); return err }},
 		{"vreach.json", p.Reach().WriteJSON},
 	}
 	if withPaths {
-		files = append(files, struct {
-			name  string
-			write func(io.Writer) error
-		}{PathsFile, p.WritePathsJSON})
+		files = append(files, outFile{PathsFile, p.WritePathsJSON})
 	}
 	for _, f := range files {
 		out, err := os.Create(filepath.Join(dir, f.name))
