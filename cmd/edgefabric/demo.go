@@ -1,12 +1,8 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +30,7 @@ fabric engineer would check first:
 
 As root it runs in the emulator with real, unmodified Linux hosts (network
 namespaces, the kernel's stack, ping and iperf3) in a lab named by --name,
-and tears everything down at the end, also on Ctrl-C. A lab of that name that
+and tears everything down at the end, also on Ctrl-C, SIGTERM or SIGHUP. A lab of that name that
 is running or starting is left alone (exit 2: choose another --name, or stop
 it with edgefabric down); the leftovers of a crashed one are removed first.
 Without root, or with --engine sim, it runs the same scenario in the
@@ -67,7 +63,7 @@ and exits 1.`,
 			if !quiet {
 				o.Progress = cmd.ErrOrStderr()
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := stopContext()
 			defer stop()
 			rep, err := experiment.Demo(ctx, o)
 			if errors.Is(err, experiment.ErrBadInput) {

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -72,7 +70,7 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	fl.BoolVar(&f.ipv6, "ipv6", false, "keep IPv6 enabled in the lab's namespaces")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up when the fabric is not ready by then (default: 60s, or enough for STP)")
 	fl.BoolVar(&f.noWait, "no-wait-reach", false, "return once the scheme reports ready, without waiting until h1 pings up to 16 other hosts")
-	fl.BoolVar(&f.fg, "foreground", false, "run the lab in this process until SIGINT/SIGTERM or 'edgefabric down' (no daemon)")
+	fl.BoolVar(&f.fg, "foreground", false, "run the lab in this process until SIGINT/SIGTERM/SIGHUP or 'edgefabric down' (no daemon)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the lab's status as JSON, as 'edgefabric status LAB --json' does")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log the elements' info messages (to the daemon log)")
 	return c
@@ -194,7 +192,7 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 	if err := emu.CheckRoot(os.Geteuid()); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := stopContext()
 	defer stop()
 	if f.fg {
 		return runForeground(ctx, c, g, opts, f)
