@@ -277,6 +277,9 @@ func call(name string, req Request, timeout time.Duration) (*Response, error) {
 	}
 	var resp Response
 	if err := json.NewDecoder(io.LimitReader(c, 64<<20)).Decode(&resp); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return nil, fmt.Errorf("emu: lab %q: %w: no answer within %v: %w", name, ErrDaemon, timeout, err)
+		}
 		return nil, fmt.Errorf("emu: lab %q: %w: bad answer: %v", name, ErrDaemon, err)
 	}
 	if !resp.OK {
@@ -288,8 +291,12 @@ func call(name string, req Request, timeout time.Duration) (*Response, error) {
 	return &resp, nil
 }
 
+// DefaultCallTimeout bounds the wait for a lab's daemon to answer a
+// request (status LAB and link take --timeout to change it).
+const DefaultCallTimeout = 30 * time.Second
+
 // RemoteStatus asks a lab's daemon for its status.
-func RemoteStatus(name string) (*Status, error) { return RemoteStatusWithin(name, 30*time.Second) }
+func RemoteStatus(name string) (*Status, error) { return RemoteStatusWithin(name, DefaultCallTimeout) }
 
 // RemoteStatusWithin is RemoteStatus with its own bound on the wait.
 func RemoteStatusWithin(name string, timeout time.Duration) (*Status, error) {
@@ -306,7 +313,14 @@ func RemoteStatusWithin(name string, timeout time.Duration) (*Status, error) {
 // RemoteSetLink asks a lab's daemon to fail or repair the links between a
 // and b.
 func RemoteSetLink(name, a, b string, up bool) error {
-	_, err := call(name, Request{Op: "link", A: a, B: b, Up: up}, 30*time.Second)
+	return RemoteSetLinkWithin(name, a, b, up, DefaultCallTimeout)
+}
+
+// RemoteSetLinkWithin is RemoteSetLink with its own bound on the wait.
+// When the daemon does not answer in time, the links may or may not have
+// changed.
+func RemoteSetLinkWithin(name, a, b string, up bool, timeout time.Duration) error {
+	_, err := call(name, Request{Op: "link", A: a, B: b, Up: up}, timeout)
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/edgefabric/edgefabric/emu"
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 
 func newLinkCmd() *cobra.Command {
 	var asJSON bool
+	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "link LAB A B down|up",
 		Short: "Fail or repair the link(s) between two nodes of a running lab",
@@ -22,9 +24,11 @@ like pulling (or plugging) a cable, and tells the elements on both ends at once.
 It returns when both ends of a repaired link are up again. Under a spanning
 tree (the stp scheme, kernel-bridge with STP on) the ports then spend two
 forward delays (30 s by default) listening and learning before they pass
-traffic, as on a real switch.`,
+traffic, as on a real switch. A daemon that does not answer within --timeout
+(30s) is reported as such (exit 1): the link may or may not have changed then;
+'edgefabric status LAB' tells.`,
 		Example: `  edgefabric link demo s1 s2 down
-  edgefabric link demo s1 s2 up --json`,
+  edgefabric link demo s1 s2 up --json --timeout 5s`,
 		Args: exactArgs(4),
 		RunE: func(c *cobra.Command, args []string) error {
 			name, a, b, state := args[0], args[1], args[2], strings.ToLower(args[3])
@@ -33,6 +37,9 @@ traffic, as on a real switch.`,
 			}
 			if state != "up" && state != "down" {
 				return badInput(fmt.Errorf("link state %q: want down or up", args[3]))
+			}
+			if timeout <= 0 {
+				return badInput(fmt.Errorf("--timeout %v: must be positive", timeout))
 			}
 			if err := emu.CheckRoot(os.Geteuid()); err != nil {
 				return err
@@ -47,10 +54,10 @@ traffic, as on a real switch.`,
 					}
 				}
 			}
-			err := emu.RemoteSetLink(name, a, b, state == "up")
+			err := emu.RemoteSetLinkWithin(name, a, b, state == "up", timeout)
 			if err != nil {
 				if errors.Is(err, emu.ErrDaemon) {
-					_, err := labNotRunning(name, "link", "emu.Lab.SetLink")
+					_, err := labNotAnswering(name, "link", "emu.Lab.SetLink", err, timeout)
 					return err
 				}
 				// The daemon's refusals come as text: name the lab as
@@ -76,5 +83,6 @@ traffic, as on a real switch.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, `print the result as JSON: {"lab", "a", "b", "state"}`)
+	c.Flags().DurationVar(&timeout, "timeout", emu.DefaultCallTimeout, "how long to wait for the lab's daemon to answer")
 	return c
 }

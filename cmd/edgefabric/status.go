@@ -17,16 +17,20 @@ import (
 
 func newStatusCmd() *cobra.Command {
 	var asJSON bool
+	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "status [LAB]",
 		Short: "Show a lab's nodes, ports, counters and links, or list the labs",
 		Long: `status asks a lab's daemon for a snapshot: every node's element, per-port
 frames, bytes and drops by reason, the elements' own counters, kernel bridge
 port states, and which links are up. Without LAB it lists the labs on this
-machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
+machine, including crashed ones whose leftovers 'edgefabric down' removes.
+A daemon that does not answer within --timeout (30s) is reported as such
+(exit 1); the lab list waits for each daemon 5s, or --timeout when given,
+and lists the ones that did not answer as "not answering".`,
 		Example: `  edgefabric status
   edgefabric status demo
-  edgefabric status demo --json`,
+  edgefabric status demo --json --timeout 5s`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return badInput(fmt.Errorf("%s takes at most one lab (usage: %s)", c.Name(), c.UseLine()))
@@ -37,19 +41,26 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
 			if err := emu.CheckRoot(os.Geteuid()); err != nil {
 				return err
 			}
+			if timeout <= 0 {
+				return badInput(fmt.Errorf("--timeout %v: must be positive", timeout))
+			}
 			if len(args) == 0 {
-				return listLabs(c.OutOrStdout(), asJSON)
+				each := listTimeout
+				if c.Flags().Changed("timeout") {
+					each = timeout
+				}
+				return listLabs(c.OutOrStdout(), asJSON, each)
 			}
 			name := args[0]
 			if err := emu.ValidateName(name); err != nil {
 				return badInput(err)
 			}
-			st, err := emu.RemoteStatus(name)
+			st, err := emu.RemoteStatusWithin(name, timeout)
 			if errors.Is(err, emu.ErrDaemon) {
 				// A lab that exists but cannot give its status: with
 				// --json its entry of the lab list goes to stdout, the
 				// error to stderr (exit 1).
-				e, err := labNotRunning(name, "status", "emu.Lab.Status")
+				e, err := labNotAnswering(name, "status", "emu.Lab.Status", err, timeout)
 				if asJSON && e.State != "" {
 					if jerr := writeJSON(c.OutOrStdout(), e); jerr != nil {
 						return jerr
@@ -68,6 +79,7 @@ machine, including crashed ones whose leftovers 'edgefabric down' removes.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	c.Flags().DurationVar(&timeout, "timeout", emu.DefaultCallTimeout, "how long to wait for the lab's daemon to answer")
 	return c
 }
 
@@ -106,7 +118,21 @@ func idleLab(name string) labEntry {
 // the Go call that does the same from the lab's own process. It returns
 // the lab's entry of the lab list too (State "" for no such lab).
 func labNotRunning(name, verb, api string) (labEntry, error) {
+	return labNotAnswering(name, verb, api, nil, 0)
+}
+
+// labNotAnswering is labNotRunning after a call that failed with err
+// (ErrDaemon) within timeout: a daemon that is alive but let the call
+// time out is told as such, with the bound it had.
+func labNotAnswering(name, verb, api string, err error, timeout time.Duration) (labEntry, error) {
 	e := idleLab(name)
+	if e.State == "not answering" && errors.Is(err, os.ErrDeadlineExceeded) {
+		what := ""
+		if verb == "link" {
+			what = " (the link may or may not have changed)"
+		}
+		return e, fmt.Errorf("lab %s: daemon %d did not answer %s within %v%s: give it more --timeout, or run 'edgefabric down %s'", name, e.Pid, verb, timeout, what, name)
+	}
 	switch e.State {
 	case "starting":
 		return e, fmt.Errorf("lab %s is starting (daemon pid %d): try again once its up has returned", name, e.Pid)
@@ -160,7 +186,12 @@ type labEntry struct {
 	Pid   int    `json:"pid,omitempty"`
 }
 
-func listLabs(w io.Writer, asJSON bool) error {
+// listTimeout is how long the lab list waits for each daemon by default:
+// less than a single status waits, so that one hung daemon does not hold
+// up the list of all.
+const listTimeout = 5 * time.Second
+
+func listLabs(w io.Writer, asJSON bool, each time.Duration) error {
 	names, err := emu.Labs()
 	if err != nil {
 		return err
@@ -168,7 +199,7 @@ func listLabs(w io.Writer, asJSON bool) error {
 	out := []labEntry{}
 	for _, n := range names {
 		e := labEntry{Name: n, State: "running"}
-		if st, err := emu.RemoteStatusWithin(n, 5*time.Second); err == nil {
+		if st, err := emu.RemoteStatusWithin(n, each); err == nil {
 			e.Pid = st.Pid
 		} else {
 			e = idleLab(n)
