@@ -123,3 +123,10 @@ type CounterReporter interface {
 type PortStateReporter interface {
 	PortStateNames() map[Port]string
 }
+
+// PortStateVersioner may be implemented by a PortStateReporter: a number
+// that changes whenever a port's state may have, so that a watcher (the
+// simulator's port-state samples) builds PortStateNames' map only then.
+type PortStateVersioner interface {
+	PortStateVersion() uint64
+}

@@ -25,7 +25,8 @@ func newSimCmd() *cobra.Command {
 		Long: `sim runs a scenario file: a topology, a fabric scheme, workloads (ping, udp,
 tcp, tcp_rr, shuffle), timed link and node failures, and a duration, all in
 virtual time. It prints per-flow results (throughput, RTT percentiles, loss),
-their aggregate, engine drops by reason and the run's trace_hash: the same
+their aggregate, when the port states (stp) last changed after the start and
+each failure, engine drops by reason and the run's trace_hash: the same
 scenario and seed give the same hash on any machine.
 
 The scenario format is described in docs/sim.md; examples/ has working files.`,

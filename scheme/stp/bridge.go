@@ -245,6 +245,7 @@ type Bridge struct {
 	ctr      element.Counters
 	hot      hotCounters
 	scratch  []byte
+	stateVer uint64 // PortStateVersion: bumped by Attach and every setState
 }
 
 // New checks cfg and returns a bridge ready to be attached.
@@ -293,6 +294,7 @@ type hotCounters struct {
 // designated port, and the bridge claims to be the root until it hears
 // better.
 func (b *Bridge) Attach(env element.Env, infos []element.PortInfo) {
+	b.stateVer++ // the ports' states are set below
 	b.env = env
 	b.log = env.Log()
 	b.alloc, _ = env.(allocator)
@@ -616,6 +618,7 @@ func (b *Bridge) setState(p *port, s State) {
 		return
 	}
 	p.state = s
+	b.stateVer++
 	b.ctr.Inc("port_state_" + s.String())
 	if (old == Learning || old == Forwarding) && (s == Blocking || s == Disabled || s == Listening) {
 		if n := b.fdb.flushPort(p.num); n > 0 {
@@ -1205,6 +1208,10 @@ func (b *Bridge) PortStateNames() map[element.Port]string {
 	}
 	return m
 }
+
+// PortStateVersion changes whenever a port's state may have
+// (element.PortStateVersioner).
+func (b *Bridge) PortStateVersion() uint64 { return b.stateVer }
 
 // PortState returns port pn's state and role (StateInvalid for a port the
 // bridge does not have).

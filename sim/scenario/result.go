@@ -29,6 +29,10 @@ type Result struct {
 	Flows     []Flow         `json:"flows"`
 	Aggregate Aggregate      `json:"aggregate"`
 	Failures  []FailureEvent `json:"failures"`
+	// PortStates tells when the port states (of elements that report
+	// them: the stp bridge) last changed from the start and after each
+	// failure or repair; empty for schemes without port states.
+	PortStates []PortStatePeriod `json:"port_states"`
 	// Drops sums the engine's drops over every port, by reason.
 	Drops map[string]uint64 `json:"drops"`
 	// Ports lists every port that dropped something.
@@ -106,6 +110,10 @@ func (r *Run) collect() *Result {
 		DurationS: sc.Duration.Seconds(), Events: s.Events(), TraceHash: fmt.Sprintf("%016x", s.TraceHash()),
 		Failures: r.fails, Drops: map[string]uint64{}, Elements: map[string]map[string]uint64{}}
 	// Empty lists, not null: the JSON has every field (so do the flows).
+	res.PortStates = []PortStatePeriod{}
+	if r.watch != nil {
+		res.PortStates = r.watch.periods
+	}
 	if res.Failures == nil {
 		res.Failures = []FailureEvent{}
 	}
@@ -240,6 +248,9 @@ func (res *Result) WriteText(w io.Writer) error {
 		a.Flows, a.Completed, a.Failed, a.Unfinished, tp, rtt, loss)
 	for _, f := range res.Failures {
 		line(&b, "at %gs: %s %s %s", f.AtS, f.What, f.State, f.Error)
+	}
+	for _, l := range portStateLines(res.PortStates) {
+		line(&b, "%s", l)
 	}
 	if len(res.Drops) > 0 {
 		var parts []string

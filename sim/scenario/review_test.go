@@ -303,7 +303,7 @@ failures:
 	if string(out.Aggregate["unfinished"]) != "1" {
 		t.Errorf("aggregate %s", b)
 	}
-	for k, v := range map[string]string{"ports_with_drops": "[]", "captures": "[]", "element_counters": "", "failures": ""} {
+	for k, v := range map[string]string{"ports_with_drops": "[]", "captures": "[]", "element_counters": "", "failures": "", "port_states": "[]"} {
 		got, ok := out.Top[k]
 		if !ok || v != "" && string(got) != v {
 			t.Errorf("%s = %s (present %v), want %s", k, got, ok, v)

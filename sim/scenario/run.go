@@ -40,6 +40,7 @@ type Run struct {
 	flows []*flow
 	fails []FailureEvent
 	pcaps []*pcapFile
+	watch *portWatch // nil when no element reports port states
 }
 
 type flow struct {
@@ -179,19 +180,27 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 			return nil, err
 		}
 	}
+	r.watch = newPortWatch(sc.Graph, s.Element)
 	for _, f := range sc.Failures {
 		s.At(f.At, func() {
+			state := map[bool]string{true: "up", false: "down"}[f.Up]
+			if r.watch != nil {
+				r.watch.begin(s.Now(), f.What+" "+state)
+			}
 			var err error
 			if f.Link >= 0 {
 				err = s.SetLink(f.Link, f.Up)
 			} else {
 				err = s.SetNode(f.Node, f.Up)
 			}
-			ev := FailureEvent{AtS: f.At.Seconds(), What: f.What, State: map[bool]string{true: "up", false: "down"}[f.Up]}
+			ev := FailureEvent{AtS: f.At.Seconds(), What: f.What, State: state}
 			if err != nil {
 				ev.Error = err.Error()
 			}
 			r.fails = append(r.fails, ev)
+			if r.watch != nil {
+				r.watch.sample(s.Now()) // what the failure did at once
+			}
 		})
 	}
 	for i, w := range sc.Workloads {
@@ -460,10 +469,24 @@ func (r *Run) closeCaptures() error {
 	return first
 }
 
+// Unwatch turns off the sampling of port states (Result.PortStates is
+// then empty): tests compare a watched run with an unwatched one.
+func (r *Run) Unwatch() { r.watch = nil }
+
 // Execute runs the simulation to the scenario's duration and collects the
 // results.
 func (r *Run) Execute() (*Result, error) {
-	r.Sim.Run(r.Sc.Duration)
+	if r.watch == nil {
+		r.Sim.Run(r.Sc.Duration)
+	} else {
+		// Run in steps, sampling the port states between them.
+		for t := element.Time(0); t < r.Sc.Duration; {
+			t = min(t+WatchEvery, r.Sc.Duration)
+			r.Sim.Run(t)
+			r.watch.sample(t)
+		}
+		r.watch.end(r.Sc.Duration)
+	}
 	paths := make([]string, 0, len(r.pcaps))
 	for _, p := range r.pcaps {
 		paths = append(paths, p.path)

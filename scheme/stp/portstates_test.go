@@ -1,0 +1,81 @@
+package stp_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/stp"
+	"github.com/edgefabric/edgefabric/sim/scenario"
+)
+
+// ring3 is examples/stp-ring3-node-failure.yaml's fabric with short
+// timers (hello 1 s, max age 6 s, forward delay 4 s): s1 is the root,
+// s2-s3 the blocked link.
+const ring3 = "topology: ring:3\nscheme: stp\nparams: {hello: 1s, max_age: 6s, forward_delay: 4s}\nlinks: {rate: 1Gbps, delay: 2us}\n"
+
+func runRing3(t *testing.T, rest string, watch bool) *scenario.Result {
+	t.Helper()
+	r := &scheme.Registry{}
+	if err := stp.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse([]byte(ring3+rest), "ring3.yaml", scenario.Options{Registry: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := sc.Setup(scenario.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !watch {
+		run.Unwatch()
+	}
+	res, err := run.Execute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestPortStatesTellReconvergence: the run's port-state periods give the
+// tree's convergence exactly, with every change counted. Ring:3 has 12
+// ports (4 a switch).
+//   - Start: the 11 ports that end forwarding go blocking, listening,
+//     learning, forwarding (33 changes), the blocked one listens and goes
+//     back to blocking (2); the last at 2 x forward delay, 8 s.
+//   - s1 (the root) fails: its 4 ports and its neighbours' 2 ports towards
+//     it go disabled at once (6), and the blocked s2-s3 port listens,
+//     learns and forwards (3): 9, the last at 15 + 8 s.
+//   - s1 returns and s2-s3 fails at once: s1's 4 ports and the 2 towards
+//     it go disabled, listening, learning, forwarding (18), the two s2-s3
+//     ports go disabled (2): 20, the last at 30 + 8 s.
+//
+// A period cut short 2 s after s1 fails counts the one port still
+// listening. Watching changes neither the events nor the trace hash.
+func TestPortStatesTellReconvergence(t *testing.T) {
+	res := runRing3(t, "duration: 40s\nworkloads:\n  - ping: {from: h3, to: h5, count: 30, interval: 1s, at: 9s}\nfailures:\n  - {at: 15s, node: s1, down}\n  - {at: 30s, node: s1, up}\n  - {at: 30s, link: [s2, s3], down}\n", true)
+	got, _ := json.Marshal(res.PortStates)
+	want := `[{"from_s":0,"cause":"start","changes":35,"last_change_s":8,"end_s":15,"transitional_ports":0,"settled":true},` +
+		`{"from_s":15,"cause":"node s1 down","changes":9,"last_change_s":23,"end_s":30,"transitional_ports":0,"settled":true},` +
+		`{"from_s":30,"cause":"node s1 up; link s2-s3 down","changes":20,"last_change_s":38,"end_s":40,"transitional_ports":0,"settled":true}]`
+	if string(got) != want {
+		t.Errorf("port_states\n got  %s\n want %s", got, want)
+	}
+	var text strings.Builder
+	res.WriteText(&text)
+	t.Logf("\n%s", text.String())
+
+	plain := runRing3(t, "duration: 40s\nworkloads:\n  - ping: {from: h3, to: h5, count: 30, interval: 1s, at: 9s}\nfailures:\n  - {at: 15s, node: s1, down}\n  - {at: 30s, node: s1, up}\n  - {at: 30s, link: [s2, s3], down}\n", false)
+	if plain.TraceHash != res.TraceHash || plain.Events != res.Events || len(plain.PortStates) != 0 {
+		t.Errorf("unwatched run: hash %s, %d events, %d periods; watched: hash %s, %d events", plain.TraceHash, plain.Events, len(plain.PortStates), res.TraceHash, res.Events)
+	}
+
+	// Cut 2 s into the listening after the root's failure.
+	short := runRing3(t, "duration: 17s\nfailures:\n  - {at: 15s, node: s1, down}\n", true)
+	got, _ = json.Marshal(short.PortStates[1])
+	if want := `{"from_s":15,"cause":"node s1 down","changes":7,"last_change_s":15,"end_s":17,"transitional_ports":1,"settled":false}`; string(got) != want {
+		t.Errorf("cut short\n got  %s\n want %s", got, want)
+	}
+}
