@@ -3,6 +3,12 @@ package experiment
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/scheme"
@@ -11,11 +17,6 @@ import (
 	"github.com/edgefabric/edgefabric/scheme/stp"
 	"github.com/edgefabric/edgefabric/sim"
 	"github.com/edgefabric/edgefabric/topo"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
-	"testing"
 )
 
 func TestSpainTable3Rows(t *testing.T) {

@@ -3,7 +3,6 @@ package stp
 import (
 	"errors"
 	"fmt"
-	"github.com/edgefabric/edgefabric/paths"
 	"math"
 	"sort"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/topo"
 )
