@@ -101,6 +101,7 @@ type rawScenario struct {
 	Seed      scalar            `yaml:"seed"`
 	Duration  scalar            `yaml:"duration"`
 	Links     rawLinkParams     `yaml:"links"`
+	TCP       rawTCP            `yaml:"tcp"`
 	Link      []rawLink         `yaml:"link"`
 	Timing    []rawTiming       `yaml:"timing"`
 	Workloads []rawWorkload     `yaml:"workloads"`
@@ -114,6 +115,18 @@ type rawLinkParams struct {
 	Queue   scalar `yaml:"queue"`
 	Loss    scalar `yaml:"loss"`
 	Corrupt scalar `yaml:"corrupt"`
+}
+
+// rawTCP tunes every host's TCP (host.TCPConfig).
+type rawTCP struct {
+	RecvWindow  scalar `yaml:"recv_window"`
+	InitialCwnd scalar `yaml:"initial_cwnd"`
+	InitialRTO  scalar `yaml:"initial_rto"`
+	MinRTO      scalar `yaml:"min_rto"`
+	MaxRTO      scalar `yaml:"max_rto"`
+	DelayedACK  scalar `yaml:"delayed_ack"`
+	// DelayedACKTimeout is the delayed-ACK timer.
+	DelayedACKTimeout scalar `yaml:"delayed_ack_timeout"`
 }
 
 type rawLink struct {

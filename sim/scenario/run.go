@@ -147,7 +147,7 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
-		h := host.New(host.Config{Name: g.Node(n).Name, MAC: mac, IP: ip})
+		h := host.New(host.Config{Name: g.Node(n).Name, MAC: mac, IP: ip, TCP: sc.TCP})
 		r.hosts[n] = h
 		if err := s.PlaceHost(n, e, h); err != nil {
 			return nil, err

@@ -43,6 +43,9 @@ type Scenario struct {
 	Workloads []Workload
 	Failures  []Failure
 	Captures  []Capture
+	// TCP tunes every host's TCP; zero fields keep host.TCPConfig's
+	// defaults.
+	TCP host.TCPConfig
 
 	// Where the scheme and each parameter are in the file, for the
 	// scheme's errors, which come when the run is set up.
@@ -342,6 +345,7 @@ func (r *resolver) resolve(raw *rawScenario) *Scenario {
 		r.fail(raw.Duration.Line, "duration", "must be positive")
 	}
 
+	sc.TCP = r.tcp(&raw.TCP)
 	if ls, ok := r.linkParams(&raw.Links, "links", -1); ok {
 		sc.Links = append(sc.Links, ls)
 	}
@@ -571,6 +575,42 @@ func (r *resolver) linkParams(p *rawLinkParams, field string, l topo.LinkID) (Li
 		ls.Fault.Corrupt, ls.CorruptSet, any = r.prob(p.Corrupt, field+".corrupt"), true, true
 	}
 	return ls, any && r.err == nil
+}
+
+// tcp resolves the tcp: section. Every value must be in a range a TCP
+// can run with: a window the scale option can carry (RFC 7323: 1 GiB),
+// timers of at least a millisecond, RTO bounds in order.
+func (r *resolver) tcp(t *rawTCP) host.TCPConfig {
+	var c host.TCPConfig
+	c.RecvWindow = r.size(t.RecvWindow, "tcp.recv_window", 1024, 1<<30)
+	c.InitialCwnd = r.intv(t.InitialCwnd, "tcp.initial_cwnd", 1, 1000)
+	timer := func(s scalar, field string, lo, hi element.Time) element.Time {
+		v := r.time(s, field)
+		if s.Set && r.err == nil && (v < lo || v > hi) {
+			r.fail(s.Line, field, "%q must be between %v and %v", s.V, lo, hi)
+		}
+		return v
+	}
+	c.InitialRTO = timer(t.InitialRTO, "tcp.initial_rto", element.Millisecond, 600*element.Second)
+	c.MinRTO = timer(t.MinRTO, "tcp.min_rto", element.Millisecond, 600*element.Second)
+	c.MaxRTO = timer(t.MaxRTO, "tcp.max_rto", element.Millisecond, 3600*element.Second)
+	c.DelayedACKTimeout = timer(t.DelayedACKTimeout, "tcp.delayed_ack_timeout", element.Millisecond, 10*element.Second)
+	if t.DelayedACK.Set {
+		switch t.DelayedACK.V {
+		case "true", "on", "yes":
+			c.DelayedACK = true
+		case "false", "off", "no":
+		default:
+			r.fail(t.DelayedACK.Line, "tcp.delayed_ack", "%q: want true or false", t.DelayedACK.V)
+		}
+	}
+	if t.DelayedACKTimeout.Set && !c.DelayedACK && r.err == nil {
+		r.fail(t.DelayedACKTimeout.Line, "tcp.delayed_ack_timeout", "set without delayed_ack: true, it would change nothing")
+	}
+	if t.MinRTO.Set && t.MaxRTO.Set && c.MinRTO > c.MaxRTO && r.err == nil {
+		r.fail(t.MaxRTO.Line, "tcp.max_rto", "%v is below min_rto %v", c.MaxRTO, c.MinRTO)
+	}
+	return c
 }
 
 func (r *resolver) timing(t *rawTiming, field string) []NodeTiming {
