@@ -40,6 +40,11 @@ func checkParsed(t *testing.T, sc *Scenario, err error) {
 			t.Fatalf("timing[%d] out of range: %+v", i, n)
 		}
 	}
+	if c := sc.TCP; c.RecvWindow != 0 && (c.RecvWindow < 1024 || c.RecvWindow > 1<<30) || c.InitialCwnd < 0 || c.InitialCwnd > 1000 ||
+		c.InitialRTO < 0 || c.MinRTO < 0 || c.MaxRTO < 0 || c.DelayedACKTimeout < 0 ||
+		c.MinRTO > 0 && c.MaxRTO > 0 && c.MinRTO > c.MaxRTO || c.DelayedACKTimeout > 0 && !c.DelayedACK {
+		t.Fatalf("tcp out of range: %+v", c)
+	}
 	flows := 0
 	for i, w := range sc.Workloads {
 		if w.At < 0 || w.At >= sc.Duration || w.Interval < 0 || w.Duration < 0 || w.Rate < 0 || w.Bytes < 0 || w.Count < 0 {

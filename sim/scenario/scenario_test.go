@@ -209,6 +209,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("topology: line:3\nscheme: learn\nduration: 1s\nworkloads:\n  - ping: {from: all, to: all}\nfailures:\n  - {at: 500ms, link: [s1, s2], down}\n"))
 	f.Add([]byte("topology: [\n"))
 	f.Add([]byte("failures: [{down}]\n"))
+	f.Add([]byte("topology: line:1\nscheme: learn\nduration: 1s\ntcp: {recv_window: 64KiB, initial_cwnd: 4, min_rto: 1ms, max_rto: 2s, delayed_ack: on, delayed_ack_timeout: 5ms}\n"))
 	reg := testRegistry()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sc, err := Parse(data, "fuzz.yaml", Options{Registry: reg})
