@@ -116,7 +116,7 @@ func TestTopoSummary(t *testing.T) {
 // wrote, and --vlans listing each link with the ports it joins.
 func TestPlanSummary(t *testing.T) {
 	code, out, errOut := topoCLI("plan", "spain", "line:2")
-	if code != 0 || !strings.Contains(out, "\n  edge switches     2 (1 pair), fabric links 1\n") || !strings.Contains(out, "\n  packing           parallel, 30 trials, best: trial 0 (tree-cover)\n") {
+	if code != 0 || !strings.Contains(out, "\n  edge nodes        2 (1 pair), fabric links 1\n") || !strings.Contains(out, "\n  packing           parallel, 30 trials, best: trial 0 (tree-cover)\n") {
 		t.Errorf("exit %d, stderr %q:\n%s", code, errOut, out)
 	}
 	dir := filepath.Join(t.TempDir(), "out")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/scheme/spain/plan"
+	"github.com/edgefabric/edgefabric/topo"
 )
 
 func newPlanCmd() *cobra.Command {
@@ -132,6 +133,9 @@ See docs/spain-plan.md.`,
 			if withPaths && outDir == "" {
 				return badInput(errors.New("--paths writes paths.json into the --out directory: give --out DIR too"))
 			}
+			if serial && noPrune {
+				return badInput(errors.New("--no-prune: --serial never prunes (it is Algorithm 2 as published): give one of the two"))
+			}
 			if printVLANs && asJSON {
 				return badInput(errors.New("--vlans lists the VLANs in the text summary, and --json always has them: give one of the two"))
 			}
@@ -146,6 +150,9 @@ See docs/spain-plan.md.`,
 				return err
 			}
 			p, err := plan.Compute(g, opt)
+			if errors.Is(err, paths.ErrNoHosts) && topo.IsSpec(args[0]) {
+				return badInput(fmt.Errorf("%w (SPAIN plans paths between switches with hosts: give the spec hosts per switch, see 'edgefabric topo list')", err))
+			}
 			if errors.Is(err, paths.ErrNoHosts) {
 				// Lab files often leave hosts out or give them a kind the
 				// loader takes for a switch: say how to mark them.
@@ -159,6 +166,16 @@ See docs/spain-plan.md.`,
 				}
 				return err
 			}
+			if p.Pairs == 0 {
+				// Not an error (the plan is VLAN 1), but nothing was
+				// planned: say so where a script's JSON does not hide it.
+				hint := ""
+				if strings.HasSuffix(args[0], ".clab.yml") || strings.HasSuffix(args[0], ".clab.yaml") {
+					hint = "; in a containerlab file a linux node cabled more than once is a switch: label dual-homed servers edgefabric.kind: host"
+				}
+				fmt.Fprintf(c.ErrOrStderr(), "edgefabric: note: %s has %s with hosts: no pair to plan paths for, VLAN 1 is the whole plan%s\n",
+					g.Name, plural(p.EdgeNodes, "edge node"), hint)
+			}
 			var ncp *plan.NCP
 			if c.Flags().Changed("fail-prob") || c.Flags().Changed("ncp-trials") {
 				n, err := p.NCP(failProb, ncpTrials, seed)
@@ -168,8 +185,13 @@ See docs/spain-plan.md.`,
 				ncp = &n
 			}
 			if outDir != "" {
-				if err := p.WriteDir(outDir, ncp, withPaths); err != nil {
+				removed, err := p.WriteDir(outDir, ncp, withPaths)
+				if err != nil {
 					return err
+				}
+				for _, f := range removed {
+					// An earlier plan's: it would sit beside this one.
+					fmt.Fprintf(c.ErrOrStderr(), "edgefabric: removed %s/%s, an earlier plan's (this run was not given --paths)\n", outDir, f)
 				}
 			}
 			if asJSON {
@@ -205,11 +227,12 @@ See docs/spain-plan.md.`,
 
 func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	fmt.Fprintf(w, "SPAIN plan for %s\n", p.Topology)
-	fmt.Fprintf(w, "  edge switches     %d (%s), fabric links %d\n", p.EdgeNodes, plural(p.Pairs, "pair"), p.FabricLinks)
+	// Edge nodes: switches with hosts, or relaying servers (BCube).
+	fmt.Fprintf(w, "  edge nodes        %d (%s), fabric links %d\n", p.EdgeNodes, plural(p.Pairs, "pair"), p.FabricLinks)
 	if p.Pairs == 0 {
 		// No pair of edge switches: nothing to route, α is 0 by
 		// definition and k only a floor.
-		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d: no pair of edge switches)\n", p.K, p.KMode, p.Alpha)
+		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d: no pair of edge nodes)\n", p.K, p.KMode, p.Alpha)
 	} else {
 		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
 	}
@@ -234,7 +257,7 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "  coverage          SPAIN %.2f %%, STP %.2f %%\n", 100*p.Coverage, 100*p.STPCoverage)
 	if ncp != nil {
-		fmt.Fprintf(w, "  NCP (f=%.3g, %d)  SPAIN %.2f %%, STP %.2f %%\n", ncp.FailProb, ncp.Trials, 100*ncp.SPAIN, 100*ncp.STP)
+		fmt.Fprintf(w, "  NCP               SPAIN %.2f %%, STP %.2f %% (f = %.3g, %s)\n", 100*ncp.SPAIN, 100*ncp.STP, ncp.FailProb, plural(ncp.Trials, "failure set"))
 	}
 	if vlans {
 		for _, v := range p.VLANs {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -69,7 +70,7 @@ topology files, scenarios).`,
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badInput(fmt.Errorf("%w (see '%s --help')", err, c.CommandPath()))
+		return badInput(fmt.Errorf("%w (see '%s --help')", plainFlagError(err), c.CommandPath()))
 	})
 	for _, mk := range commands {
 		root.AddCommand(mk())
@@ -326,4 +327,31 @@ func prepareOutDir(flag, dir string) (undo func(), err error) {
 		return func() {}, err
 	}
 	return undo, nil
+}
+
+// numberFlagErr matches pflag's error for a number flag that does not
+// parse: `invalid argument "abc" for "--seed" flag: strconv.ParseUint:
+// parsing "abc": invalid syntax`.
+var numberFlagErr = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-[^,]+, )?(--[^"]+)" flag: strconv\.Parse(Uint|Int|Float): parsing ".*": (invalid syntax|value out of range)$`)
+
+// durationFlagErr matches pflag's error for a duration flag that does
+// not parse (`... flag: time: invalid duration "abc"`).
+var durationFlagErr = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-[^,]+, )?(--[^"]+)" flag: time: `)
+
+// plainFlagError says what a number or duration flag wants instead of
+// quoting Go's parser (strconv.ParseUint: parsing "abc": invalid syntax);
+// other flag errors are already plain.
+func plainFlagError(err error) error {
+	if m := durationFlagErr.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s %q: want a duration such as 30s, 500ms or 2m", m[2], m[1])
+	}
+	m := numberFlagErr.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Uint": "a whole number, 0 or more", "Int": "a whole number", "Float": "a number"}[m[3]]
+	if m[4] == "value out of range" {
+		return fmt.Errorf("%s %q: out of range", m[2], m[1])
+	}
+	return fmt.Errorf("%s %q: want %s", m[2], m[1], want)
 }

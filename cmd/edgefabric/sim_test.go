@@ -129,7 +129,7 @@ func TestSimBadInput(t *testing.T) {
 		{"bad scheme param", []string{"sim", writeFile(t, dir, "p.yaml", "topology: ring:3\nscheme: stp\nparams: {hello: soon}\nduration: 1s\n")}, "p.yaml:3: params.hello: bad scenario: scheme stp on ring:3: stp: param hello=\"soon\""},
 		{"bad trace", []string{"sim", good, "--trace", "some"}, "--trace"},
 		{"bad log level", []string{"sim", good, "--log", "loud"}, "--log"},
-		{"bad seed", []string{"sim", good, "--seed", "-1"}, "invalid argument"},
+		{"bad seed", []string{"sim", good, "--seed", "-1"}, `--seed "-1": want a whole number, 0 or more (see 'edgefabric sim --help')`},
 		{"bad flag", []string{"sim", good, "--colour"}, "unknown flag"},
 		{"bad pcap dir", []string{"sim", good, "--pcap", filepath.Join(good, "caps")}, "--pcap: mkdir " + good},
 	} {

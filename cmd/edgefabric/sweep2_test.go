@@ -68,13 +68,13 @@ func TestSweep2BadInputExact(t *testing.T) {
 // the other's default (f = 0.04, 10 sets, the seed's failures).
 func TestSweep2PlanSummary(t *testing.T) {
 	want := `SPAIN plan for spain-testbed
-  edge switches     3 (3 pairs), fabric links 6
+  edge nodes        3 (3 pairs), fabric links 6
   k                 2 (fixed; alpha = 3)
   paths             6 (ties random)
   VLANs             3 (VLAN 1 = 802.1D tree rooted at TS)
   packing           parallel, 3 trials, best: trial 0 (tree-cover)
   coverage          SPAIN 100.00 %, STP 50.00 %
-  NCP (f=0.04, 10)  SPAIN 0.00 %, STP 6.67 %
+  NCP               SPAIN 0.00 %, STP 6.67 % (f = 0.04, 10 failure sets)
 `
 	for _, extra := range []string{"--ncp-trials=10", "--fail-prob=0.04"} {
 		code, out, errOut := topoCLI("plan", "spain", "spain-testbed", "--trials", "1", "--k", "2", extra)
@@ -95,7 +95,7 @@ func TestSweep2PlanSummary(t *testing.T) {
 	}
 	// One edge switch: no pair, "0 pairs".
 	code, out, _ = topoCLI("plan", "spain", "line:1", "--trials", "1")
-	if code != 0 || !strings.Contains(out, "\n  edge switches     1 (0 pairs), fabric links 0\n") {
+	if code != 0 || !strings.Contains(out, "\n  edge nodes        1 (0 pairs), fabric links 0\n") {
 		t.Errorf("line:1: exit %d:\n%s", code, out)
 	}
 }
@@ -421,7 +421,10 @@ func TestSweep2OutputStopsAtFirstError(t *testing.T) {
 // alpha is 0 (it read "k 1 (alpha; alpha = 0)", as if k contradicted it).
 func TestSweep2PlanNoPairs(t *testing.T) {
 	code, out, errOut := topoCLI("plan", "spain", "line:1")
-	if code != 0 || errOut != "" || !strings.Contains(out, "\n  edge switches     1 (0 pairs), fabric links 0\n  k                 1 (alpha; alpha = 0: no pair of edge switches)\n") {
+	if note := "edgefabric: note: line:1 has 1 edge node with hosts: no pair to plan paths for, VLAN 1 is the whole plan\n"; errOut != note {
+		t.Errorf("stderr %q, want %q", errOut, note)
+	}
+	if code != 0 || !strings.Contains(out, "\n  edge nodes        1 (0 pairs), fabric links 0\n  k                 1 (alpha; alpha = 0: no pair of edge nodes)\n") {
 		t.Fatalf("exit %d, stderr %q, stdout\n%s", code, errOut, out)
 	}
 	// Nor does it name a best of 30 packing trials over no path.

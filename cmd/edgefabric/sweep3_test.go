@@ -162,7 +162,7 @@ func TestSweep3PlanSeedNCP(t *testing.T) {
 		t.Fatal("seeds 1 and 7 give the same plan: pick another seed")
 	}
 	code, out, errOut := topoCLI("plan", "spain", "fattree:4", "--trials", "1", "--vlans", "--seed", "7", "--fail-prob", "0.125", "--ncp-trials", "3")
-	if code != 0 || errOut != "" || out != want || !strings.Contains(out, "\n  NCP (f=0.125, 3)  SPAIN ") {
+	if code != 0 || errOut != "" || out != want || !strings.Contains(out, " (f = 0.125, 3 failure sets)\n") {
 		t.Errorf("exit %d, stderr %q, got\n%s\nwant\n%s", code, errOut, out, want)
 	}
 }

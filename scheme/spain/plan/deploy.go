@@ -2,6 +2,7 @@ package plan
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/edgefabric/edgefabric/topo"
 )
@@ -40,6 +42,9 @@ type SwitchConfig struct {
 	VLANs  []int        `json:"vlans"`
 	Ports  []PortConfig `json:"ports"`
 	Unused []int        `json:"unused_ports,omitempty"`
+	// UnusedInterfaces are the names of the Unused ports, aligned with
+	// them, when the topology names ports.
+	UnusedInterfaces []string `json:"unused_interfaces,omitempty"`
 }
 
 // Deployment is the per-switch configuration of a plan.
@@ -80,9 +85,24 @@ func (p *Plan) Deployment() *Deployment {
 		}
 		slices.Sort(all)
 		sc.VLANs = all
+		// On a node whose ports have names (a containerlab or GraphML
+		// file), a port is declared by its name: numbers without one are
+		// gaps in the numbering (e1-1, e1-2, e1-10), not ports.
+		named := false
+		for i := range g.Ports(n) {
+			if g.PortName(n, topo.Port(i+1)) != "" {
+				named = true
+				break
+			}
+		}
 		for i, l := range g.Ports(n) {
 			if l == topo.NoLink {
-				sc.Unused = append(sc.Unused, i+1)
+				if name := g.PortName(n, topo.Port(i+1)); !named || name != "" {
+					sc.Unused = append(sc.Unused, i+1)
+					if name != "" {
+						sc.UnusedInterfaces = append(sc.UnusedInterfaces, name)
+					}
+				}
 				continue
 			}
 			peer := g.Link(l).Other(n)
@@ -214,14 +234,14 @@ func (d *Deployment) Summary() string {
 		peers := make([]string, len(s.Ports))
 		for i, pc := range s.Ports {
 			if pc.Interface != "" {
-				width = max(width, len(quote(pc.Interface)))
+				width = max(width, utf8.RuneCountInString(quote(pc.Interface)))
 			}
 			node, port, _ := cutLast(pc.Peer, ':')
 			if pc.PeerInterface != "" {
 				port = pc.PeerInterface
 			}
 			peers[i] = quote(node) + ":" + quote(port)
-			peerWidth = max(peerWidth, len(peers[i]))
+			peerWidth = max(peerWidth, utf8.RuneCountInString(peers[i]))
 		}
 		for i, pc := range s.Ports {
 			kind := "fabric"
@@ -243,7 +263,15 @@ func (d *Deployment) Summary() string {
 			fmt.Fprintf(&b, "  port %s %-6s -> %-*s untagged %-4s tagged %s\n", port, kind, peerWidth, peers[i], un, ranges(pc.Tagged))
 		}
 		if len(s.Unused) > 0 {
-			fmt.Fprintf(&b, "  ports %s uncabled: in no VLAN (take them out of VLAN 1, or shut them down)\n", ranges(s.Unused))
+			list := ranges(s.Unused)
+			if len(s.UnusedInterfaces) == len(s.Unused) {
+				names := make([]string, len(s.Unused))
+				for i, n := range s.UnusedInterfaces {
+					names[i] = fmt.Sprintf("%d %s", s.Unused[i], quote(n))
+				}
+				list = strings.Join(names, ", ")
+			}
+			fmt.Fprintf(&b, "  ports %s uncabled: in no VLAN (take them out of VLAN 1, or shut them down)\n", list)
 		}
 	}
 	return b.String()
@@ -287,9 +315,22 @@ const PathsFile = "paths.json"
 // repository hosts download from); with withPaths also paths.json
 // (WritePathsJSON). The plan has been verified by Compute before anything
 // is written.
-func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) error {
+//
+// Without withPaths, a paths.json an earlier plan wrote there is removed,
+// so that the directory never holds the paths of another plan; removed
+// says so. A paths.json not in WritePathsJSON's format is left alone.
+func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("plan: %w", err)
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	if !withPaths {
+		stale := filepath.Join(dir, PathsFile)
+		if ours, _ := writtenByPlan(stale); ours {
+			if err := os.Remove(stale); err != nil {
+				return nil, fmt.Errorf("plan: stale %s: %w", PathsFile, err)
+			}
+			removed = append(removed, PathsFile)
+		}
 	}
 	d := p.Deployment()
 	type outFile struct {
@@ -308,7 +349,7 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) error {
 	for _, f := range files {
 		out, err := os.Create(filepath.Join(dir, f.name))
 		if err != nil {
-			return fmt.Errorf("plan: %w", err)
+			return removed, fmt.Errorf("plan: %w", err)
 		}
 		bw := bufio.NewWriterSize(out, 1<<20)
 		err = f.write(bw)
@@ -319,10 +360,26 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) error {
 			err = cerr
 		}
 		if err != nil {
-			return fmt.Errorf("plan: %s: %w", f.name, err)
+			return removed, fmt.Errorf("plan: %s: %w", f.name, err)
 		}
 	}
-	return nil
+	return removed, nil
+}
+
+// writtenByPlan reports whether file begins as WritePathsJSON's output
+// does: {"topology": ..., then "pairs".
+func writtenByPlan(file string) (bool, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	i := bytes.Index(head, []byte("\n  \"pairs\": ["))
+	// The topology's line, then the pairs'.
+	return bytes.HasPrefix(head, []byte("{\n  \"topology\": ")) && i > 0 && bytes.Count(head[:i], []byte("\n")) == 1, nil
 }
 
 // WriteJSON writes the deployment as JSON with one port per line (indented
@@ -341,6 +398,9 @@ func (d *Deployment) WriteJSON(w io.Writer) error {
 		if len(s.Unused) > 0 {
 			out = append(out, raw(",\n     \"unused_ports\": "), s.Unused)
 		}
+		if len(s.UnusedInterfaces) > 0 {
+			out = append(out, raw(",\n     \"unused_interfaces\": "), s.UnusedInterfaces)
+		}
 		return append(out, raw("}"))
 	})
 }
@@ -354,14 +414,17 @@ type PairPaths struct {
 	Paths []PathVLANs `json:"paths"`
 }
 
-// PathVLANs is one path and the VLANs that hold it, ascending.
+// PathVLANs is one path and the VLANs that hold it, ascending. Ports[i]
+// are the port numbers of hop i (Nodes[i] to Nodes[i+1]) at its two ends,
+// which tell parallel links apart, as VLAN.Ports do.
 type PathVLANs struct {
 	Nodes []string `json:"nodes"`
+	Ports [][2]int `json:"ports"`
 	VLANs []int    `json:"vlans"`
 }
 
 // WritePathsJSON writes the path set with one pair per line:
-// {"topology": ..., "pairs": [{"src", "dst", "paths": [{"nodes", "vlans"}]}]}.
+// {"topology": ..., "pairs": [{"src", "dst", "paths": [{"nodes", "ports", "vlans"}]}]}.
 // Large: about 100 bytes a path (FatTree(48): 15.9 M paths, 1.5 GB).
 func (p *Plan) WritePathsJSON(w io.Writer) error {
 	ps, g := p.PS, p.F.G
@@ -371,10 +434,19 @@ func (p *Plan) WritePathsJSON(w io.Writer) error {
 		pp := PairPaths{Src: g.Node(pr.A).Name, Dst: g.Node(pr.B).Name}
 		lo, hi := ps.PairPaths(i)
 		for j := lo; j < hi; j++ {
-			nodes = p.F.PathNodes(pr.A, ps.Path(j), nodes[:0])
-			pv := PathVLANs{Nodes: make([]string, len(nodes)), VLANs: p.vlansOf(ps.Path(j))}
+			path := ps.Path(j)
+			nodes = p.F.PathNodes(pr.A, path, nodes[:0])
+			pv := PathVLANs{Nodes: make([]string, len(nodes)), Ports: make([][2]int, len(path)), VLANs: p.vlansOf(path)}
 			for k, n := range nodes {
 				pv.Nodes[k] = g.Node(n).Name
+			}
+			for k, l := range path {
+				lk := g.Link(l)
+				a, b := lk.A, lk.B
+				if a.Node != nodes[k] {
+					a, b = b, a
+				}
+				pv.Ports[k] = [2]int{int(a.Port), int(b.Port)}
 			}
 			pp.Paths = append(pp.Paths, pv)
 		}

@@ -9,7 +9,7 @@
 //
 //	p, err := plan.Compute(g, plan.Options{Trials: 10, Seed: 1}) // k = α
 //	fmt.Println(p.NumVLANs, p.Coverage, p.STPCoverage)
-//	err = p.WriteDir("out/", nil, false)       // switches.json, vreach.json, ...
+//	_, err = p.WriteDir("out/", nil, false)    // switches.json, vreach.json, ...
 //	ncp, err := p.NCP(0.04, 10, 1)
 //
 // `edgefabric plan spain TOPO` is the command-line face of this package;

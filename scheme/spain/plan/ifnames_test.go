@@ -55,13 +55,12 @@ topology:
 			t.Errorf("%s: %+v, want %+v", key, pc, want)
 		}
 	}
-	// leaf1's ports 2..48 exist (e1-49 is port 49) but carry nothing
+	// leaf1's port numbers 2..48 are gaps between e1-1 and e1-49, not
+	// ports the file declares: none is listed as uncabled (they were,
+	// and an engineer had to guess which interfaces were meant)
 	for _, s := range d.Switches {
-		if s.Name == "leaf1" && (len(s.Unused) != 47 || s.Unused[0] != 2 || s.Unused[46] != 48) {
-			t.Errorf("leaf1 unused ports %v, want 2..48", s.Unused)
-		}
-		if s.Name == "spine1" && len(s.Unused) != 0 {
-			t.Errorf("spine1 unused ports %v, want none", s.Unused)
+		if len(s.Unused) != 0 || len(s.UnusedInterfaces) != 0 {
+			t.Errorf("%s unused ports %v %v, want none", s.Name, s.Unused, s.UnusedInterfaces)
 		}
 	}
 	sum := d.Summary()
@@ -69,11 +68,13 @@ topology:
 		"  port 1   e1-1  host   -> h1:eth1          untagged 1",
 		"  port 49  e1-49 fabric -> spine1:Ethernet1 untagged 1",
 		"  port 2   Ethernet2 fabric -> leaf2:e1-49    untagged 1",
-		"  ports 2-48 uncabled: in no VLAN (take them out of VLAN 1, or shut them down)\n",
 	} {
 		if !strings.Contains(sum, line) {
 			t.Errorf("summary lacks %q:\n%s", line, sum)
 		}
+	}
+	if strings.Contains(sum, "uncabled") {
+		t.Errorf("summary lists uncabled ports:\n%s", sum)
 	}
 	var buf bytes.Buffer
 	if err := d.WriteJSON(&buf); err != nil {
@@ -83,7 +84,7 @@ topology:
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if pc := back.Switches[0].Ports[0]; pc.Interface == "" || pc.PeerInterface == "" || len(back.Switches[0].Unused) != 47 {
+	if pc := back.Switches[0].Ports[0]; pc.Interface == "" || pc.PeerInterface == "" || len(back.Switches[0].Unused) != 0 {
 		t.Errorf("JSON lost the interfaces or unused ports: %+v %v", pc, back.Switches[0].Unused)
 	}
 	// names with spaces are quoted in switches.txt, so its lines split on
@@ -97,6 +98,15 @@ topology:
 	b.Connect(ny, h1)
 	b.Connect(ldn, h2)
 	b.NamePort(topo.End{Node: ny, Port: 1}, "Gi 0/1 uplink")
+	// A declared port cabled to nothing: listed by number and name.
+	b.NamePort(topo.End{Node: ny, Port: 3}, "Gi 0/3")
+	// A peer named with a non-ASCII letter: the columns still align.
+	zh := b.AddNode("Zürich", topo.Switch)
+	b.ConnectPorts(topo.End{Node: ny, Port: 4}, topo.End{Node: zh, Port: 1}, topo.DefaultRate, topo.DefaultDelay)
+	b.NamePort(topo.End{Node: ny, Port: 4}, "Gi 0/4")
+	b.NamePort(topo.End{Node: zh, Port: 1}, "Gi 0/1 Zürich-Süd") // the widest peer
+	h3 := b.AddNode("h3", topo.Host)
+	b.Connect(zh, h3)
 	gq, err := b.Graph()
 	if err != nil {
 		t.Fatal(err)
@@ -111,9 +121,29 @@ topology:
 		"  port 1   \"Gi 0/1 uplink\" fabric -> London:1",
 		"  port 2   -               host   -> h1:1",
 		"  port 1   fabric -> \"New York\":\"Gi 0/1 uplink\" untagged 1",
+		"  ports 3 \"Gi 0/3\" uncabled: in no VLAN (take them out of VLAN 1, or shut them down)\n",
+		// the widest peer, padded by runes, not bytes: one space
+		"-> Zürich:\"Gi 0/1 Zürich-Süd\" untagged 1",
 	} {
 		if !strings.Contains(sq, line) {
 			t.Errorf("summary lacks %q:\n%s", line, sq)
+		}
+	}
+	// Every port line of New York has "untagged" at the same rune column.
+	col := -1
+	for _, line := range strings.Split(sq[strings.Index(sq, "\"New York\": VLANs"):], "\n")[1:] {
+		if !strings.HasPrefix(line, "  port ") {
+			break
+		}
+		c := len([]rune(line[:strings.Index(line, " untagged ")]))
+		if col >= 0 && c != col {
+			t.Errorf("New York's port lines misalign (\"untagged\" at rune %d and %d):\n%s", col, c, sq)
+		}
+		col = c
+	}
+	for _, s := range pq.Deployment().Switches {
+		if s.Name == "New York" && (fmt.Sprint(s.Unused) != "[3]" || fmt.Sprint(s.UnusedInterfaces) != "[Gi 0/3]") {
+			t.Errorf("New York unused %v %q, want [3] [Gi 0/3]", s.Unused, s.UnusedInterfaces)
 		}
 	}
 	// no names, no interface fields
@@ -130,10 +160,14 @@ topology:
 }
 
 // TestWritePathsJSON: paths.json lists every computed path, as a walk
-// from its pair's src to its dst, with exactly the VLANs holding it.
+// from its pair's src to its dst over the links its ports name, with
+// exactly the VLANs holding it; parallel links are told apart by ports.
 func TestWritePathsJSON(t *testing.T) {
-	for _, spec := range []string{"fattree:4", "bcube:3,2", "ring:5"} {
+	for _, spec := range []string{"fattree:4", "bcube:3,2", "ring:5", "par"} {
 		g, err := topo.Parse(spec, 1)
+		if spec == "par" {
+			g, err = parallelPair(t, "par", 2), nil
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +176,7 @@ func TestWritePathsJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		if err := p.WriteDir(dir, nil, true); err != nil {
+		if _, err := p.WriteDir(dir, nil, true); err != nil {
 			t.Fatal(err)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, PathsFile))
@@ -156,11 +190,14 @@ func TestWritePathsJSON(t *testing.T) {
 		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
 		}
-		// VLAN membership from the plan's own JSON view, by link name
+		// VLAN membership from the plan's own JSON view, by link end
+		// (node:port at both ends)
 		inVLAN := map[[2]string]map[int]bool{}
+		end := func(n string, port int) string { return fmt.Sprintf("%s:%d", n, port) }
 		for _, v := range p.VLANs {
-			for _, l := range v.Links {
-				for _, k := range [][2]string{{l[0], l[1]}, {l[1], l[0]}} {
+			for i, l := range v.Links {
+				a, b := end(l[0], v.Ports[i][0]), end(l[1], v.Ports[i][1])
+				for _, k := range [][2]string{{a, b}, {b, a}} {
 					if inVLAN[k] == nil {
 						inVLAN[k] = map[int]bool{}
 					}
@@ -173,16 +210,30 @@ func TestWritePathsJSON(t *testing.T) {
 			if len(pr.Paths) == 0 || len(pr.Paths) > p.K {
 				t.Fatalf("%s %s-%s: %d paths, k=%d", spec, pr.Src, pr.Dst, len(pr.Paths), p.K)
 			}
+			seen := map[string]bool{}
 			for _, pv := range pr.Paths {
 				n++
-				if pv.Nodes[0] != pr.Src || pv.Nodes[len(pv.Nodes)-1] != pr.Dst {
-					t.Fatalf("%s: path %v does not join %s and %s", spec, pv.Nodes, pr.Src, pr.Dst)
+				if pv.Nodes[0] != pr.Src || pv.Nodes[len(pv.Nodes)-1] != pr.Dst || len(pv.Ports) != len(pv.Nodes)-1 {
+					t.Fatalf("%s: path %v (ports %v) does not join %s and %s", spec, pv.Nodes, pv.Ports, pr.Src, pr.Dst)
 				}
+				// every hop a link of the graph, at the ports given
+				for i, pp := range pv.Ports {
+					a, _ := g.Lookup(pv.Nodes[i])
+					l := g.Ports(a)[pp[0]-1]
+					if o := g.Link(l).Other(a); g.Node(o.Node).Name != pv.Nodes[i+1] || int(o.Port) != pp[1] {
+						t.Fatalf("%s: path %v hop %d: no link %s:%d-%s:%d", spec, pv.Nodes, i, pv.Nodes[i], pp[0], pv.Nodes[i+1], pp[1])
+					}
+				}
+				key := fmt.Sprint(pv.Nodes, pv.Ports)
+				if seen[key] {
+					t.Fatalf("%s %s-%s: path %s twice", spec, pr.Src, pr.Dst, key)
+				}
+				seen[key] = true
 				var want []int
 				for _, v := range p.VLANs {
 					all := true
 					for i := 1; i < len(pv.Nodes); i++ {
-						if !inVLAN[[2]string{pv.Nodes[i-1], pv.Nodes[i]}][v.ID] {
+						if !inVLAN[[2]string{end(pv.Nodes[i-1], pv.Ports[i-1][0]), end(pv.Nodes[i], pv.Ports[i-1][1])}][v.ID] {
 							all = false
 						}
 					}
@@ -195,8 +246,49 @@ func TestWritePathsJSON(t *testing.T) {
 				}
 			}
 		}
+		if spec == "par" && (n != 2 || len(doc.Pairs) != 1 || fmt.Sprint(doc.Pairs[0].Paths[0].Nodes) != fmt.Sprint(doc.Pairs[0].Paths[1].Nodes)) {
+			t.Fatalf("par: want two paths over the same nodes (told apart by ports): %+v", doc.Pairs)
+		}
 		if doc.Topology != spec || len(doc.Pairs) != p.Pairs || n != p.NumPaths {
 			t.Fatalf("%s: topology %q, %d pairs, %d paths; want %d, %d", spec, doc.Topology, len(doc.Pairs), n, p.Pairs, p.NumPaths)
+		}
+	}
+}
+
+// TestWriteDirRemovesStalePaths: a plan written without --paths removes
+// the paths.json an earlier plan left in the directory (it would sit
+// beside plans of another topology) and says so; a paths.json that is
+// not one of ours is left alone.
+func TestWriteDirRemovesStalePaths(t *testing.T) {
+	plan := func(spec string) *Plan {
+		g, err := topo.Parse(spec, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Compute(g, Options{Trials: 1, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	dir := t.TempDir()
+	stale := filepath.Join(dir, PathsFile)
+	if removed, err := plan("fattree:4").WriteDir(dir, nil, true); err != nil || len(removed) != 0 {
+		t.Fatalf("with paths: removed %v, %v", removed, err)
+	}
+	if removed, err := plan("ring:3").WriteDir(dir, nil, false); err != nil || fmt.Sprint(removed) != "[paths.json]" {
+		t.Fatalf("without paths: removed %v, %v; want [paths.json]", removed, err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("paths.json of fattree:4 still beside ring:3's plan: %v", err)
+	}
+	for _, foreign := range []string{`{"pairs": []}`, "{\n  \"topology\": \"x\",\n  \"routes\": []\n}\n", "notes"} {
+		os.WriteFile(stale, []byte(foreign), 0o644)
+		if removed, err := plan("ring:3").WriteDir(dir, nil, false); err != nil || len(removed) != 0 {
+			t.Errorf("foreign %q: removed %v, %v", foreign, removed, err)
+		}
+		if data, _ := os.ReadFile(stale); string(data) != foreign {
+			t.Errorf("foreign paths.json changed to %q", data)
 		}
 	}
 }

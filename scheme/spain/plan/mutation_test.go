@@ -404,7 +404,7 @@ func TestWriteDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	if err := p.WriteDir(dir, &ncp, false); err != nil {
+	if _, err := p.WriteDir(dir, &ncp, false); err != nil {
 		t.Fatal(err)
 	}
 	read := func(name string) []byte {
@@ -447,7 +447,7 @@ func TestWriteDir(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.WriteDir(file, nil, false); err == nil {
+	if _, err := p.WriteDir(file, nil, false); err == nil {
 		t.Error("WriteDir into a regular file succeeded")
 	}
 	// A full disk: plan.json is /dev/full.
@@ -458,7 +458,7 @@ func TestWriteDir(t *testing.T) {
 	if err := os.Symlink("/dev/full", filepath.Join(full, "plan.json")); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.WriteDir(full, nil, false); err == nil || !strings.Contains(err.Error(), "plan.json") {
+	if _, err := p.WriteDir(full, nil, false); err == nil || !strings.Contains(err.Error(), "plan.json") {
 		t.Errorf("writing plan.json to /dev/full: %v, want its error", err)
 	}
 }

@@ -60,7 +60,7 @@ func TestTriangleFiles(t *testing.T) {
 	}
 	p.Seconds = Timing{} // the only field that is not reproducible
 	dir := t.TempDir()
-	if err := p.WriteDir(dir, &NCP{FailProb: 0.5, Trials: 2, STP: 0.25, SPAIN: 0}, false); err != nil {
+	if _, err := p.WriteDir(dir, &NCP{FailProb: 0.5, Trials: 2, STP: 0.25, SPAIN: 0}, false); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{
@@ -226,7 +226,7 @@ func TestNaNRefused(t *testing.T) {
 	if err := p.WriteJSON(&bytes.Buffer{}, bad); !errors.As(err, &uv) {
 		t.Errorf("WriteJSON with NaN: %v, want json.UnsupportedValueError", err)
 	}
-	if err := p.WriteDir(t.TempDir(), bad, false); !errors.As(err, &uv) || !strings.HasPrefix(err.Error(), "plan: plan.json: ") {
+	if _, err := p.WriteDir(t.TempDir(), bad, false); !errors.As(err, &uv) || !strings.HasPrefix(err.Error(), "plan: plan.json: ") {
 		t.Errorf("WriteDir with NaN: %v, want plan: plan.json: ... unsupported value", err)
 	}
 	if _, err := p.NCP(math.NaN(), 1, 1); !errors.Is(err, ErrBadOption) {
@@ -241,7 +241,7 @@ func TestWriteDirCreateError(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "switches.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.WriteDir(dir, nil, false); !errors.Is(err, syscall.EISDIR) {
+	if _, err := p.WriteDir(dir, nil, false); !errors.Is(err, syscall.EISDIR) {
 		t.Errorf("switches.json a directory: %v, want EISDIR", err)
 	}
 }
@@ -463,7 +463,7 @@ func TestWriteDirMode(t *testing.T) {
 	if err := os.Mkdir(ref, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.WriteDir(dir, nil, false); err != nil {
+	if _, err := p.WriteDir(dir, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	a, err := os.Stat(ref)
