@@ -42,6 +42,7 @@ func newPlanSpainCmd() *cobra.Command {
 		tiesArg    string
 		noPrune    bool
 		withPaths  bool
+		skipArg    string
 	)
 	c := &cobra.Command{
 		Use:   "spain TOPO",
@@ -74,6 +75,8 @@ trial and keeps the best pruned one; up to 2,000,000 the best trial only.
 port: native and tagged VLANs, and the interface names a containerlab or
 GraphML file gives) and vreach.json (V_reach per edge switch); with --paths
 also paths.json, every pair's paths with the VLANs that hold each.
+--skip-vlans 1002-1005,3968-4094 keeps IDs out of the plan (reserved on the
+switches, or in use): the VLANs take the lowest free IDs instead.
 --ties picks how Algorithm 1 chooses among equal-cost paths: random (the
 default; first paths spread over every equal-cost route), ordered (lowest
 port first, as a plain shortest-path search scanning ports in order; every
@@ -121,6 +124,14 @@ See docs/spain-plan.md.`,
 				return err
 			}
 			opt.K = k
+			if opt.SkipVLANs, err = plan.ParseRanges(skipArg); err != nil {
+				return badInput(fmt.Errorf("--skip-vlans %w", err))
+			}
+			for _, id := range opt.SkipVLANs {
+				if id < 2 || id > paths.MaxVLANs {
+					return badInput(fmt.Errorf("--skip-vlans %d: only IDs 2 to %d can be skipped (VLAN 1 is the default tree; 802.1Q reserves 0 and 4095)", id, paths.MaxVLANs))
+				}
+			}
 			if trials < 1 || trials > plan.MaxTrials {
 				return badInput(fmt.Errorf("--trials %d: must be 1 to %d", trials, plan.MaxTrials))
 			}
@@ -219,6 +230,7 @@ See docs/spain-plan.md.`,
 	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the text summary (the JSON always has them)")
 	c.Flags().BoolVar(&withPaths, "paths", false, "with --out, also write paths.json: every computed path, its nodes and the VLANs that hold it (about 100 bytes a path)")
 	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
+	c.Flags().StringVar(&skipArg, "skip-vlans", "", "VLAN IDs the plan must not use, such as 1002-1005 (reserved on Cisco IOS) or IDs in use: the VLANs take the lowest free IDs")
 	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random", "ordered" (lowest port first) or "node" (a random fixed port preference per node)`)
 	// One seed drives the random topologies and the planner alike.
 	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
@@ -237,7 +249,14 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
 	}
 	fmt.Fprintf(w, "  paths             %d (ties %s)\n", p.NumPaths, p.Ties)
-	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s)\n", p.NumVLANs, p.Root)
+	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s); at most %d on one switch (%s)\n", p.NumVLANs, p.Root, p.MaxSwitchVLANs, p.MaxSwitchVLANsAt)
+	if len(p.SkipVLANs) > 0 {
+		ids := make([]int, len(p.VLANs))
+		for i, v := range p.VLANs {
+			ids[i] = v.ID
+		}
+		fmt.Fprintf(w, "  VLAN IDs          %s (skipping %s)\n", plan.Ranges(ids), plan.Ranges(p.SkipVLANs))
+	}
 	trials := "1 trial"
 	if p.Packing.Trials != 1 {
 		trials = fmt.Sprintf("%d trials", p.Packing.Trials)

@@ -71,7 +71,7 @@ func TestSweep2PlanSummary(t *testing.T) {
   edge nodes        3 (3 pairs), fabric links 6
   k                 2 (fixed; alpha = 3)
   paths             6 (ties random)
-  VLANs             3 (VLAN 1 = 802.1D tree rooted at TS)
+  VLANs             3 (VLAN 1 = 802.1D tree rooted at TS); at most 3 on one switch (S1)
   packing           parallel, 3 trials, best: trial 0 (tree-cover)
   coverage          SPAIN 100.00 %, STP 50.00 %
   NCP               SPAIN 0.00 %, STP 6.67 % (f = 0.04, 10 failure sets)

@@ -199,7 +199,7 @@ func (p *Plan) Reach() *ReachMap {
 		for i, e := range p.F.Edges {
 			switch {
 			case present[e]:
-				rm.Edges[i].VLANs = append(rm.Edges[i].VLANs, ReachVLAN{ID: vi + 1, Tree: label[find(int32(e))]})
+				rm.Edges[i].VLANs = append(rm.Edges[i].VLANs, ReachVLAN{ID: p.id(vi), Tree: label[find(int32(e))]})
 			case vi == 0:
 				// VLAN 1 reaches every edge node, even one it holds no
 				// link of (a fabric of one forwarding node): the tree
@@ -283,6 +283,39 @@ func cutLast(s string, sep byte) (before, after string, found bool) {
 		return s[:i], s[i+1:], true
 	}
 	return s, "", false
+}
+
+// Ranges formats sorted IDs as "2-5,7" ("none" for none): the form
+// switches.txt and --skip-vlans use.
+func Ranges(ids []int) string { return ranges(ids) }
+
+// ParseRanges reads IDs written as Ranges writes them ("1002-1005,4000"),
+// ascending and without repeats; "" and "none" are none.
+func ParseRanges(s string) ([]int, error) {
+	if s == "" || s == "none" {
+		return nil, nil
+	}
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a || b-a > 1<<16 {
+			return nil, fmt.Errorf("%q: want IDs and ranges such as 1002-1005,4000", part)
+		}
+		for id := a; id <= b; id++ {
+			seen[id] = true
+		}
+	}
+	ids := make([]int, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // ranges formats sorted IDs as "2-5,7".

@@ -55,6 +55,11 @@ type Options struct {
 	// only up to paths.PruneLimit. The serial packer never prunes: it is
 	// Algorithm 2 as published.
 	NoPrune bool
+	// SkipVLANs are VLAN IDs the plan must not use (platform-reserved
+	// ones, such as 1002-1005 on Cisco IOS, or IDs already in use): the
+	// VLANs take the lowest free IDs instead. Each in 2..4094; VLAN 1 is
+	// the default tree and cannot be skipped.
+	SkipVLANs []int
 }
 
 // VLAN is one VLAN of the plan: its ID and its links as node-name pairs;
@@ -80,6 +85,13 @@ type Plan struct {
 	NumPaths    int     `json:"num_paths"`
 	Root        string  `json:"stp_root"`
 	NumVLANs    int     `json:"num_vlans"`
+	// SkipVLANs are the IDs the plan was told not to use, ascending.
+	SkipVLANs []int `json:"skip_vlans"`
+	// MaxSwitchVLANs is the most VLANs one forwarding node is a member
+	// of (VLAN 1 included), at MaxSwitchVLANsAt: what a switch's VLAN
+	// table must hold.
+	MaxSwitchVLANs   int    `json:"max_switch_vlans"`
+	MaxSwitchVLANsAt string `json:"max_switch_vlans_at"`
 	Coverage    float64 `json:"coverage"`
 	STPCoverage float64 `json:"stp_coverage"`
 	Packing     Packing `json:"packing"`
@@ -91,10 +103,11 @@ type Plan struct {
 	Tree *paths.Tree    `json:"-"`
 	PS   *paths.PathSet `json:"-"`
 	Pack *paths.Packing `json:"-"`
-	// linkVLANs[l*words:(l+1)*words]: bitset of VLAN indices (ID-1)
-	// holding link l.
+	// linkVLANs[l*words:(l+1)*words]: bitset of VLAN indices holding
+	// link l; ids[i] is the ID of VLAN index i.
 	linkVLANs []uint64
 	words     int
+	ids       []int
 }
 
 // Timing is the wall time of the planner's phases, in seconds.
@@ -136,11 +149,22 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 	if opt.Trials == 0 {
 		opt.Trials = 10
 	}
+	skip := map[int]bool{}
+	for _, id := range opt.SkipVLANs {
+		if id < 2 || id > paths.MaxVLANs {
+			return nil, fmt.Errorf("plan: skip VLAN %d: %w: only IDs 2 to %d can be skipped (VLAN 1 is the default tree)", id, ErrBadOption, paths.MaxVLANs)
+		}
+		skip[id] = true
+	}
 	f, err := paths.NewFabric(g)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	p := &Plan{Topology: g.Name, F: f, EdgeNodes: len(f.Edges), FabricLinks: f.NumFabricLinks, Ties: opt.Ties.String()}
+	p := &Plan{Topology: g.Name, F: f, EdgeNodes: len(f.Edges), FabricLinks: f.NumFabricLinks, Ties: opt.Ties.String(), SkipVLANs: []int{}}
+	for id := range skip {
+		p.SkipVLANs = append(p.SkipVLANs, id)
+	}
+	slices.Sort(p.SkipVLANs)
 	a := paths.Alpha(f)
 	p.Alpha, p.AlphaExact = a.Alpha, a.Exact
 	p.K, p.KMode = opt.K, "fixed"
@@ -187,6 +211,15 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 		t2 = t3
 	}
 	p.NumVLANs = len(p.Pack.VLANs)
+	if free := paths.MaxVLANs - len(p.SkipVLANs); p.NumVLANs > free {
+		return nil, fmt.Errorf("plan: %s: %w: the plan needs %d VLANs, and skipping %d IDs leaves %d; skip fewer, lower --k or split the fabric into several SPAIN domains",
+			g.Name, ErrTooManyVLANs, p.NumVLANs, len(p.SkipVLANs), free)
+	}
+	for id := 1; len(p.ids) < p.NumVLANs; id++ {
+		if !skip[id] {
+			p.ids = append(p.ids, id)
+		}
+	}
 	p.Packing = Packing{Algorithm: "parallel", Trials: p.Pack.Trials, BestTrial: p.Pack.BestTrial,
 		Strategy: p.Pack.BestStrategy.String(), TrialVLANs: p.Pack.TrialVLANs, Pruned: p.Pack.Pruned,
 		LoosePaths: p.Pack.Loose, LooseWay: p.Pack.LooseWay}
@@ -194,7 +227,7 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 		p.Packing.Algorithm = "serial"
 	}
 	for i, ls := range p.Pack.VLANs {
-		v := VLAN{ID: i + 1, Links: make([][2]string, 0, len(ls)), Ports: make([][2]int, 0, len(ls))}
+		v := VLAN{ID: p.ids[i], Links: make([][2]string, 0, len(ls)), Ports: make([][2]int, 0, len(ls))}
 		for _, l := range ls {
 			lk := g.Link(l)
 			v.Links = append(v.Links, [2]string{g.Node(lk.A.Node).Name, g.Node(lk.B.Node).Name})
@@ -206,6 +239,7 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 		return nil, err
 	}
 	p.Seconds.Verify = time.Since(t2).Seconds()
+	p.maxSwitchVLANs()
 	p.STPCoverage = float64(len(p.Tree.Used)) / float64(f.NumFabricLinks)
 	used := make([]bool, g.NumLinks())
 	n := 0
@@ -228,6 +262,43 @@ func Compute(g *topo.Graph, opt Options) (*Plan, error) {
 		p.Coverage, p.STPCoverage = 1, 1
 	}
 	return p, nil
+}
+
+// id is the ID of VLAN index i: the i+1-th ID not skipped.
+func (p *Plan) id(i int) int {
+	if i < len(p.ids) {
+		return p.ids[i]
+	}
+	return i + 1 // a plan Verify checks before its IDs are given
+}
+
+// maxSwitchVLANs finds the forwarding node that is a member of the most
+// VLANs: VLAN 1 and every VLAN with a link at one of its ports.
+func (p *Plan) maxSwitchVLANs() {
+	g := p.F.G
+	acc := make([]uint64, p.words)
+	for v := range g.NumNodes() {
+		n := topo.NodeID(v)
+		if !g.Node(n).Forwards() {
+			continue
+		}
+		clear(acc)
+		acc[0] = 1 // VLAN 1
+		for _, l := range g.Ports(n) {
+			if l != topo.NoLink && p.F.IsFabric(l) {
+				for k := range p.words {
+					acc[k] |= p.linkVLANs[int(l)*p.words+k]
+				}
+			}
+		}
+		c := 0
+		for _, w := range acc {
+			c += bits.OnesCount64(w)
+		}
+		if c > p.MaxSwitchVLANs {
+			p.MaxSwitchVLANs, p.MaxSwitchVLANsAt = c, g.Node(n).Name
+		}
+	}
 }
 
 // Verify checks, independently of the packer, that there are at most 4094
@@ -253,12 +324,12 @@ func (p *Plan) Verify() error {
 		}
 		for _, l := range ls {
 			if !f.IsFabric(l) {
-				return fmt.Errorf("plan: %w: VLAN %d holds host link %d", ErrVerify, i+1, l)
+				return fmt.Errorf("plan: %w: VLAN %d holds host link %d", ErrVerify, p.id(i), l)
 			}
 			a, b := f.Ends(l)
 			ra, rb := find(parent, int32(a)), find(parent, int32(b))
 			if ra == rb {
-				return fmt.Errorf("plan: %w: VLAN %d has a loop through %s-%s", ErrVerify, i+1, f.G.Node(a).Name, f.G.Node(b).Name)
+				return fmt.Errorf("plan: %w: VLAN %d has a loop through %s-%s", ErrVerify, p.id(i), f.G.Node(a).Name, f.G.Node(b).Name)
 			}
 			parent[ra] = rb
 			p.linkVLANs[int(l)*p.words+i/64] |= 1 << (i % 64)
@@ -384,7 +455,7 @@ func (p *Plan) vlansOf(path []topo.LinkID) []int {
 			acc &= p.linkVLANs[int(l)*p.words+k]
 		}
 		for acc != 0 {
-			ids = append(ids, k*64+bits.TrailingZeros64(acc)+1)
+			ids = append(ids, p.id(k*64+bits.TrailingZeros64(acc)))
 			acc &= acc - 1
 		}
 	}
@@ -399,7 +470,7 @@ func (p *Plan) LinkVLANs(l topo.LinkID) []int {
 		for w != 0 {
 			b := bits.TrailingZeros64(w)
 			w &= w - 1
-			ids = append(ids, k*64+b+1)
+			ids = append(ids, p.id(k*64+b))
 		}
 	}
 	return ids

@@ -77,6 +77,9 @@ func TestTriangleFiles(t *testing.T) {
   "num_paths": 1,
   "stp_root": "s1",
   "num_vlans": 2,
+  "skip_vlans": [],
+  "max_switch_vlans": 2,
+  "max_switch_vlans_at": "s2",
   "coverage": 1,
   "stp_coverage": 0.6666666666666666,
   "packing": {
