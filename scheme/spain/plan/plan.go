@@ -73,28 +73,28 @@ type VLAN struct {
 
 // Plan is SPAIN's offline configuration of one fabric.
 type Plan struct {
-	Topology    string  `json:"topology"`
-	K           int     `json:"k"`
-	KMode       string  `json:"k_mode"` // "alpha" or "fixed"
-	Ties        string  `json:"ties"`   // "random", "ordered" or "node"
-	Alpha       int     `json:"alpha"`
-	AlphaExact  bool    `json:"alpha_exact"`
-	EdgeNodes   int     `json:"edge_nodes"`
-	FabricLinks int     `json:"fabric_links"`
-	Pairs       int     `json:"pairs"`
-	NumPaths    int     `json:"num_paths"`
-	Root        string  `json:"stp_root"`
-	NumVLANs    int     `json:"num_vlans"`
+	Topology    string `json:"topology"`
+	K           int    `json:"k"`
+	KMode       string `json:"k_mode"` // "alpha" or "fixed"
+	Ties        string `json:"ties"`   // "random", "ordered" or "node"
+	Alpha       int    `json:"alpha"`
+	AlphaExact  bool   `json:"alpha_exact"`
+	EdgeNodes   int    `json:"edge_nodes"`
+	FabricLinks int    `json:"fabric_links"`
+	Pairs       int    `json:"pairs"`
+	NumPaths    int    `json:"num_paths"`
+	Root        string `json:"stp_root"`
+	NumVLANs    int    `json:"num_vlans"`
 	// SkipVLANs are the IDs the plan was told not to use, ascending.
 	SkipVLANs []int `json:"skip_vlans"`
 	// MaxSwitchVLANs is the most VLANs one forwarding node is a member
 	// of (VLAN 1 included), at MaxSwitchVLANsAt: what a switch's VLAN
 	// table must hold.
-	MaxSwitchVLANs   int    `json:"max_switch_vlans"`
-	MaxSwitchVLANsAt string `json:"max_switch_vlans_at"`
-	Coverage    float64 `json:"coverage"`
-	STPCoverage float64 `json:"stp_coverage"`
-	Packing     Packing `json:"packing"`
+	MaxSwitchVLANs   int     `json:"max_switch_vlans"`
+	MaxSwitchVLANsAt string  `json:"max_switch_vlans_at"`
+	Coverage         float64 `json:"coverage"`
+	STPCoverage      float64 `json:"stp_coverage"`
+	Packing          Packing `json:"packing"`
 	// Seconds is the wall time of each phase.
 	Seconds Timing `json:"seconds"`
 	VLANs   []VLAN `json:"vlans"`
