@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgefabric/edgefabric/scheme"
 )
 
 // startSleeper starts a process that is not ours to kill, and ends it
@@ -124,5 +126,52 @@ func TestUpWithoutPing(t *testing.T) {
 	}
 	if left, _ := listNS(Prefix(name)); len(left) != 0 {
 		t.Fatalf("namespaces left: %v", left)
+	}
+}
+
+// TestDownLeavesTakenName: a lab whose name another live process has
+// claimed since (down removed this lab under it, and a new up took the
+// name) removes nothing by name when it goes down: the namespaces and the
+// state directory are the new lab's. Down once deleted them and orphaned
+// the new lab's daemon.
+func TestDownLeavesTakenName(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	l, err := Up(context.Background(), star(nil, 2), KernelBridge, Options{Name: name, Scheme: scheme.Options{Params: map[string]string{"stp": "off"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := listNS(Prefix(name))
+	pid, start := startSleeper(t)
+	writeOwnerFile(t, name, owner{Pid: pid, PidStart: start, Daemon: true})
+	if err := l.Down(); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := listNS(Prefix(name))
+	if len(before) == 0 || !slices.Equal(before, after) {
+		t.Errorf("namespaces before down %v, after %v: want them left to the name's new owner", before, after)
+	}
+	if o, ok := readOwner(name); !ok || o.Pid != pid {
+		t.Errorf("owner record %+v, %v: want the new owner's, left alone", o, ok)
+	}
+	// Without the new owner, down removes by name as always.
+	writeOwnerFile(t, name, owner{Pid: os.Getpid(), PidStart: ownStart()})
+	l2 := &Lab{name: name, log: l.log}
+	for _, ns := range after {
+		h, err := openNS(ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l2.nodes = append(l2.nodes, &labNode{ns: ns, h: h})
+	}
+	if err := l2.Down(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := listNS(Prefix(name)); len(left) != 0 {
+		t.Errorf("own lab's down left %v", left)
+	}
+	if _, err := os.Stat(LabDir(name)); !os.IsNotExist(err) {
+		t.Errorf("own lab's down left its state directory: %v", err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -376,10 +378,20 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep Cleanup
 	if err := ValidateName(name); err != nil {
 		return rep, err
 	}
+	// What the lab is, read between claims: a claim makes the state
+	// directory, then writes the owner record, and a look in between
+	// took a lab being claimed for a lab without an owner.
+	unlockLook := func() {}
+	if !claimsLocked {
+		if unlockLook, err = lockClaims(); err != nil {
+			return rep, err
+		}
+	}
 	_, statErr := os.Stat(LabDir(name))
 	hadStateDir := statErr == nil
 	o, hasOwner := readOwner(name)
 	st, serr := ReadState(name)
+	unlockLook()
 	// The lab's own process is stopped below, in order; it may be caught
 	// inside one of its namespaces, so the sweep must spare it.
 	// (Only while the pid is still that process: a recycled one is not.)
@@ -398,6 +410,15 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep Cleanup
 	rep.Daemon = "none"
 	if hasOwner && alive(o.Pid, o.PidStart) {
 		rep.Daemon = "in-process" // a live process's lab, torn down as asked
+		if o.StopsOnTerm && !o.Daemon && !(serr == nil && st.Pid == o.Pid) {
+			// An edgefabric command still building its lab (no state
+			// file of its own yet): stopped, it removes what it built;
+			// left running, it would build on after the sweep.
+			rep.Daemon = "stopped"
+			if !stopOwner(o.Pid, o.PidStart, timeout) {
+				rep.Daemon = "killed"
+			}
+		}
 	}
 	if serr == nil && st.Pid > 0 {
 		rep.Daemon = "dead"
@@ -423,9 +444,11 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep Cleanup
 	} else if rep.Daemon == "in-process" && o.Daemon {
 		// A daemon still building its lab (no state file yet): left
 		// running, it would tear down, by name, whatever lab takes the
-		// name next.
-		rep.Daemon = "killed"
-		stopProcess(o.Pid, o.PidStart, timeout)
+		// name next. One that leaves on SIGTERM was stopped.
+		rep.Daemon = "stopped"
+		if !stopOwner(o.Pid, o.PidStart, timeout) {
+			rep.Daemon = "killed"
+		}
 	}
 	// The sweep removes by name. While this lab was stopping, its daemon
 	// may have removed it and a new up may have claimed the name: that
@@ -514,6 +537,13 @@ func Labs() ([]string, error) {
 }
 
 // procStart reads a process's start time (clock ticks since boot).
+// ownStart is this process's start time (procStart of its own pid), read
+// once.
+var ownStart = sync.OnceValue(func() uint64 {
+	s, _ := procStart(os.Getpid())
+	return s
+})
+
 func procStart(pid int) (uint64, error) {
 	start, _, err := procStat(pid)
 	return start, err
@@ -578,7 +608,24 @@ type owner struct {
 	// Daemon: the owner is a daemon SpawnDaemon started (down may stop
 	// it even before it wrote its state file), not a test or the demo.
 	Daemon bool `json:"daemon,omitempty"`
+	// StopsOnTerm: the owner removes its lab when sent SIGTERM (an
+	// edgefabric command: up while it starts a daemon, up --foreground,
+	// demo), so down stops it rather than tear the lab down under it,
+	// which left it running to build on, or to tear down, by name, the
+	// next lab of that name.
+	StopsOnTerm bool `json:"stops_on_term,omitempty"`
 }
+
+// ownerStopsOnTerm is what this process's owner records say (SetStopsOnTerm).
+var ownerStopsOnTerm atomic.Bool
+
+// SetStopsOnTerm declares that this process removes its labs when sent
+// SIGTERM (it cancels Up's context and calls Down, or kills the daemon it
+// spawns and cleans up): down then stops it with SIGTERM, as it stops a
+// daemon, instead of tearing its lab down under it. The edgefabric
+// commands that own labs call it; a program using emu that does not handle
+// SIGTERM must not.
+func SetStopsOnTerm(on bool) { ownerStopsOnTerm.Store(on) }
 
 func ownerPath(name string) string { return filepath.Join(LabDir(name), "owner.json") }
 
@@ -593,7 +640,7 @@ func writeOwnerOf(name string, pid int, daemon bool) error {
 	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
 		return fmt.Errorf("emu: %w", err)
 	}
-	o := owner{Pid: pid, Daemon: daemon}
+	o := owner{Pid: pid, Daemon: daemon, StopsOnTerm: daemon || pid == os.Getpid() && ownerStopsOnTerm.Load()}
 	o.PidStart, _ = procStart(o.Pid)
 	data, _ := json.Marshal(o)
 	// A file of its own per writer: SpawnDaemon and its daemon may
@@ -645,6 +692,21 @@ func readOwner(name string) (owner, bool) {
 		return owner{}, false
 	}
 	return o, true
+}
+
+// stopOwner is stopProcess, reporting whether the process left on
+// SIGTERM (not SIGKILL).
+func stopOwner(pid int, start uint64, timeout time.Duration) bool {
+	if !alive(pid, start) {
+		return true
+	}
+	unix.Kill(pid, unix.SIGTERM)
+	if waitGone(pid, start, timeout) || !alive(pid, start) {
+		return true
+	}
+	unix.Kill(pid, unix.SIGKILL)
+	waitGone(pid, start, 5*time.Second)
+	return false
 }
 
 // stopProcess sends SIGTERM, waits up to timeout, then SIGKILL, each
@@ -855,7 +917,7 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 			<-exited
 		}
 		Cleanup(name, 5*time.Second)
-		return fmt.Errorf("emu: lab %s: %w", name, ctx.Err())
+		return fmt.Errorf("emu: lab %s: %w", name, ctxErr(ctx))
 	}
 }
 

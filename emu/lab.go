@@ -199,8 +199,8 @@ func (l *Lab) build(ctx context.Context) error {
 	}
 	// Namespaces.
 	for _, ln := range l.nodes {
-		if err := ctx.Err(); err != nil {
-			return err
+		if ctx.Err() != nil {
+			return fmt.Errorf("emu: lab %s: stopped while it was being built: %w", l.name, ctxErr(ctx))
 		}
 		h, err := createNS(ln.ns, l.opts.IPv6)
 		if err != nil {
@@ -215,8 +215,8 @@ func (l *Lab) build(ctx context.Context) error {
 	// namespaces under their final names, so nothing of the lab ever
 	// appears in the root namespace and names need no shortening.
 	for i := 0; i < g.NumLinks(); i++ {
-		if err := ctx.Err(); err != nil {
-			return err
+		if ctx.Err() != nil {
+			return fmt.Errorf("emu: lab %s: stopped while it was being built: %w", l.name, ctxErr(ctx))
 		}
 		lk := g.Link(topo.LinkID(i))
 		a, b := l.nodes[lk.A.Node], l.nodes[lk.B.Node]
@@ -474,7 +474,7 @@ func (l *Lab) waitReady(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.Canceled) {
-				return fmt.Errorf("emu: lab %s: stopped before it was ready: %w", l.name, ctx.Err())
+				return fmt.Errorf("emu: lab %s: stopped before it was ready: %w", l.name, ErrInterrupted)
 			}
 			return fmt.Errorf("emu: lab %s: %w after %v: %s", l.name, ErrNotReady, timeout, why)
 		case <-tick.C:
@@ -500,7 +500,7 @@ func (l *Lab) waitReady(ctx context.Context) error {
 				break
 			}
 			if errors.Is(ctx.Err(), context.Canceled) {
-				return fmt.Errorf("emu: lab %s: stopped before it was ready: %w", l.name, ctx.Err())
+				return fmt.Errorf("emu: lab %s: stopped before it was ready: %w", l.name, ErrInterrupted)
 			}
 			if ctx.Err() != nil {
 				return fmt.Errorf("emu: lab %s: %w after %v: %s cannot reach %s", l.name, ErrNotReady, timeout, src.name, dst.name)
@@ -610,22 +610,44 @@ func (l *Lab) Down() error {
 				names = append(names, ln.ns)
 			}
 		}
-		killNSProcesses(names)
+		// Namespaces and the state directory are removed by name. If
+		// down removed this lab under it and a new lab has claimed the
+		// name since, those names are the new lab's: leave them (this
+		// once deleted a new lab and orphaned its daemon). Claims wait
+		// while this looks and removes.
 		var errs []error
+		unlock, lerr := lockClaims()
+		if lerr != nil {
+			errs = append(errs, lerr)
+			unlock = func() {}
+		}
+		taken := 0
+		if o, ok := readOwner(l.name); ok && (o.Pid != os.Getpid() || o.PidStart != ownStart()) && alive(o.Pid, o.PidStart) {
+			taken = o.Pid
+		}
+		if taken == 0 {
+			killNSProcesses(names)
+		}
 		for _, ln := range l.nodes {
 			if ln.nl != nil {
 				ln.nl.Close()
 			}
 			if ln.h >= 0 {
 				ln.h.Close()
+				if taken != 0 {
+					continue
+				}
 				if err := deleteNS(ln.ns); err != nil {
 					errs = append(errs, fmt.Errorf("emu: remove namespace %s: %w", ln.ns, err))
 				}
 			}
 		}
-		if err := os.RemoveAll(LabDir(l.name)); err != nil {
+		if taken != 0 {
+			l.log.Warn("emu: lab removed under this process by down; its name now belongs to another lab, left alone", "lab", l.name, "owner", taken)
+		} else if err := os.RemoveAll(LabDir(l.name)); err != nil {
 			errs = append(errs, fmt.Errorf("emu: %w", err))
 		}
+		unlock()
 		l.downErr = errors.Join(errs...)
 	})
 	return l.downErr

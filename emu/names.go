@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +24,24 @@ var (
 	ErrBadOption   = errors.New("bad option")
 	ErrDaemon      = errors.New("lab daemon")
 	ErrNotReady    = errors.New("fabric not ready")
+	// ErrInterrupted: Up's context was cancelled (a signal to the
+	// process building the lab, or down stopping it). It is also
+	// context.Canceled.
+	ErrInterrupted error = interrupted{}
 )
+
+type interrupted struct{}
+
+func (interrupted) Error() string { return "interrupted (by a signal, or by edgefabric down)" }
+func (interrupted) Unwrap() error { return context.Canceled }
+
+// ctxErr is ctx.Err(), told as ErrInterrupted when it was cancelled.
+func ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ErrInterrupted
+	}
+	return ctx.Err()
+}
 
 // CheckRoot returns ErrNotRoot unless euid is 0. Pass os.Geteuid().
 func CheckRoot(euid int) error {

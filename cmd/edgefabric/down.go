@@ -40,6 +40,10 @@ down reports the leftovers it found and removes them.`,
 				return err
 			}
 			owner, _ := emu.Owner(name) // before Cleanup removes owner.json
+			// A process building a lab without a daemon yet (up, up
+			// --foreground, demo) is stopped, not a daemon.
+			_, serr := emu.ReadState(name)
+			building := serr != nil && !emu.OwnerIsDaemon(name)
 			rep, err := emu.Cleanup(name, timeout)
 			if errors.Is(err, emu.ErrNoLab) {
 				return noLab(name)
@@ -53,9 +57,17 @@ down reports the leftovers it found and removes them.`,
 			w := c.OutOrStdout()
 			switch rep.Daemon {
 			case "stopped":
-				fmt.Fprintf(w, "lab %s: daemon stopped\n", name)
+				if building {
+					fmt.Fprintf(w, "lab %s: process %d, still building it, stopped\n", name, owner)
+				} else {
+					fmt.Fprintf(w, "lab %s: daemon stopped\n", name)
+				}
 			case "killed":
-				fmt.Fprintf(w, "lab %s: daemon did not answer and was killed\n", name)
+				if building {
+					fmt.Fprintf(w, "lab %s: process %d, still building it, did not stop on SIGTERM and was killed\n", name, owner)
+				} else {
+					fmt.Fprintf(w, "lab %s: daemon did not answer and was killed\n", name)
+				}
 			case "dead":
 				fmt.Fprintf(w, "lab %s: the daemon had crashed\n", name)
 			case "in-process":

@@ -383,7 +383,7 @@ func TestLabListAndDownStates(t *testing.T) {
 	}{
 		{[]string{"down", crashed, "--json"}, "{\n  \"daemon\": \"none\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n"},
 		{[]string{"down", inproc}, "lab " + inproc + ": it runs in process " + fmt.Sprint(os.Getpid()) + " without a daemon: its lab was torn down under it\nlab " + inproc + " removed\n"},
-		{[]string{"down", starting}, "lab " + starting + ": daemon did not answer and was killed\nlab " + starting + " removed\n"},
+		{[]string{"down", starting}, "lab " + starting + ": daemon stopped\nlab " + starting + " removed\n"}, // a starting daemon that leaves on SIGTERM
 		{[]string{"down", mute, "--json"}, "{\n  \"daemon\": \"killed\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n"},
 		{[]string{"down", dead}, fmt.Sprintf("lab %s: the daemon had crashed\nlab %s: killed 1 processes still running in its namespaces (pids %d)\nlab %s: removed 2 leftover namespaces: %s %s\nlab %s removed\n",
 			dead, dead, left.Process.Pid, dead, ns, ns2, dead)},

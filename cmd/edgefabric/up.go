@@ -194,6 +194,8 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 	}
 	ctx, stop := stopContext()
 	defer stop()
+	// SIGTERM removes what this process builds: down may stop it.
+	emu.SetStopsOnTerm(true)
 	if f.fg {
 		return runForeground(ctx, c, g, opts, f)
 	}
