@@ -212,12 +212,32 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	rep.FailoverLost, rep.FailoverSent, rep.Recovered = res.Lost, res.Sent, res.Recovered
 	rep.FailoverProbeMS = 1
 	rep.done = DemoFailover
+	if !rep.Recovered {
+		// The failed link was the only way (a cut edge, as on line:2):
+		// the stream cannot finish, and iperf3 would retry for ever.
+		// The report shows recovered false, and iperf3 not reached.
+		o.step("failover: outage %.1f ms, not recovered; iperf3 stopped", rep.FailoverOutageMS)
+		cp.stop()
+		rep.StoppedBefore = DemoIperf3
+		return nil
+	}
 	o.step("failover: outage %.1f ms, recovered %v; waiting for iperf3", rep.FailoverOutageMS, rep.Recovered)
-	if err := cp.wait(ctx); err != nil {
+	// Bounded all the same: a stream that stalls after recovering must
+	// not hold the demo.
+	wctx, cancel := context.WithTimeout(ctx, (iperfSecs+30)*time.Second)
+	defer cancel()
+	if err := cp.wait(wctx); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return fmt.Errorf("demo: iperf3 client: %v: %s", err, firstLine(clientOut.String()))
+		if wctx.Err() != nil {
+			cp.stop()
+			return fmt.Errorf("demo: iperf3 client did not finish within %d s of its %d s run", iperfSecs+30, iperfSecs)
+		}
+		if line := firstLine(clientOut.String()); line != "" {
+			return fmt.Errorf("demo: iperf3 client: %v: %s", err, line)
+		}
+		return fmt.Errorf("demo: iperf3 client: %v (its lab removed under it?)", err)
 	}
 	var ir struct {
 		End struct {

@@ -88,6 +88,34 @@ func TestDemoEmu(t *testing.T) {
 	}
 }
 
+// TestDemoEmuCutEdge: on line:2 the failed link is the only one between
+// the switches. The demo once waited for iperf3 for ever there (its
+// client retrying at full CPU); it now stops the stream, reports the
+// failover not recovered and iperf3 not reached, and ends (the sim
+// engine ends too). The bound is the failover's own 20 s wait.
+func TestDemoEmuCutEdge(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the emulator needs root")
+	}
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 not installed (scripts/deps installs it)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	rep, err := Demo(ctx, DemoOptions{Engine: "emu", Topology: "line:2", Name: fmt.Sprintf("dc%d", os.Getpid()%1000000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%v\n%s", time.Since(start).Round(time.Millisecond), rep.Text())
+	if rep.OK() || rep.Recovered || rep.reached(DemoIperf3) || !rep.reached(DemoFailover) || rep.Error != "" {
+		t.Errorf("report: recovered %v, iperf3 reached %v, failover reached %v, error %q; want a failover that did not recover and no iperf3", rep.Recovered, rep.reached(DemoIperf3), rep.reached(DemoFailover), rep.Error)
+	}
+	if !strings.Contains(rep.Text(), "  iperf3         not reached\n") {
+		t.Errorf("text:\n%s", rep.Text())
+	}
+}
+
 // OK needs every check: a fabric that did not recover, lost a ping pair,
 // moved no traffic or was found inexactly fails, and so does a run that
 // stopped before its end.
