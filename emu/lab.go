@@ -50,7 +50,8 @@ type Options struct {
 	// IPv6 keeps IPv6 enabled in the lab's namespaces (off by default).
 	IPv6 bool
 	// ReadyTimeout bounds the wait for the fabric to be ready; zero means
-	// 60 s, or long enough for STP to converge with KernelBridge.
+	// 60 s plus the time the scheme's timers take before it forwards
+	// (scheme.Settler; KernelBridge with STP alike).
 	ReadyTimeout time.Duration
 	// WaitReach makes Up also wait until the first host reaches up to 16
 	// other hosts with ping (needs the ping binary): the end-to-end sign
@@ -454,13 +455,29 @@ func (l *Lab) setupBridge(ln *labNode) (netlink.Link, error) {
 // waitReady polls until the fabric is ready: every kernel bridge port that
 // has carrier is forwarding or blocking (STP has converged), and every
 // Readier (the Fabric and each element) says so.
-func (l *Lab) waitReady(ctx context.Context) error {
-	timeout := l.opts.ReadyTimeout
+// readyTimeout is how long Up waits for the fabric (Options.ReadyTimeout,
+// or by default 60 s plus settle), and settle how long the scheme's own
+// timers may keep it from forwarding at all (802.1D's 2 x forward delay +
+// max age, with the kernel bridge or the stp scheme's bridges).
+func (l *Lab) readyTimeout() (timeout, settle time.Duration) {
+	if l.kb != nil && l.kb.stp {
+		settle = 2*l.kb.forwardDelay + l.kb.maxAge
+	}
+	if s, ok := l.fabric.(scheme.Settler); ok {
+		settle = time.Duration(s.SettleTime() / element.Nanosecond)
+	}
+	timeout = l.opts.ReadyTimeout
 	if timeout <= 0 {
-		timeout = 60 * time.Second
-		if l.kb != nil && l.kb.stp {
-			timeout = 2*l.kb.forwardDelay + l.kb.maxAge + 60*time.Second
-		}
+		timeout = 60*time.Second + settle
+	}
+	return timeout, settle
+}
+
+func (l *Lab) waitReady(ctx context.Context) error {
+	timeout, settle := l.readyTimeout()
+	hint := ""
+	if settle >= timeout {
+		hint = fmt.Sprintf(" (the scheme's own timers take up to %v before it forwards: give --timeout above that)", settle)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -476,7 +493,7 @@ func (l *Lab) waitReady(ctx context.Context) error {
 			if errors.Is(ctx.Err(), context.Canceled) {
 				return fmt.Errorf("emu: lab %s: stopped before it was ready: %w", l.name, ErrInterrupted)
 			}
-			return fmt.Errorf("emu: lab %s: %w after %v: %s", l.name, ErrNotReady, timeout, why)
+			return fmt.Errorf("emu: lab %s: %w after %v: %s%s", l.name, ErrNotReady, timeout, why, hint)
 		case <-tick.C:
 		}
 	}
@@ -503,7 +520,7 @@ func (l *Lab) waitReady(ctx context.Context) error {
 				return fmt.Errorf("emu: lab %s: stopped before it was ready: %w", l.name, ErrInterrupted)
 			}
 			if ctx.Err() != nil {
-				return fmt.Errorf("emu: lab %s: %w after %v: %s cannot reach %s", l.name, ErrNotReady, timeout, src.name, dst.name)
+				return fmt.Errorf("emu: lab %s: %w after %v: %s cannot reach %s%s", l.name, ErrNotReady, timeout, src.name, dst.name, hint)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

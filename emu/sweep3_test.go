@@ -476,3 +476,42 @@ func TestReceiveFrameCapacity(t *testing.T) {
 		t.Errorf("len, cap of the frame = %v, want [60 60]", el.caps)
 	}
 }
+
+// TestReadyTimeoutFollowsSchemeTimers: the default wait for readiness is
+// 60 s plus what the spanning tree's timers take, for the stp scheme as
+// for the kernel bridge: with forward_delay 30 s and max age 40 s (valid
+// 802.1D values) a fixed 60 s gave up before the tree could forward. A
+// shorter --timeout fails saying why.
+func TestReadyTimeoutFollowsSchemeTimers(t *testing.T) {
+	g := star(t, 2)
+	for _, c := range []struct {
+		scheme string
+		params map[string]string
+		given  time.Duration
+		want   time.Duration
+	}{
+		{"stp", map[string]string{"forward_delay": "30", "max_age": "40"}, 0, 160 * time.Second},
+		{"stp", nil, 0, 110 * time.Second},
+		{"stp", map[string]string{"stp": "off"}, 0, 60 * time.Second},
+		{"stp", nil, 5 * time.Second, 5 * time.Second},
+		{KernelBridge, nil, 0, 110 * time.Second},
+		{KernelBridge, map[string]string{"stp": "off"}, 0, 60 * time.Second},
+		{"dumbnet", nil, 0, 60 * time.Second},
+	} {
+		kb, fab, err := buildScheme(g, c.scheme, Options{Scheme: scheme.Options{Params: c.params}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &Lab{kb: kb, fabric: fab, opts: Options{ReadyTimeout: c.given}}
+		if got, _ := l.readyTimeout(); got != c.want {
+			t.Errorf("%s %v, --timeout %v: waits %v, want %v", c.scheme, c.params, c.given, got, c.want)
+		}
+	}
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	_, err := Up(context.Background(), g, "stp", Options{Name: name, ReadyTimeout: time.Second, WaitReach: true})
+	if !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "(the scheme's own timers take up to 50s before it forwards: give --timeout above that)") {
+		t.Errorf("stp with --timeout 1s: %v", err)
+	}
+}

@@ -30,6 +30,15 @@ type Fabric interface {
 	Element(n topo.NodeID) element.Element
 }
 
+// Settler is implemented by a Fabric whose elements take time of their own
+// before they forward anything (802.1D's listening and learning, max age):
+// SettleTime bounds it, so that an engine waiting for the fabric to be
+// ready by default waits at least that long, and can say why when a given
+// bound is shorter.
+type Settler interface {
+	SettleTime() element.Time
+}
+
 // Options carries what every scheme constructor may use.
 type Options struct {
 	// Seed for any randomness the scheme's offline computations need.

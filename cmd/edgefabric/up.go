@@ -68,7 +68,7 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for the topology generator and the scheme")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "scheme parameter key=value (repeatable)")
 	fl.BoolVar(&f.ipv6, "ipv6", false, "keep IPv6 enabled in the lab's namespaces")
-	fl.DurationVar(&f.timeout, "timeout", 0, "give up when the fabric is not ready by then (default: 60s, or enough for STP)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "give up when the fabric is not ready by then (default: 60s plus what the spanning tree's timers take, 2 x forward_delay + max_age: 110s with 802.1D's defaults)")
 	fl.BoolVar(&f.noWait, "no-wait-reach", false, "return once the scheme reports ready, without waiting until h1 pings up to 16 other hosts")
 	fl.BoolVar(&f.fg, "foreground", false, "run the lab in this process until SIGINT/SIGTERM/SIGHUP or 'edgefabric down' (no daemon)")
 	fl.BoolVar(&f.asJSON, "json", false, "print the lab's status as JSON, as 'edgefabric status LAB --json' does")

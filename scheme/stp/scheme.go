@@ -52,7 +52,13 @@ var Params = []struct{ Key, Help string }{
 type Fabric struct {
 	g       *topo.Graph
 	bridges []*Bridge // by NodeID; nil on plain hosts
+	settle  element.Time
 }
+
+// SettleTime is how long a bridge may take before it forwards on a port:
+// 2 x forward delay (listening, learning) plus max age (a stale root's
+// information expiring), 0 without the spanning tree (scheme.Settler).
+func (f *Fabric) SettleTime() element.Time { return f.settle }
 
 // NewFabric builds a bridge for every forwarding node of g. Bridge IDs are
 // the priority and the node's plan address topo.BridgeMAC, so that in a
@@ -64,6 +70,9 @@ func NewFabric(g *topo.Graph, params map[string]string) (*Fabric, error) {
 	}
 	base := ps.cfg
 	f := &Fabric{g: g, bridges: make([]*Bridge, g.NumNodes())}
+	if c := base.withDefaults(); !c.NoSTP {
+		f.settle = 2*c.ForwardDelay + c.MaxAge
+	}
 	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
 		node := g.Node(n)
 		if !node.Forwards() {
