@@ -14,6 +14,7 @@ import (
 	"github.com/edgefabric/edgefabric/emu"
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/scheme/all"
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
 	"github.com/edgefabric/edgefabric/topo"
 	"github.com/spf13/cobra"
 )
@@ -176,12 +177,41 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 	if len(g.Nodes(topo.Host)) == 0 {
 		return nil, o, fmt.Errorf("topology %s has no hosts", topoArg)
 	}
+	if f.scheme == dumbnet.Name && (o.Delay > 0 || o.TopoDelay) && o.Scheme.Params["probetimeout"] == "" {
+		// A discovery round waits 50 ms for its probes; over delayed
+		// links their round trip is longer, and the fabric was never
+		// ready. Give the round the probes' longest round trip twice.
+		if o.Scheme.Params == nil {
+			o.Scheme.Params = map[string]string{}
+		}
+		o.Scheme.Params["probetimeout"] = dumbnetProbeTimeout(g, o).String()
+	}
 	// Scheme parameters are input too: refuse them here (exit 2), not in
 	// the daemon.
 	if err := emu.CheckScheme(g, f.scheme, o); err != nil {
 		return nil, o, err
 	}
 	return g, o, nil
+}
+
+// dumbnetProbeTimeout is DumbNet's discovery round under the emulator's
+// link delay: its default, 50 ms, plus twice the longest probe round trip,
+// out to the farthest switch and back: 2 x (diameter + 2 host links) x the
+// largest one-way link delay.
+func dumbnetProbeTimeout(g *topo.Graph, o emu.Options) time.Duration {
+	d := o.Delay
+	if o.TopoDelay {
+		for i := range g.NumLinks() {
+			d = max(d, time.Duration(g.Link(topo.LinkID(i)).Delay/element.Nanosecond))
+		}
+	}
+	s := topo.Stats(g)
+	hops := s.Diameter
+	if !s.DiameterExact {
+		hops = s.DiameterUpper
+	}
+	rtt := 2 * time.Duration(hops+2) * d
+	return time.Duration(dumbnet.DefaultProbeTimeout/element.Nanosecond) + 2*rtt
 }
 
 func runUp(c *cobra.Command, topoArg string, f upFlags) error {

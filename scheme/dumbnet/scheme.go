@@ -32,10 +32,13 @@ func CheckTopology(g *topo.Graph) error {
 	return nil
 }
 
+// Name is the scheme's registry name.
+const Name = "dumbnet"
+
 // Register adds the dumbnet scheme to r.
 func Register(r *scheme.Registry) error {
 	return r.Register(scheme.Scheme{
-		Name:    "dumbnet",
+		Name:    Name,
 		Summary: "DumbNet: stateless tag-popping switches, host agents and a host controller (EuroSys '18)",
 		New: func(g *topo.Graph, opts scheme.Options) (scheme.Fabric, error) {
 			return New(g, opts)
