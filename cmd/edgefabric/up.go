@@ -148,6 +148,11 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 		}
 		o.Rate = r
 	}
+	if f.ipv6 && f.scheme == dumbnet.Name {
+		// Its agents resolve addresses by ARP and drop the multicast
+		// neighbour discovery needs: hosts would never reach each other.
+		return nil, o, fmt.Errorf("--ipv6: dumbnet's host agents carry IPv4 only (they answer ARP; IPv6 neighbour discovery is multicast, which they drop): use stp or kernel-bridge for IPv6")
+	}
 	if f.delay != "" && f.scheme == emu.KernelBridge {
 		return nil, o, fmt.Errorf("--delay: the kernel bridge forwards in the kernel, and this kernel has no netem; the emulator delays frames in its own ports, for schemes with elements (stp, dumbnet)")
 	}

@@ -43,3 +43,13 @@ func TestUpDumbNetProbeTimeoutFollowsDelay(t *testing.T) {
 		t.Errorf("ping over 30 ms links: exit %d\n%s", code, out)
 	}
 }
+
+// TestUpDumbNetRefusesIPv6: --ipv6 with dumbnet is bad input (its agents
+// drop IPv6 neighbour discovery: pings went unanswered, the lab "up").
+func TestUpDumbNetRefusesIPv6(t *testing.T) {
+	code, out, errOut := topoCLI("up", "line:1", "--scheme", "dumbnet", "--ipv6", "--name", "x")
+	want := "edgefabric: --ipv6: dumbnet's host agents carry IPv4 only (they answer ARP; IPv6 neighbour discovery is multicast, which they drop): use stp or kernel-bridge for IPv6\n"
+	if code != 2 || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
+	}
+}
