@@ -22,23 +22,26 @@ func hangupDefault(t *testing.T) {
 }
 
 // TestHangupRemovesForegroundLab: SIGHUP (the terminal of an up
-// --foreground closed) removes the lab as SIGTERM does. Go's default for
-// SIGHUP is to exit at once, which left the lab's namespaces behind.
+// --foreground closed) and SIGQUIT (Ctrl-\) remove the lab as SIGTERM
+// does. Go's default for SIGHUP is to exit at once, for SIGQUIT to dump
+// the goroutines and exit 2: both left the lab's namespaces behind.
 func TestHangupRemovesForegroundLab(t *testing.T) {
 	bin, name := rootLab(t, "hf")
 	labCleanup(t, name)
 	hangupDefault(t)
-	up := startForeground(t, bin, func(out string) bool { return strings.Contains(out, "\n") },
-		"up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground")
-	up.cmd.Process.Signal(syscall.SIGHUP)
-	if err := up.wait(t, "SIGHUP"); err != nil {
-		t.Fatalf("up --foreground after SIGHUP: %v\n%s", err, up.stderr.String())
-	}
-	if out := up.stdout.String(); !strings.HasSuffix(out, "\nlab "+name+" down\n") {
-		t.Errorf("up --foreground after SIGHUP printed\n%s", out)
-	}
-	if labs, _ := emu.Labs(); contains(labs, name) {
-		t.Errorf("lab %s still there after SIGHUP", name)
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		up := startForeground(t, bin, func(out string) bool { return strings.Contains(out, "\n") },
+			"up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground")
+		up.cmd.Process.Signal(sig)
+		if err := up.wait(t, sig.String()); err != nil {
+			t.Fatalf("up --foreground after %v: %v\n%s", sig, err, up.stderr.String())
+		}
+		if out := up.stdout.String(); !strings.HasSuffix(out, "\nlab "+name+" down\n") {
+			t.Errorf("up --foreground after %v printed\n%s", sig, out)
+		}
+		if labs, _ := emu.Labs(); contains(labs, name) {
+			t.Fatalf("lab %s still there after %v", name, sig)
+		}
 	}
 }
 

@@ -9,15 +9,19 @@ import (
 
 // stopContext is cancelled by the signals that stop a command owning a lab
 // (up, up --foreground, demo), which then removes what it built: SIGINT
-// and SIGTERM always (down stops a daemon with SIGTERM), and SIGHUP unless
-// it was ignored at start. Go's default for an uncaught SIGHUP is to exit
-// at once, so closing the terminal of an up --foreground or a demo (or a
-// kill -HUP of a daemon) left the lab's namespaces behind; under nohup
-// SIGHUP stays ignored, as the user asked.
+// and SIGTERM always (down stops a daemon with SIGTERM), and SIGHUP and
+// SIGQUIT unless they were ignored at start. Go's default for an uncaught
+// SIGHUP is to exit at once, and for SIGQUIT (Ctrl-\) to dump the
+// goroutines and exit, so closing the terminal of an up --foreground or a
+// demo (or a kill -HUP of a daemon) left the lab's namespaces behind;
+// under nohup SIGHUP stays ignored, as the user asked. (SIGABRT still
+// dumps the goroutines, for debugging.)
 func stopContext() (context.Context, context.CancelFunc) {
 	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
+	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
 	}
 	return signal.NotifyContext(context.Background(), sigs...)
 }
