@@ -685,6 +685,14 @@ func OwnerIsDaemon(name string) bool {
 	return ok && o.Daemon && alive(o.Pid, o.PidStart)
 }
 
+// OwnerIsCommand reports whether lab name's live owner is an edgefabric
+// command that stops on SIGTERM (SetStopsOnTerm: up, up --foreground,
+// demo), rather than another program using emu.
+func OwnerIsCommand(name string) bool {
+	o, ok := readOwner(name)
+	return ok && o.StopsOnTerm && alive(o.Pid, o.PidStart)
+}
+
 func readOwner(name string) (owner, bool) {
 	var o owner
 	data, err := os.ReadFile(ownerPath(name))

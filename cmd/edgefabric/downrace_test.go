@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -85,5 +86,33 @@ func TestDownRacingUp(t *testing.T) {
 				t.Fatalf("round %d: down: exit %d %s%s", i, code, out, errOut)
 			}
 		}
+	}
+}
+
+// TestCommandOwnedLab: a lab an edgefabric command runs without a daemon
+// (a demo; an up --foreground still starting) is told as such by status
+// and exec, not with the Go call that works from its own process; down
+// stops that process with SIGTERM. The command is a sleep this test
+// starts, with the owner record such a command writes.
+func TestCommandOwnedLab(t *testing.T) {
+	if err := emu.CheckRoot(os.Geteuid()); err != nil {
+		t.Skipf("skipping: %v", err)
+	}
+	name := fmt.Sprintf("co%d", os.Getpid()%1000000)
+	cmd := startChild(t, "sleep", "600")
+	pid := cmd.Process.Pid
+	fakeLab(t, name, map[string]any{"pid": pid, "stops_on_term": true}, nil)
+	for verb, args := range map[string][]string{"status": {"status", name}, "exec": {"exec", name, "h1", "--", "true"}} {
+		code, out, errOut := topoCLI(args...)
+		want := fmt.Sprintf("edgefabric: lab %s is run by edgefabric process %d without a daemon (a demo, or an up --foreground still starting): %s works on it once an up --foreground is ready; a demo's lab is its own ('edgefabric down %s' stops it)\n", name, pid, verb, name)
+		if code != 1 || out != "" || errOut != want {
+			t.Errorf("%s: exit %d, stdout %q, stderr\n got  %q\n want %q", verb, code, out, errOut, want)
+		}
+	}
+	bin := buildBinary(t)
+	code, out, errOut := labBin(t, bin, false, "", "down", name)
+	want := fmt.Sprintf("lab %s: process %d, still building it, stopped\nlab %s removed\n", name, pid, name)
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("down: exit %d, stderr %q, stdout\n got  %q\n want %q", code, errOut, out, want)
 	}
 }

@@ -139,6 +139,9 @@ func labNotAnswering(name, verb, api string, err error, timeout time.Duration) (
 	case "not answering":
 		return e, fmt.Errorf("lab %s: daemon %d does not answer: run 'edgefabric down %s'", name, e.Pid, name)
 	case "in-process":
+		if emu.OwnerIsCommand(name) {
+			return e, fmt.Errorf("lab %s is run by edgefabric process %d without a daemon (a demo, or an up --foreground still starting): %s works on it once an up --foreground is ready; a demo's lab is its own ('edgefabric down %s' stops it)", name, e.Pid, verb, name)
+		}
 		return e, fmt.Errorf("lab %s runs in process %d without a daemon: %s works from that process only (%s), or, for an up --foreground, once it is ready", name, e.Pid, verb, api)
 	}
 	if labs, _ := emu.Labs(); !contains(labs, name) {
