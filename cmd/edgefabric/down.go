@@ -22,7 +22,10 @@ prefix ef-LAB-: its namespaces and, with them, their veths, bridges, qdiscs and
 TAPs, and its state directory /run/edgefabric/LAB. Processes still running in
 the lab's namespaces (commands started with exec, such as iperf3 -s -D) are
 killed first: they would keep a namespace alive. When the daemon has crashed,
-down reports the leftovers it found and removes them.`,
+down reports the leftovers it found and removes them. A process still building
+the lab (up, up --foreground, demo) is stopped with SIGTERM and removes what it
+built. --timeout bounds each wait: for the daemon's answer, for it to leave,
+and after SIGTERM before SIGKILL, so a hung daemon takes up to three times it.`,
 		Example: `  edgefabric down demo
   edgefabric down demo --json --timeout 1m`,
 		Args: exactArgs(1),
@@ -91,6 +94,6 @@ down reports the leftovers it found and removes them.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print what was found and removed as JSON")
-	c.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long to wait for the daemon to answer, and then to stop, before killing it")
+	c.Flags().DurationVar(&timeout, "timeout", 20*time.Second, "how long each step waits: the daemon's answer, its leaving, SIGTERM before SIGKILL (a hung daemon: up to 3x this)")
 	return c
 }
