@@ -272,8 +272,8 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 			hosts++
 		}
 	}
-	fmt.Fprintf(c.OutOrStdout(), "lab %s up: scheme %s on %s, %d nodes (%d hosts), %d links; daemon pid %d, log %s\n",
-		st.Name, st.Scheme, st.Topology, len(st.Nodes), hosts, len(st.Links), st.Pid, emu.LogPath(st.Name))
+	fmt.Fprintf(c.OutOrStdout(), "lab %s up: scheme %s on %s, %d nodes (%s), %d links; daemon pid %d, log %s\n",
+		st.Name, st.Scheme, st.Topology, len(st.Nodes), plural(hosts, "host"), len(st.Links), st.Pid, emu.LogPath(st.Name))
 	var hostNames, ips []string
 	for _, n := range st.Nodes {
 		if n.Kind == "host" {
