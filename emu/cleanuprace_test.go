@@ -175,3 +175,19 @@ func TestDownLeavesTakenName(t *testing.T) {
 		t.Errorf("own lab's down left its state directory: %v", err)
 	}
 }
+
+// TestCleanupOfNothingIsNoLab: a down that finds nothing of the lab is no
+// such lab, even when an up claims the name before its sweep: it once
+// reported that new lab "left alone" and exited 0.
+func TestCleanupOfNothingIsNoLab(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	pid, start := startSleeper(t)
+	cleanupBeforeSweep = func() { writeOwnerFile(t, name, owner{Pid: pid, PidStart: start, Daemon: true}) }
+	defer func() { cleanupBeforeSweep = nil }()
+	rep, err := Cleanup(name, time.Second)
+	if !errors.Is(err, ErrNoLab) || rep.RecreatedBy != 0 {
+		t.Errorf("Cleanup of nothing: %+v, %v; want ErrNoLab", rep, err)
+	}
+}

@@ -391,7 +391,14 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep Cleanup
 	hadStateDir := statErr == nil
 	o, hasOwner := readOwner(name)
 	st, serr := ReadState(name)
+	firstNS, nsErr := listNS(Prefix(name))
 	unlockLook()
+	if !hadStateDir && nsErr == nil && len(firstNS) == 0 {
+		// Nothing of the lab: no such lab, even if an up claims the name
+		// a moment later (that lab was not the one asked for, and
+		// reporting it "left alone" made a down of nothing exit 0).
+		return rep, fmt.Errorf("emu: lab %q: %w (nothing named %s* exists)", name, ErrNoLab, Prefix(name))
+	}
 	// The lab's own process is stopped below, in order; it may be caught
 	// inside one of its namespaces, so the sweep must spare it.
 	// (Only while the pid is still that process: a recycled one is not.)

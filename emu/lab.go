@@ -630,8 +630,11 @@ func (l *Lab) Down() error {
 		// Namespaces and the state directory are removed by name. If
 		// down removed this lab under it and a new lab has claimed the
 		// name since, those names are the new lab's: leave them (this
-		// once deleted a new lab and orphaned its daemon). Claims wait
-		// while this looks and removes.
+		// once deleted a new lab and orphaned its daemon). The look is
+		// made between claims. While this process owns the name, no
+		// claim can take it until the state directory, removed last, is
+		// gone, so the claims wait only when the owner record is gone
+		// (down removed the lab): then for the removal too.
 		var errs []error
 		unlock, lerr := lockClaims()
 		if lerr != nil {
@@ -639,8 +642,13 @@ func (l *Lab) Down() error {
 			unlock = func() {}
 		}
 		taken := 0
-		if o, ok := readOwner(l.name); ok && (o.Pid != os.Getpid() || o.PidStart != ownStart()) && alive(o.Pid, o.PidStart) {
+		o, owned := readOwner(l.name)
+		if owned && (o.Pid != os.Getpid() || o.PidStart != ownStart()) && alive(o.Pid, o.PidStart) {
 			taken = o.Pid
+		}
+		if owned && taken == 0 {
+			unlock()
+			unlock = func() {}
 		}
 		if taken == 0 {
 			killNSProcesses(names)

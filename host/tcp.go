@@ -50,6 +50,13 @@ type TCPConfig struct {
 	MaxConns int
 }
 
+// WithDefaults returns c with every zero field at its default, as a host
+// uses it.
+func (c TCPConfig) WithDefaults() TCPConfig {
+	c.defaults()
+	return c
+}
+
 func (c *TCPConfig) defaults() {
 	if c.MaxConns <= 0 {
 		c.MaxConns = 1 << 21

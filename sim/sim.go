@@ -554,6 +554,9 @@ func (s *Sim) run(until element.Time, advance bool) {
 // Stop makes Run return after the current event.
 func (s *Sim) Stop() { s.stopped = true }
 
+// Stopped reports whether the last Run returned because of Stop.
+func (s *Sim) Stopped() bool { return s.stopped }
+
 // Pending reports the number of queued events.
 func (s *Sim) Pending() int { return s.events.len() }
 

@@ -21,10 +21,18 @@ func TestHungDaemonTimeout(t *testing.T) {
 	if err := emu.CheckRoot(os.Geteuid()); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	name := fmt.Sprintf("ht%d", os.Getpid()%1000000)
+	// A daemon, and an up --foreground that serves its ready lab (not a
+	// daemon: it was told "still starting", and link not that the link
+	// may have changed).
+	hungLab(t, fmt.Sprintf("ht%d", os.Getpid()%1000000), "daemon", map[string]any{"daemon": true})
+	hungLab(t, fmt.Sprintf("hf%d", os.Getpid()%1000000), "process", map[string]any{"stops_on_term": true})
+}
+
+func hungLab(t *testing.T, name, who string, ownerFields map[string]any) {
 	daemon := startChild(t, "sleep", "600")
 	pid := daemon.Process.Pid
-	fakeLab(t, name, map[string]any{"pid": pid, "daemon": true}, emu.State{
+	ownerFields["pid"] = pid
+	fakeLab(t, name, ownerFields, emu.State{
 		Name: name, Scheme: "stp", Topology: "line:1", Pid: pid, PidStart: pidStart(t, pid), Prefix: emu.Prefix(name),
 		Nodes: []emu.StateNode{{Name: "s1", Kind: "switch", Namespace: emu.Prefix(name) + "n1"}, {Name: "h1", Kind: "host", Namespace: emu.Prefix(name) + "n2"}},
 	})
@@ -53,9 +61,9 @@ func TestHungDaemonTimeout(t *testing.T) {
 		want string
 	}{
 		{[]string{"status", name, "--timeout", "200ms"},
-			fmt.Sprintf("edgefabric: lab %s: daemon %d did not answer status within 200ms: %s\n", name, pid, hint)},
+			fmt.Sprintf("edgefabric: lab %s: %s %d did not answer status within 200ms: %s\n", name, who, pid, hint)},
 		{[]string{"link", name, "s1", "h1", "down", "--timeout", "300ms"},
-			fmt.Sprintf("edgefabric: lab %s: daemon %d did not answer link within 300ms (the link may or may not have changed): %s\n", name, pid, hint)},
+			fmt.Sprintf("edgefabric: lab %s: %s %d did not answer link within 300ms (the link may or may not have changed): %s\n", name, who, pid, hint)},
 	} {
 		start := time.Now()
 		code, out, errOut := topoCLI(tc.args...)
@@ -66,9 +74,16 @@ func TestHungDaemonTimeout(t *testing.T) {
 
 	start := time.Now()
 	code, out, errOut := topoCLI("status", "--timeout", "200ms")
-	line := fmt.Sprintf("%s\tdaemon %d does not answer: run 'edgefabric down %s'", name, pid, name)
-	if took := time.Since(start); code != 0 || errOut != "" || !strings.Contains(out, line+"\n") || took > 10*time.Second {
-		t.Errorf("status --timeout 200ms: exit %d after %v, stderr %q, no line %q in\n%s", code, took.Round(time.Millisecond), errOut, line, out)
+	if who != "daemon" {
+		line := fmt.Sprintf("%s\trunning in process %d, no daemon", name, pid)
+		if code != 0 || !strings.Contains(out, line+"\n") || time.Since(start) > 10*time.Second {
+			t.Errorf("status --timeout 200ms: exit %d, stderr %q, no line %q in\n%s", code, errOut, line, out)
+		}
+	} else {
+		line := fmt.Sprintf("%s\tdaemon %d does not answer: run 'edgefabric down %s'", name, pid, name)
+		if took := time.Since(start); code != 0 || errOut != "" || !strings.Contains(out, line+"\n") || took > 10*time.Second {
+			t.Errorf("status --timeout 200ms: exit %d after %v, stderr %q, no line %q in\n%s", code, took.Round(time.Millisecond), errOut, line, out)
+		}
 	}
 
 	for _, args := range [][]string{

@@ -66,6 +66,7 @@ and exits 1.`,
 			ctx, stop := stopContext()
 			defer stop()
 			emu.SetStopsOnTerm(true) // down stops the demo rather than pull its lab from under it
+			defer emu.SetStopsOnTerm(false)
 			rep, err := experiment.Demo(ctx, o)
 			if errors.Is(err, experiment.ErrBadInput) {
 				return badInput(err)

@@ -126,12 +126,18 @@ func labNotRunning(name, verb, api string) (labEntry, error) {
 // time out is told as such, with the bound it had.
 func labNotAnswering(name, verb, api string, err error, timeout time.Duration) (labEntry, error) {
 	e := idleLab(name)
-	if e.State == "not answering" && errors.Is(err, os.ErrDeadlineExceeded) {
+	// Only a process that serves the lab (a daemon, or an up --foreground
+	// once ready) accepts a call and then lets it time out.
+	if (e.State == "not answering" || e.State == "in-process") && errors.Is(err, os.ErrDeadlineExceeded) {
 		what := ""
 		if verb == "link" {
 			what = " (the link may or may not have changed)"
 		}
-		return e, fmt.Errorf("lab %s: daemon %d did not answer %s within %v%s: give it more --timeout, or run 'edgefabric down %s'", name, e.Pid, verb, timeout, what, name)
+		who := "daemon"
+		if e.State == "in-process" {
+			who = "process"
+		}
+		return e, fmt.Errorf("lab %s: %s %d did not answer %s within %v%s: give it more --timeout, or run 'edgefabric down %s'", name, who, e.Pid, verb, timeout, what, name)
 	}
 	switch e.State {
 	case "starting":

@@ -215,6 +215,7 @@ func dumbnetProbeTimeout(g *topo.Graph, o emu.Options) time.Duration {
 	if !s.DiameterExact {
 		hops = s.DiameterUpper
 	}
+	hops = max(hops, 0) // -1: not connected (refused later anyway)
 	rtt := 2 * time.Duration(hops+2) * d
 	return time.Duration(dumbnet.DefaultProbeTimeout/element.Nanosecond) + 2*rtt
 }
@@ -229,8 +230,10 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 	}
 	ctx, stop := stopContext()
 	defer stop()
-	// SIGTERM removes what this process builds: down may stop it.
+	// SIGTERM removes what this process builds: down may stop it. (Reset
+	// for a process that runs commands in-process, as tests do.)
 	emu.SetStopsOnTerm(true)
+	defer emu.SetStopsOnTerm(false)
 	if f.fg {
 		return runForeground(ctx, c, g, opts, f)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/scheme/stp"
 	"github.com/edgefabric/edgefabric/sim/scenario"
@@ -77,5 +78,38 @@ func TestPortStatesTellReconvergence(t *testing.T) {
 	got, _ = json.Marshal(short.PortStates[1])
 	if want := `{"from_s":15,"cause":"node s1 down","changes":7,"last_change_s":15,"end_s":17,"transitional_ports":1,"settled":false}`; string(got) != want {
 		t.Errorf("cut short\n got  %s\n want %s", got, want)
+	}
+}
+
+// TestPortStatesKeepStop: a Stop from an At action ends a watched run
+// where it ends an unwatched one (stepping Run reset it at every step).
+func TestPortStatesKeepStop(t *testing.T) {
+	run := func(watch bool) (uint64, string, float64) {
+		r := &scheme.Registry{}
+		if err := stp.Register(r); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenario.Parse([]byte(ring3+"duration: 20s\n"), "ring3.yaml", scenario.Options{Registry: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rn, err := sc.Setup(scenario.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !watch {
+			rn.Unwatch()
+		}
+		rn.Sim.At(2*element.Second, rn.Sim.Stop)
+		res, err := rn.Execute()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Events, res.TraceHash, rn.Sim.Now().Seconds()
+	}
+	ew, hw, nw := run(true)
+	eu, hu, nu := run(false)
+	if ew != eu || hw != hu || nw != 2 || nu != 2 {
+		t.Errorf("watched: %d events, hash %s, clock %vs; unwatched: %d, %s, %vs; want equal, at 2s", ew, hw, nw, eu, hu, nu)
 	}
 }

@@ -479,13 +479,14 @@ func (r *Run) Execute() (*Result, error) {
 	if r.watch == nil {
 		r.Sim.Run(r.Sc.Duration)
 	} else {
-		// Run in steps, sampling the port states between them.
-		for t := element.Time(0); t < r.Sc.Duration; {
+		// Run in steps, sampling the port states between them; a Stop
+		// (from an At action) ends the run as it ends an unwatched one.
+		for t := element.Time(0); t < r.Sc.Duration && !r.Sim.Stopped(); {
 			t = min(t+WatchEvery, r.Sc.Duration)
 			r.Sim.Run(t)
-			r.watch.sample(t)
+			r.watch.sample(r.Sim.Now())
 		}
-		r.watch.end(r.Sc.Duration)
+		r.watch.end(r.Sim.Now())
 	}
 	paths := make([]string, 0, len(r.pcaps))
 	for _, p := range r.pcaps {

@@ -607,8 +607,26 @@ func (r *resolver) tcp(t *rawTCP) host.TCPConfig {
 	if t.DelayedACKTimeout.Set && !c.DelayedACK && r.err == nil {
 		r.fail(t.DelayedACKTimeout.Line, "tcp.delayed_ack_timeout", "set without delayed_ack: true, it would change nothing")
 	}
-	if t.MinRTO.Set && t.MaxRTO.Set && c.MinRTO > c.MaxRTO && r.err == nil {
-		r.fail(t.MaxRTO.Line, "tcp.max_rto", "%v is below min_rto %v", c.MaxRTO, c.MinRTO)
+	// The bounds in order, a default counting as given: a host would
+	// otherwise raise max_rto to min_rto without a word.
+	if (t.MinRTO.Set || t.MaxRTO.Set) && r.err == nil {
+		d := host.TCPConfig{}.WithDefaults()
+		minRTO, maxRTO := d.MinRTO, d.MaxRTO
+		if t.MinRTO.Set {
+			minRTO = c.MinRTO
+		}
+		if t.MaxRTO.Set {
+			maxRTO = c.MaxRTO
+		}
+		switch {
+		case minRTO <= maxRTO:
+		case t.MaxRTO.Set && t.MinRTO.Set:
+			r.fail(t.MaxRTO.Line, "tcp.max_rto", "%v is below min_rto %v", maxRTO, minRTO)
+		case t.MaxRTO.Set:
+			r.fail(t.MaxRTO.Line, "tcp.max_rto", "%v is below min_rto's default %v: give min_rto too", maxRTO, minRTO)
+		default:
+			r.fail(t.MinRTO.Line, "tcp.min_rto", "%v is above max_rto's default %v: give max_rto too", minRTO, maxRTO)
+		}
 	}
 	return c
 }

@@ -33,6 +33,9 @@ func TestTCPSection(t *testing.T) {
 		{"rto below 1ms", "tcp:\n  min_rto: 10us\n", `test.yaml:5: tcp.min_rto: bad scenario: "10us" must be between 1ms and 600s`},
 		{"rto unit", "tcp:\n  initial_rto: 1 fortnight\n", `test.yaml:5: tcp.initial_rto: bad scenario: bad value: "1 fortnight": unknown time unit`},
 		{"rto order", "tcp:\n  min_rto: 2s\n  max_rto: 1s\n", `test.yaml:6: tcp.max_rto: bad scenario: 1s is below min_rto 2s`},
+		// against a default: the host raised max_rto to min_rto silently
+		{"max below default min", "tcp: {max_rto: 50ms}\n", `test.yaml:4: tcp.max_rto: bad scenario: 50ms is below min_rto's default 200ms: give min_rto too`},
+		{"min above default max", "tcp: {min_rto: 90s}\n", `test.yaml:4: tcp.min_rto: bad scenario: 90s is above max_rto's default 60s: give max_rto too`},
 		{"delayed ack word", "tcp: {delayed_ack: maybe}\n", `test.yaml:4: tcp.delayed_ack: bad scenario: "maybe": want true or false`},
 		{"timeout alone", "tcp: {delayed_ack_timeout: 10ms}\n", `test.yaml:4: tcp.delayed_ack_timeout: bad scenario: set without delayed_ack: true, it would change nothing`},
 		{"unknown field", "tcp: {rwnd: 1MB}\n", `test.yaml:4: bad scenario: field rwnd not found`},

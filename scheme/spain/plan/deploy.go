@@ -289,8 +289,10 @@ func cutLast(s string, sep byte) (before, after string, found bool) {
 // switches.txt and --skip-vlans use.
 func Ranges(ids []int) string { return ranges(ids) }
 
-// ParseRanges reads IDs written as Ranges writes them ("1002-1005,4000"),
-// ascending and without repeats; "" and "none" are none.
+// ParseRanges reads VLAN IDs written as Ranges writes them
+// ("1002-1005,4000"), ascending and without repeats; "" and "none" are
+// none. An ID is 12 bits: 0 to 4095 (which of them a caller may use is its
+// own check).
 func ParseRanges(s string) ([]int, error) {
 	if s == "" || s == "none" {
 		return nil, nil
@@ -303,8 +305,11 @@ func ParseRanges(s string) ([]int, error) {
 		if isRange {
 			b, err2 = strconv.Atoi(hi)
 		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b-a > 1<<16 {
+		if err1 != nil || err2 != nil || a < 0 || b < a {
 			return nil, fmt.Errorf("%q: want IDs and ranges such as 1002-1005,4000", part)
+		}
+		if b > 4095 {
+			return nil, fmt.Errorf("%q: a VLAN ID is at most 4095", part)
 		}
 		for id := a; id <= b; id++ {
 			seen[id] = true
