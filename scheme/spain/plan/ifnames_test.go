@@ -260,17 +260,7 @@ func TestWritePathsJSON(t *testing.T) {
 // beside plans of another topology) and says so; a paths.json that is
 // not one of ours is left alone.
 func TestWriteDirRemovesStalePaths(t *testing.T) {
-	plan := func(spec string) *Plan {
-		g, err := topo.Parse(spec, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Compute(g, Options{Trials: 1, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	plan := func(spec string) *Plan { return compute(t, spec, Options{Trials: 1, Seed: 1}) }
 	dir := t.TempDir()
 	stale := filepath.Join(dir, PathsFile)
 	if removed, err := plan("fattree:4").WriteDir(dir, nil, true); err != nil || len(removed) != 0 {

@@ -111,14 +111,7 @@ func rangeIDs(lo, hi int) []int {
 // list of any switch in the deployment, at the first switch that has it.
 func TestMaxSwitchVLANs(t *testing.T) {
 	for _, spec := range []string{"fattree:4", "fattree:8", "hyperx:4", "bcube:3,2", "spain-testbed", "line:1"} {
-		g, err := topo.Parse(spec, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := Compute(g, Options{Trials: 1, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := compute(t, spec, Options{Trials: 1, Seed: 1})
 		most, at := 0, ""
 		for _, s := range p.Deployment().Switches {
 			if len(s.VLANs) > most {
