@@ -452,9 +452,6 @@ func (l *Lab) setupBridge(ln *labNode) (netlink.Link, error) {
 	return lk, nil
 }
 
-// waitReady polls until the fabric is ready: every kernel bridge port that
-// has carrier is forwarding or blocking (STP has converged), and every
-// Readier (the Fabric and each element) says so.
 // readyTimeout is how long Up waits for the fabric (Options.ReadyTimeout,
 // or by default 60 s plus settle), and settle how long the scheme's own
 // timers may keep it from forwarding at all (802.1D's 2 x forward delay +
@@ -473,6 +470,9 @@ func (l *Lab) readyTimeout() (timeout, settle time.Duration) {
 	return timeout, settle
 }
 
+// waitReady polls until the fabric is ready: every kernel bridge port that
+// has carrier is forwarding or blocking (STP has converged), and every
+// Readier (the Fabric and each element) says so.
 func (l *Lab) waitReady(ctx context.Context) error {
 	timeout, settle := l.readyTimeout()
 	hint := ""
