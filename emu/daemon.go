@@ -543,7 +543,6 @@ func Labs() ([]string, error) {
 	return out, nil
 }
 
-// procStart reads a process's start time (clock ticks since boot).
 // ownStart is this process's start time (procStart of its own pid), read
 // once.
 var ownStart = sync.OnceValue(func() uint64 {
@@ -551,6 +550,7 @@ var ownStart = sync.OnceValue(func() uint64 {
 	return s
 })
 
+// procStart reads a process's start time (clock ticks since boot).
 func procStart(pid int) (uint64, error) {
 	start, _, err := procStat(pid)
 	return start, err
