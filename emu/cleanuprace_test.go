@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -189,5 +190,68 @@ func TestCleanupOfNothingIsNoLab(t *testing.T) {
 	rep, err := Cleanup(name, time.Second)
 	if !errors.Is(err, ErrNoLab) || rep.RecreatedBy != 0 {
 		t.Errorf("Cleanup of nothing: %+v, %v; want ErrNoLab", rep, err)
+	}
+}
+
+// TestCleanupOnlyOwnLab: SpawnDaemon's cleanup after its own daemon (only
+// its pids) leaves a lab a newer owner holds by then: a stale up client,
+// stopped and continued, once removed the newer lab of its name.
+func TestCleanupOnlyOwnLab(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	h, err := createNS(Prefix(name)+"x", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	pid, start := startSleeper(t)
+	writeOwnerFile(t, name, owner{Pid: pid, PidStart: start, Daemon: true})
+	rep, err := cleanup(name, time.Second, false, os.Getpid(), 1)
+	if err != nil || rep.RecreatedBy != pid {
+		t.Errorf("cleanup of another owner's lab: %+v, %v; want it left to pid %d", rep, err, pid)
+	}
+	if left, _ := listNS(Prefix(name)); len(left) != 1 {
+		t.Errorf("namespaces %v: want the newer lab's left", left)
+	}
+}
+
+// TestCleanupStopsBuilderFirst: down sends SIGTERM to an edgefabric
+// command building its lab before it kills the commands in the lab's
+// namespaces: killing the demo's iperf3 first made the demo fail on its
+// own, and down then found no lab to report. The builder here is a shell
+// that, on SIGTERM, records whether the process in the lab's namespace
+// still ran.
+func TestCleanupStopsBuilderFirst(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	ns := Prefix(name) + "h1"
+	h, err := createNS(ns, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	inLab := exec.Command("ip", "netns", "exec", ns, "sleep", "60")
+	if err := inLab.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inLab.Process.Kill(); inLab.Wait() })
+	seen := t.TempDir() + "/seen"
+	builder := exec.Command("sh", "-c", `trap 'if kill -0 `+fmt.Sprint(inLab.Process.Pid)+` 2>/dev/null; then echo alive > `+seen+`; else echo dead > `+seen+`; fi; exit 0' TERM; while :; do sleep 0.05; done`)
+	if err := builder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { builder.Process.Kill() })
+	go builder.Wait()                  // reaped, so that it is gone once it exits
+	time.Sleep(100 * time.Millisecond) // the trap is set
+	start, _ := procStart(builder.Process.Pid)
+	writeOwnerFile(t, name, owner{Pid: builder.Process.Pid, PidStart: start, StopsOnTerm: true})
+	rep, err := Cleanup(name, 5*time.Second)
+	if err != nil || rep.Daemon != "stopped" {
+		t.Fatalf("Cleanup: %+v, %v; want the builder stopped", rep, err)
+	}
+	if data, _ := os.ReadFile(seen); string(data) != "alive\n" {
+		t.Errorf("the builder saw the process in its namespace %q at SIGTERM; want alive (stopped first)", data)
 	}
 }

@@ -333,6 +333,9 @@ type CleanupReport struct {
 	// "in-process" (the lab of a live process that runs no daemon) or
 	// "none".
 	Daemon string `json:"daemon"`
+	// Owner is the pid the lab's owner record named when down first
+	// looked (0 for none): the daemon, or the process building the lab.
+	Owner int `json:"-"`
 	// Leftovers are the namespaces still present after the daemon was
 	// gone: what a crashed daemon left behind. All were removed.
 	Leftovers []string `json:"leftovers"`
@@ -362,7 +365,10 @@ var cleanupBeforeSweep func()
 
 // cleanup is Cleanup; claimsLocked says the caller holds lockClaims
 // (ReclaimCrashed), which cleanup otherwise takes for its sweep.
-func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep CleanupReport, err error) {
+//
+// With only given, a lab whose live owner is none of those pids is left
+// alone (RecreatedBy): SpawnDaemon cleans up after its own daemon only.
+func cleanup(name string, timeout time.Duration, claimsLocked bool, only ...int) (rep CleanupReport, err error) {
 	// Empty lists, not null, in the JSON: every field is always there.
 	defer func() {
 		if rep.Leftovers == nil {
@@ -399,6 +405,27 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep Cleanup
 		// reporting it "left alone" made a down of nothing exit 0).
 		return rep, fmt.Errorf("emu: lab %q: %w (nothing named %s* exists)", name, ErrNoLab, Prefix(name))
 	}
+	if hasOwner {
+		rep.Owner = o.Pid
+	}
+	if len(only) > 0 && hasOwner && alive(o.Pid, o.PidStart) && !slices.Contains(only, o.Pid) {
+		// A caller cleaning up after its own lab (SpawnDaemon) finds the
+		// name owned by another process: a newer lab, left alone.
+		rep.RecreatedBy = o.Pid
+		return rep, nil
+	}
+	// An edgefabric command still building its lab (no state file of
+	// its own yet) is stopped first: it removes what it built, and says
+	// it was interrupted. Killing the commands in its namespaces first
+	// (the demo's iperf3) made it fail on its own, remove its lab, and
+	// leave this down nothing to report.
+	building := hasOwner && alive(o.Pid, o.PidStart) && o.StopsOnTerm && !o.Daemon && !(serr == nil && st.Pid == o.Pid)
+	if building {
+		rep.Daemon = "stopped"
+		if !stopOwner(o.Pid, o.PidStart, timeout) {
+			rep.Daemon = "killed"
+		}
+	}
 	// The lab's own process is stopped below, in order; it may be caught
 	// inside one of its namespaces, so the sweep must spare it.
 	// (Only while the pid is still that process: a recycled one is not.)
@@ -414,17 +441,10 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep Cleanup
 	if left, err := listNS(Prefix(name)); err == nil {
 		rep.Killed = killNSProcesses(left, spare...)
 	}
-	rep.Daemon = "none"
-	if hasOwner && alive(o.Pid, o.PidStart) {
-		rep.Daemon = "in-process" // a live process's lab, torn down as asked
-		if o.StopsOnTerm && !o.Daemon && !(serr == nil && st.Pid == o.Pid) {
-			// An edgefabric command still building its lab (no state
-			// file of its own yet): stopped, it removes what it built;
-			// left running, it would build on after the sweep.
-			rep.Daemon = "stopped"
-			if !stopOwner(o.Pid, o.PidStart, timeout) {
-				rep.Daemon = "killed"
-			}
+	if !building {
+		rep.Daemon = "none"
+		if hasOwner && alive(o.Pid, o.PidStart) {
+			rep.Daemon = "in-process" // a live process's lab, torn down as asked
 		}
 	}
 	if serr == nil && st.Pid > 0 {
@@ -505,8 +525,9 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool) (rep Cleanup
 		rep.StateRemoved = true // the daemon removed it as it stopped
 	}
 	// No such lab only when nothing of it existed: a state directory that
-	// could not be removed is a failure to report, not an unknown name.
-	if rep.Daemon == "none" && len(left) == 0 && !hadState {
+	// could not be removed is a failure to report, not an unknown name;
+	// one seen at first is this lab's, gone since (its owner removed it).
+	if rep.Daemon == "none" && len(left) == 0 && !hadState && !hadStateDir {
 		return rep, fmt.Errorf("emu: lab %q: %w (nothing named %s* exists)", name, ErrNoLab, Prefix(name))
 	}
 	return rep, errors.Join(errs...)
@@ -921,7 +942,7 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 		} else {
 			err = errors.New(strings.TrimPrefix(m, "error: "))
 		}
-		Cleanup(name, 5*time.Second)
+		cleanup(name, 5*time.Second, false, os.Getpid(), cmd.Process.Pid)
 		return err
 	case <-ctx.Done():
 		cmd.Process.Signal(unix.SIGTERM)
@@ -931,7 +952,7 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 			cmd.Process.Kill()
 			<-exited
 		}
-		Cleanup(name, 5*time.Second)
+		cleanup(name, 5*time.Second, false, os.Getpid(), cmd.Process.Pid)
 		return fmt.Errorf("emu: lab %s: %w", name, ctxErr(ctx))
 	}
 }

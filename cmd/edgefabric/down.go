@@ -48,6 +48,9 @@ and after SIGTERM before SIGKILL, so a hung daemon takes up to three times it.`,
 			_, serr := emu.ReadState(name)
 			building := serr != nil && !emu.OwnerIsDaemon(name)
 			rep, err := emu.Cleanup(name, timeout)
+			if rep.Owner != 0 {
+				owner = rep.Owner // what Cleanup saw, between claims
+			}
 			if errors.Is(err, emu.ErrNoLab) {
 				return noLab(name)
 			}

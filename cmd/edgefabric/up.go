@@ -355,10 +355,20 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 		}
 		select {
 		case err := <-serveErr:
+			if err == nil {
+				// Serve ends without an error when ctx ends: stopped
+				// (a signal, or down) before the lab was ready.
+				err = fmt.Errorf("emu: lab %s: stopped before it was ready: %w", f.name, emu.ErrInterrupted)
+			}
 			emu.NotifyReady(err)
 			return err
 		case <-time.After(20 * time.Millisecond):
 		}
+	}
+	if ctx.Err() != nil {
+		err := fmt.Errorf("emu: lab %s: stopped before it was ready: %w", f.name, emu.ErrInterrupted)
+		emu.NotifyReady(err)
+		return err
 	}
 	emu.NotifyReady(nil)
 	// With --json stdout carries the lab's status as one JSON document
