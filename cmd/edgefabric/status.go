@@ -27,7 +27,8 @@ port states, and which links are up. Without LAB it lists the labs on this
 machine, including crashed ones whose leftovers 'edgefabric down' removes.
 A daemon that does not answer within --timeout (30s) is reported as such
 (exit 1); the lab list waits for each daemon 5s, or --timeout when given,
-and lists the ones that did not answer as "not answering".`,
+and lists one that did not answer as "daemon N does not answer" (in --json, state
+"not answering").`,
 		Example: `  edgefabric status
   edgefabric status demo
   edgefabric status demo --json --timeout 5s`,
