@@ -422,7 +422,7 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool, only ...int)
 	building := hasOwner && alive(o.Pid, o.PidStart) && o.StopsOnTerm && !o.Daemon && !(serr == nil && st.Pid == o.Pid)
 	if building {
 		rep.Daemon = "stopped"
-		if !stopOwner(o.Pid, o.PidStart, timeout) {
+		if !stopProcess(o.Pid, o.PidStart, timeout) {
 			rep.Daemon = "killed"
 		}
 	}
@@ -473,7 +473,7 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool, only ...int)
 		// running, it would tear down, by name, whatever lab takes the
 		// name next. One that leaves on SIGTERM was stopped.
 		rep.Daemon = "stopped"
-		if !stopOwner(o.Pid, o.PidStart, timeout) {
+		if !stopProcess(o.Pid, o.PidStart, timeout) {
 			rep.Daemon = "killed"
 		}
 	}
@@ -730,9 +730,11 @@ func readOwner(name string) (owner, bool) {
 	return o, true
 }
 
-// stopOwner is stopProcess, reporting whether the process left on
-// SIGTERM (not SIGKILL).
-func stopOwner(pid int, start uint64, timeout time.Duration) bool {
+// stopProcess sends SIGTERM, waits up to timeout, then SIGKILL, each
+// only while pid is still the process that started at start (a wait may
+// have been long enough for the pid to be reused). It reports whether the
+// process left on SIGTERM (or was gone already), not SIGKILL.
+func stopProcess(pid int, start uint64, timeout time.Duration) bool {
 	if !alive(pid, start) {
 		return true
 	}
@@ -743,20 +745,6 @@ func stopOwner(pid int, start uint64, timeout time.Duration) bool {
 	unix.Kill(pid, unix.SIGKILL)
 	waitGone(pid, start, 5*time.Second)
 	return false
-}
-
-// stopProcess sends SIGTERM, waits up to timeout, then SIGKILL, each
-// only while pid is still the process that started at start (a wait may
-// have been long enough for the pid to be reused).
-func stopProcess(pid int, start uint64, timeout time.Duration) {
-	if !alive(pid, start) {
-		return
-	}
-	unix.Kill(pid, unix.SIGTERM)
-	if !waitGone(pid, start, timeout) && alive(pid, start) {
-		unix.Kill(pid, unix.SIGKILL)
-		waitGone(pid, start, 5*time.Second)
-	}
 }
 
 // ReadyFDEnv names the environment variable through which SpawnDaemon tells
