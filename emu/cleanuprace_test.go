@@ -31,6 +31,17 @@ func startSleeper(t *testing.T) (pid int, start uint64) {
 	return cmd.Process.Pid, start
 }
 
+// leftoverNS creates namespace ns as a lab would leave it, with nothing
+// holding it open.
+func leftoverNS(t *testing.T, ns string) {
+	t.Helper()
+	h, err := createNS(ns, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+}
+
 func writeOwnerFile(t *testing.T, name string, o owner) {
 	t.Helper()
 	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
@@ -50,11 +61,7 @@ func TestCleanupLeavesRecreatedLab(t *testing.T) {
 	name := labName()
 	cleanupLab(t, name)
 	// a crashed lab: a leftover namespace, no owner
-	h, err := createNS(Prefix(name)+"x", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
+	leftoverNS(t, Prefix(name)+"x")
 	pid, start := startSleeper(t)
 	cleanupBeforeSweep = func() { writeOwnerFile(t, name, owner{Pid: pid, PidStart: start, Daemon: true}) }
 	defer func() { cleanupBeforeSweep = nil }()
@@ -200,11 +207,7 @@ func TestCleanupOnlyOwnLab(t *testing.T) {
 	needRoot(t)
 	name := labName()
 	cleanupLab(t, name)
-	h, err := createNS(Prefix(name)+"x", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
+	leftoverNS(t, Prefix(name)+"x")
 	pid, start := startSleeper(t)
 	writeOwnerFile(t, name, owner{Pid: pid, PidStart: start, Daemon: true})
 	rep, err := cleanup(name, time.Second, false, os.Getpid(), 1)
@@ -227,11 +230,7 @@ func TestCleanupStopsBuilderFirst(t *testing.T) {
 	name := labName()
 	cleanupLab(t, name)
 	ns := Prefix(name) + "h1"
-	h, err := createNS(ns, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Close()
+	leftoverNS(t, ns)
 	inLab := exec.Command("ip", "netns", "exec", ns, "sleep", "60")
 	if err := inLab.Start(); err != nil {
 		t.Fatal(err)
