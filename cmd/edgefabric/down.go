@@ -45,8 +45,12 @@ and after SIGTERM before SIGKILL, so a hung daemon takes up to three times it.`,
 			owner, _ := emu.Owner(name) // before Cleanup removes owner.json
 			// A process building a lab without a daemon yet (up, up
 			// --foreground, demo) is stopped, not a daemon.
+			// A ready lab without a daemon runs in its own process (up
+			// --foreground): that process is stopped, not a daemon.
 			_, serr := emu.ReadState(name)
-			building := serr != nil && !emu.OwnerIsDaemon(name)
+			isDaemon := emu.OwnerIsDaemon(name)
+			building := serr != nil && !isDaemon
+			inProcess := serr == nil && !isDaemon && owner != 0
 			rep, err := emu.Cleanup(name, timeout)
 			if rep.Owner != 0 {
 				owner = rep.Owner // what Cleanup saw, between claims
@@ -63,15 +67,21 @@ and after SIGTERM before SIGKILL, so a hung daemon takes up to three times it.`,
 			w := c.OutOrStdout()
 			switch rep.Daemon {
 			case "stopped":
-				if building {
+				switch {
+				case building:
 					fmt.Fprintf(w, "lab %s: process %d, still building it, stopped\n", name, owner)
-				} else {
+				case inProcess:
+					fmt.Fprintf(w, "lab %s: process %d, which ran it, stopped\n", name, owner)
+				default:
 					fmt.Fprintf(w, "lab %s: daemon stopped\n", name)
 				}
 			case "killed":
-				if building {
+				switch {
+				case building:
 					fmt.Fprintf(w, "lab %s: process %d, still building it, did not stop on SIGTERM and was killed\n", name, owner)
-				} else {
+				case inProcess:
+					fmt.Fprintf(w, "lab %s: process %d, which ran it, did not answer and was killed\n", name, owner)
+				default:
 					fmt.Fprintf(w, "lab %s: daemon did not answer and was killed\n", name)
 				}
 			case "dead":

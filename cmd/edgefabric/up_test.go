@@ -297,6 +297,10 @@ func TestUpForegroundJSON(t *testing.T) {
 	if err := up.wait(t, "down"); err != nil {
 		t.Fatalf("up: %v\n%s\ndown said: %s", err, up.stderr.String(), downOut)
 	}
+	// No daemon ran it: down names the process it stopped.
+	if want := fmt.Sprintf("lab %s: process %d, which ran it, stopped\nlab %s removed\n", name, up.cmd.Process.Pid, name); string(downOut) != want {
+		t.Errorf("down said %q, want %q", downOut, want)
+	}
 	var st emu.Status
 	out := up.stdout.String()
 	dec := json.NewDecoder(strings.NewReader(out))
