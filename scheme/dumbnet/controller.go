@@ -77,6 +77,19 @@ type Controller struct {
 	upChecks map[portID]*upCheck
 
 	deferred []wire.DumbNetPathQuery
+	// early are the port state changes that reached the controller while
+	// its first discovery ran, by port (the last word wins): applied when
+	// it ends. A switch reports a change once, and hosts drop repeats, so
+	// a change dropped then would be lost for good (a link that failed
+	// after discovery saw it would stay up in the controller's view).
+	early map[portID]bool
+	// rescanHostsAfterCheck: a link went down while the first discovery
+	// ran, so its probes past the link may have been lost; once the check
+	// books the link down, the hosts are looked for again.
+	rescanHostsAfterCheck bool
+	// waitingPorts are the ports that came up, where no link was known,
+	// while a discovery run was on: each is rescanned when the run ends.
+	waitingPorts []portID
 	// nextHostScan rate-limits rescans for missed hosts.
 	nextHostScan element.Time
 	// lateHost: a host the controller does not know answered after its
@@ -188,7 +201,51 @@ func (c *Controller) discovered() {
 		c.query(&c.deferred[i])
 	}
 	c.deferred = nil
-	if c.lateHost {
+	c.applyEarly()
+	c.nextRescan()
+}
+
+// applyEarly applies the port state changes held during the first
+// discovery (early), in port order.
+func (c *Controller) applyEarly() {
+	if len(c.early) == 0 {
+		return
+	}
+	keys := make([]portID, 0, len(c.early))
+	for k := range c.early {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y portID) int {
+		if x.sw != y.sw {
+			return cmp.Compare(x.sw, y.sw)
+		}
+		return cmp.Compare(x.port, y.port)
+	})
+	for _, k := range keys {
+		// A link discovery found up, reported down: its check decides.
+		if i, ok := c.g.idx[k.sw]; ok && !c.early[k] {
+			if pe := c.g.peerOf(i, k.port); pe.sw >= 0 && pe.up {
+				c.rescanHostsAfterCheck = true
+			}
+		}
+	}
+	for _, k := range keys {
+		c.linkEvent(k.sw, k.port, c.early[k])
+	}
+	c.early = nil
+}
+
+// nextRescan starts what waited for a discovery run to end: the next port
+// that came up meanwhile, else a rescan for hosts that answered late.
+func (c *Controller) nextRescan() {
+	for len(c.waitingPorts) > 0 && !c.disc.running {
+		k := c.waitingPorts[0]
+		c.waitingPorts = c.waitingPorts[1:]
+		if i, ok := c.g.idx[k.sw]; ok && c.g.peerOf(i, k.port).sw < 0 {
+			c.rescan(i, k.port)
+		}
+	}
+	if c.lateHost && !c.disc.running {
 		c.lateHost = false
 		c.rescanHosts()
 	}
@@ -544,6 +601,11 @@ func (c *Controller) linksOf(pg *PathGraph) []wire.DumbNetLink {
 // view for good, since no switch would ever report it up again.
 func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 	if !c.ready {
+		if c.early == nil {
+			c.early = make(map[portID]bool)
+		}
+		c.early[portID{sw, port}] = up
+		c.a.c.Inc("ctrl_link_events_held")
 		return
 	}
 	i, ok := c.g.idx[sw]
@@ -667,6 +729,17 @@ func (c *Controller) checkDown(i int32, port uint16) {
 		if i, ok := c.g.idx[id]; ok {
 			c.setLink(i, port, false)
 		}
+		if c.rescanHostsAfterCheck {
+			// Host probes of the first discovery may have crossed the
+			// link after it failed: look again, along working links.
+			c.rescanHostsAfterCheck = false
+			c.nextHostScan = 0
+			if c.disc.running {
+				c.lateHost = true
+			} else {
+				c.rescanHosts()
+			}
+		}
 	})
 }
 
@@ -773,7 +846,16 @@ func (c *Controller) rescanHosts() {
 func (c *Controller) rescan(i int32, port uint16) {
 	d := c.disc
 	di, ok := d.byID[c.g.ids[i]]
-	if !ok || d.running {
+	if !ok {
+		return
+	}
+	if d.running {
+		// One run at a time; the switch reports the port once, so it
+		// must not be forgotten: it is rescanned when this run ends.
+		if k := (portID{c.g.ids[i], port}); !slices.Contains(c.waitingPorts, k) {
+			c.waitingPorts = append(c.waitingPorts, k)
+			c.a.c.Inc("ctrl_rescans_waiting")
+		}
 		return
 	}
 	fwd, ret, ok := c.switchPaths(i)
