@@ -207,8 +207,9 @@ type query struct {
 
 // flowBinding is a flow's path (§5.2) and when it last sent (§6.2).
 type flowBinding struct {
-	last element.Time
-	path []uint8
+	last    element.Time
+	path    []uint8
+	flowlet uint64 // the flow's flowlet ID, bumped by every new flowlet (§6.2)
 }
 
 // maxFlows bounds the flows an agent remembers.
@@ -426,8 +427,12 @@ func inetChecksum(b []byte) uint16 {
 // a particular path" (§5.2): a flow keeps its path for as long as the
 // entry holds it, and "will automatically choose a new path when the older
 // path is invalidated". A new flow, or one whose path is gone, takes one
-// by flow hash, or at random with flowlets; with flowlets a new flowlet
-// takes another path (§6.2).
+// by flow hash. With flowlets, a flowlet ID (the flow hash and a counter
+// the flow bumps after every silence longer than the flowlet gap) picks
+// the path: §6.2's routing function "can then deterministically choose one
+// of the many k paths available in the PathTable, based on the flowlet
+// ID", and "whenever flow ID changes, the extension will output a
+// different path": one of the others, by the new ID.
 func (a *Agent) choose(e *PathEntry, frame []byte) []uint8 {
 	h := a.flowHash(frame)
 	now := a.env.Now()
@@ -448,13 +453,12 @@ func (a *Agent) choose(e *PathEntry, frame []byte) []uint8 {
 	}
 	switch {
 	case cur < 0 && a.cfg.Flowlets:
-		cur = a.env.Rand().IntN(n)
+		cur = int(mix(h^fb.flowlet) % uint64(n))
 	case cur < 0:
 		cur = int(h % uint64(n))
 	case a.cfg.Flowlets && n > 1 && now-fb.last > a.cfg.FlowletGap:
-		// A new flowlet: "whenever flow ID changes, the extension will
-		// output a different path" (§6.2): one of the others, at random.
-		cur = (cur + 1 + a.env.Rand().IntN(n-1)) % n
+		fb.flowlet++
+		cur = (cur + 1 + int(mix(h^fb.flowlet)%uint64(n-1))) % n
 		a.c.Inc("flowlet_switches")
 	}
 	fb.path, fb.last = e.Paths[cur], now
@@ -487,9 +491,12 @@ func mix(x uint64) uint64 {
 	return x ^ x>>31
 }
 
-// stackARP answers the stack's ARP requests from the fabric's host table
-// (DumbNet §6.3: the agent knows hosts' MAC and IP from the controller), so
-// no ARP broadcast ever enters the fabric.
+// stackARP answers the stack's ARP requests from the fabric's host table,
+// so no ARP broadcast ever enters the fabric (stateless switches could not
+// flood it). The paper does not say how hosts resolve addresses; the
+// controller knows every host's MAC and IP from discovery (§4.1: a host
+// answers a PM "together with its identity, such as its MAC or IP
+// addresses"), and a path query carries the IP it resolves.
 func (a *Agent) stackARP(frame []byte) {
 	req, err := wire.DecodeARP(frame)
 	if err != nil {

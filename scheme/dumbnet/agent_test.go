@@ -3,6 +3,7 @@ package dumbnet
 import (
 	"bytes"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -232,6 +233,42 @@ func TestAgentFlowlets(t *testing.T) {
 	}
 	if a.Counters()["flowlet_switches"] != 39 {
 		t.Fatalf("flowlet_switches = %d, want 39", a.Counters()["flowlet_switches"])
+	}
+}
+
+// TestFlowletPathsDeterministic: the path of each flowlet follows from
+// the flow and its flowlet ID alone (§6.2: the routing function "can then
+// deterministically choose one of the many k paths ... based on the
+// flowlet ID"), not from the random numbers anything else draws: two
+// agents attached alike, one of whose environments draws numbers between
+// packets, send a flow's 30 flowlets along the same paths, each another
+// path than the one before, over all three.
+func TestFlowletPathsDeterministic(t *testing.T) {
+	var seqs [2][]uint8
+	for i := range seqs {
+		a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 3, Flowlets: true, FlowletGap: element.Millisecond})
+		withPaths(a, env, threePaths)
+		data := wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, make([]byte, 40))
+		for range 30 {
+			seqs[i] = append(seqs[i], firstTag(t, a, env, data))
+			if i == 1 {
+				env.Rand().Uint64()
+			}
+			env.advance(2 * element.Millisecond)
+		}
+	}
+	if !slices.Equal(seqs[0], seqs[1]) {
+		t.Fatalf("flowlet paths depend on other random draws:\n%v\n%v", seqs[0], seqs[1])
+	}
+	used := map[uint8]bool{}
+	for k, p := range seqs[0] {
+		used[p] = true
+		if k > 0 && p == seqs[0][k-1] {
+			t.Fatalf("flowlet %d kept the path of the one before: %v", k, seqs[0])
+		}
+	}
+	if len(used) != 3 {
+		t.Fatalf("flowlets used %v, want all three paths", seqs[0])
 	}
 }
 
