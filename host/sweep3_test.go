@@ -373,22 +373,42 @@ func TestUDPFlowLost(t *testing.T) {
 	}
 }
 
-// TestUDPArgumentsMore: a zero duration is refused; a rate so high that a
-// datagram takes under a picosecond is sent one per picosecond, not all
-// at one instant.
+// TestUDPArgumentsMore: a zero duration is refused, and so is a rate so
+// high that a datagram would leave less than a picosecond (the clock's
+// tick) after the one before; one per picosecond is sent.
 func TestUDPArgumentsMore(t *testing.T) {
 	n, a, b, _, _ := pair(t, gbps, us, nil)
 	n.run(sec)
 	if u := a.UDP(b.Addr(), 9000, 1_000_000, 100, 0); !errors.Is(u.Err(), ErrBadArgument) {
 		t.Fatalf("zero duration: %v", u.Err())
 	}
-	u := a.UDP(b.Addr(), 9000, 10_000_000_000_000, 1, 10)
-	if u.interval != 1 {
-		t.Fatalf("interval %d ps, want 1", u.interval)
+	if u := a.UDP(b.Addr(), 9000, 10_000_000_000_000, 1, 10); !errors.Is(u.Err(), ErrBadArgument) {
+		t.Fatalf("10 Tb/s of 1-byte datagrams, one every 0.8 ps: %v", u.Err())
 	}
+	u := a.UDP(b.Addr(), 9000, 8_000_000_000_000, 1, 10)
 	n.run(n.now + ms)
-	if r := u.Result(); !u.Done() || r.Sent != 10 {
-		t.Fatalf("%+v", r)
+	if r := u.Result(); !u.Done() || r.Sent != 10 || r.End-r.Start != 9 {
+		t.Fatalf("8 Tb/s of 1-byte datagrams for 10 ps: %+v, want 10 sent 1 ps apart", r)
+	}
+}
+
+// TestUDPRateExact: datagrams leave at their exact times, rounded down to
+// the picosecond, so the rate holds where the gap is not a whole number
+// of picoseconds: 3 Tb/s of 1-byte datagrams (one every 2.67 ps) for
+// 8 ps sends 3, at 0, 2 and 5 ps (a gap rounded to 2 ps sent 4: 33 %
+// over the rate); 3 Mb/s of 1000-byte ones for 1 s sends 375.
+func TestUDPRateExact(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, us, nil)
+	n.run(sec)
+	u := a.UDP(b.Addr(), 9000, 3_000_000_000_000, 1, 8)
+	n.run(n.now + ms)
+	if r := u.Result(); r.Sent != 3 || r.End-r.Start != 5 {
+		t.Fatalf("3 Tb/s for 8 ps: %+v, want 3 sent, the last at 5 ps", r)
+	}
+	u = a.UDP(b.Addr(), 9000, 3_000_000, 1000, sec)
+	n.run(n.now + 2*sec)
+	if r := u.Result(); r.Sent != 375 {
+		t.Fatalf("3 Mb/s of 1000-byte datagrams for 1 s: %d sent, want 375", r.Sent)
 	}
 }
 

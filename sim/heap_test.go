@@ -140,3 +140,47 @@ func insertSorted(ref []event, e event) []event {
 	i, _ := slices.BinarySearchFunc(ref, e, eventCmp)
 	return slices.Insert(ref, i, e)
 }
+
+// A spent bucket keeps its array for the next turn of the wheel only up
+// to calKeep events: a burst of one event per picosecond used to leave
+// every bucket it passed holding room for tens of thousands (a 1 Tb/s
+// flow of 1-byte datagrams: 1.4 GB after 200 us of simulated time).
+func TestCalendarReleasesBurstBuckets(t *testing.T) {
+	var c calendar
+	seq := uint64(0)
+	// A chain, as a sender's timer makes: each event schedules the next
+	// 1 ps later, over four buckets; then one event in a later bucket.
+	c.push(event{t: 0, seq: seq})
+	end := element.Time(4 * calWidth)
+	for {
+		e := *c.peek()
+		c.pop()
+		if e.t+1 >= end {
+			break
+		}
+		seq++
+		c.push(event{t: e.t + 1, seq: seq})
+	}
+	seq++
+	c.push(event{t: 10 * calWidth, seq: seq})
+	c.peek() // settles past the spent buckets
+	for i := range 4 {
+		if n := cap(c.buckets[i]); n > calKeep {
+			t.Errorf("spent bucket %d keeps room for %d events, want at most %d", i, n, calKeep)
+		}
+	}
+	// A small bucket keeps its array: the next turn reuses it.
+	var d calendar
+	for i := range 10 {
+		d.push(event{t: element.Time(i), seq: uint64(i)})
+	}
+	for range 10 {
+		d.peek()
+		d.pop()
+	}
+	d.push(event{t: 5 * calWidth, seq: 11})
+	d.peek()
+	if cap(d.buckets[0]) == 0 {
+		t.Error("a spent bucket of 10 events lost its array")
+	}
+}

@@ -799,6 +799,15 @@ func (r *resolver) workload(w *rawWorkload, field string, dur element.Time) []Wo
 		if !a.Rate.Set && r.err == nil {
 			r.fail(w.line, field+".rate", "missing (e.g. rate: 100Mbps)")
 		}
+		// The host sends one datagram per picosecond (the clock's tick)
+		// at most.
+		size := base.Size
+		if size == 0 {
+			size = 1472
+		}
+		if bitTime := float64(size) * 8 * float64(element.Second); r.err == nil && float64(base.Rate) > bitTime {
+			r.fail(a.Rate.Line, field+".rate", "%q with %d-byte datagrams is one every %.2g ps: the clock's tick is 1 ps (at most %sbps with this size)", a.Rate.V, size, bitTime/float64(base.Rate), topo.FormatRate(int64(bitTime)))
+		}
 	case TCP:
 		if !a.Bytes.Set && r.err == nil {
 			r.fail(w.line, field+".bytes", "missing (e.g. bytes: 10MB)")

@@ -99,6 +99,8 @@ func TestSweep3ParseErrors(t *testing.T) {
 		{"bytes line", head + "workloads:\n  - tcp:\n      from: h1\n      to: h2\n      bytes: 0\n", `test.yaml:8: workloads[0].tcp.bytes: bad scenario: "0" must be at least one byte`},
 		// A missing setting is reported at its workload's line.
 		{"udp no rate", head + "workloads:\n  - udp: {from: h1, to: h2}\n", "test.yaml:5: workloads[0].udp.rate: bad scenario: missing (e.g. rate: 100Mbps)"},
+		{"udp under a picosecond", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 1000Tbps, size: 1}\n", `test.yaml:5: workloads[0].udp.rate: bad scenario: "1000Tbps" with 1-byte datagrams is one every 0.008 ps: the clock's tick is 1 ps (at most 8Tbps with this size)`},
+		{"udp 100 B under a picosecond", head + "workloads:\n  - udp: {from: h1, to: h2, rate: 900Tbps, size: 100}\n", `test.yaml:5: workloads[0].udp.rate: bad scenario: "900Tbps" with 100-byte datagrams is one every 0.89 ps: the clock's tick is 1 ps (at most 800Tbps with this size)`},
 		{"tcp no bytes", head + "workloads:\n  - tcp: {from: h1, to: h2}\n", "test.yaml:5: workloads[0].tcp.bytes: bad scenario: missing (e.g. bytes: 10MB)"},
 		{"shuffle no bytes", head + "workloads:\n  - shuffle: {hosts: all}\n", "test.yaml:5: workloads[0].shuffle.bytes: bad scenario: missing (bytes each host sends each other host)"},
 		{"shuffle hosts line", head + "workloads:\n  - shuffle:\n      hosts: [h1]\n      bytes: 1KB\n", "test.yaml:6: workloads[0].shuffle.hosts: bad scenario: a shuffle needs at least two hosts"},
