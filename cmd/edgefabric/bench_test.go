@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +113,13 @@ func TestBenchTimeout(t *testing.T) {
 	code, _, errOut := topoCLI("bench", "spain-plan", "--rows", "fattree(4)", "--timeout", "1ms", "--json")
 	if code != 1 || !strings.Contains(errOut, "baseline") || !strings.Contains(errOut, "timeout") {
 		t.Errorf("exit %d, stderr %q; want 1 and a baseline timeout", code, errOut)
+	}
+	// In text, the rows are still reported, and the baseline's line says
+	// why there are no ratios.
+	code, out, _ := topoCLI("bench", "spain-plan", "--rows", "fattree(4)", "--timeout", "1ms")
+	if code != 1 || !strings.Contains(out, "baseline: fattree:16 plan, before and after the rows: timeout after ") ||
+		!regexp.MustCompile(`\nFatTree\(4\) +\d+\.\d .* timeout\n`).MatchString(out) {
+		t.Errorf("text: exit %d, stdout\n%s", code, out)
 	}
 }
 

@@ -181,7 +181,7 @@ func TestSimTraceHeaders(t *testing.T) {
 // a child's first stderr line (or the fallback) as its failure.
 func TestBenchText(t *testing.T) {
 	rep := benchReport{Command: "edgefabric plan spain SPEC --trials 1", Goal: 10,
-		Baseline: []benchRun{{Wall: 1, PeakRSS: 100e6}, {Wall: 3, PeakRSS: 300e6}},
+		Baseline: []benchRun{{Status: "ok", Wall: 1, PeakRSS: 100e6}, {Status: "ok", Wall: 3, PeakRSS: 300e6}},
 		Rows: []benchRun{
 			{Name: "FatTree(4)", Status: "ok", Wall: 10, CPU: 12.5, PeakRSS: 50e6, Paths: 56, VLANs: 4, PathsSec: 0.25, PackSec: 1.5, PruneSec: 0, Ratio: 5, RSSRatio: 0.25},
 			{Name: "BCube(8,4)", Status: "timeout", Wall: 900, CPU: 1800, PeakRSS: 2e9},

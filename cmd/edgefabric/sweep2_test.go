@@ -212,9 +212,19 @@ func TestSweep2Bench(t *testing.T) {
 		t.Errorf("text: exit %d, stderr %q, stdout\n%s", code, errOut, out)
 	}
 	// FatTree(48) is slow, not out of reach: without --quick it is run
-	// (here the baseline before it times out).
+	// (here it times out, and so does the baseline: the row is reported,
+	// without ratios, and the command fails).
 	code, out, errOut = topoCLI("bench", "spain-plan", "--rows", "fattree(48)", "--timeout", "1ms", "--json")
-	if code != 1 || out != "" || errOut != "edgefabric: bench: baseline fattree:16 timeout\n" {
+	var slow struct {
+		Baseline []struct{ Status string } `json:"baseline"`
+		Rows     []struct {
+			Name, Status string
+			Ratio        float64 `json:"x_baseline"`
+		} `json:"rows"`
+	}
+	if code != 1 || json.Unmarshal([]byte(out), &slow) != nil || len(slow.Baseline) != 2 || slow.Baseline[0].Status != "timeout" ||
+		len(slow.Rows) != 1 || slow.Rows[0].Name != "FatTree(48)" || slow.Rows[0].Status != "timeout" || slow.Rows[0].Ratio != 0 ||
+		errOut != "edgefabric: bench: baseline fattree:16 timeout: no ratios\n" {
 		t.Errorf("fattree(48): exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if err := readPlanSummary(strings.NewReader(`{"num_paths":1,"num_vlans":1}`), &benchRun{}); err == nil {
