@@ -584,3 +584,29 @@ func TestRoundTripEdgeText(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphMLDeclaresOnlyUsedPorts: GraphML declares a node's cabled and
+// named ports, not every one it has (ef.ports gives the count): a switch
+// of 65,535 ports with one cable used to be written as 65,535 <port>
+// elements (1.3 MB; 200 of them 260 MB). It still loads back whole.
+func TestGraphMLDeclaresOnlyUsedPorts(t *testing.T) {
+	b := NewBuilder("wide")
+	x := b.AddNode("s1", Switch)
+	y := b.AddNode("h1", Host)
+	b.ConnectPorts(End{x, 7}, End{y, 1}, DefaultRate, DefaultDelay)
+	b.Node(x).Ports = MaxPorts
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := WriteGraphML(&out, g); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "<port "); n != 2 || out.Len() > 2000 {
+		t.Fatalf("%d <port> elements, %d bytes; want 2 (the cabled ports), under 2 kB", n, out.Len())
+	}
+	if d := diffGraph(g, roundTrip(t, g, FormatGraphML)); d != "" {
+		t.Fatal(d)
+	}
+}
