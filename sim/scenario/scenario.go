@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -367,10 +368,15 @@ func (r *resolver) resolve(raw *rawScenario) *Scenario {
 	for i := range raw.Workloads {
 		sc.Workloads = append(sc.Workloads, r.workload(&raw.Workloads[i], fmt.Sprintf("workloads[%d]", i), sc.Duration)...)
 	}
+	var fidx []int // per failure kept, its index in the file
 	for i := range raw.Failures {
 		if f, ok := r.failure(&raw.Failures[i], fmt.Sprintf("failures[%d]", i), sc.Duration); ok {
 			sc.Failures = append(sc.Failures, f)
+			fidx = append(fidx, i)
 		}
+	}
+	if r.err == nil {
+		r.failureChanges(sc.Failures, fidx, raw.Failures)
 	}
 	for i := range raw.Captures {
 		c := &raw.Captures[i]
@@ -392,6 +398,45 @@ func (r *resolver) resolve(raw *rawScenario) *Scenario {
 		}
 	}
 	return sc
+}
+
+// failureChanges refuses a failure entry that changes nothing: a link or
+// node set down (or up) when it already is at that time (every link and
+// node is up when the run starts). Entries take effect in time order,
+// those at the same time in file order.
+func (r *resolver) failureChanges(fs []Failure, fidx []int, raw []rawFailure) {
+	order := make([]int, len(fs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(fs[a].At, fs[b].At) })
+	type key struct {
+		link topo.LinkID
+		node topo.NodeID
+	}
+	last := map[key]int{} // the entry that set the state, by position in fs
+	up := map[key]bool{}
+	for _, i := range order {
+		f := fs[i]
+		k := key{f.Link, -1}
+		if f.Link < 0 {
+			k = key{-1, f.Node}
+		}
+		cur, seen := up[k]
+		if !seen {
+			cur = true
+		}
+		if f.Up == cur {
+			state := map[bool]string{true: "up", false: "down"}[f.Up]
+			why := "every link and node is up when the run starts"
+			if j, ok := last[k]; ok {
+				why = fmt.Sprintf("failures[%d] set it %s at %v", fidx[j], state, fs[j].At)
+			}
+			r.fail(raw[fidx[i]].line, fmt.Sprintf("failures[%d]", fidx[i]), "%s is already %s at %v (%s)", f.What, state, f.At, why)
+			return
+		}
+		up[k], last[k] = f.Up, i
+	}
 }
 
 func (r *resolver) time(s scalar, field string) element.Time {

@@ -117,6 +117,7 @@ workloads:
   - shuffle: {hosts: all, bytes: 10KB, at: 1s}
 failures:
   - {at: 1.5s, link: [s2, s3], down}
+  - {at: 1.55s, node: s2, state: down}
   - {at: 1.6s, node: s2, state: up}
 `)
 	if err != nil {
@@ -136,7 +137,7 @@ failures:
 	if len(sc.Workloads) != 32 || sc.Workloads[30].Kind != TCP || sc.Workloads[30].Bytes != 1_000_000 || len(sc.Workloads[31].Hosts) != 6 {
 		t.Errorf("%d workloads", len(sc.Workloads))
 	}
-	if len(sc.Failures) != 2 || sc.Failures[0].Up || sc.Failures[0].What != "link s2-s3" || !sc.Failures[1].Up || sc.Failures[1].Link != -1 {
+	if len(sc.Failures) != 3 || sc.Failures[0].Up || sc.Failures[0].What != "link s2-s3" || sc.Failures[1].Up || !sc.Failures[2].Up || sc.Failures[2].Link != -1 {
 		t.Errorf("failures %+v", sc.Failures)
 	}
 	// --seed overrides the file's seed.

@@ -499,3 +499,27 @@ func TestYAMLAliases(t *testing.T) {
 		{"aliased failure node", "name: &n h9\n" + head + "failures:\n  - {at: 500ms,\n     node: *n, down}\n", `test.yaml:7: failures[0].node: bad scenario: unknown node "h9" in line:3`},
 	})
 }
+
+// TestFailureChangesNothing: a failure entry that sets a link or node to
+// the state it is already in at that time is refused with the entry that
+// set it (or the start of the run), in time order whatever the file's
+// order; a working sequence loads.
+func TestFailureChangesNothing(t *testing.T) {
+	const head = "topology: line:3\nscheme: learn\nduration: 20s\nfailures:\n"
+	for _, c := range []struct{ body, want string }{
+		{"  - {at: 12s, link: [s1, h1], up}\n",
+			"test.yaml:5: failures[0]: bad scenario: link s1-h1 is already up at 12s (every link and node is up when the run starts)"},
+		{"  - {at: 13s, node: h1, down}\n  - {at: 14s, node: h1, down}\n",
+			"test.yaml:6: failures[1]: bad scenario: node h1 is already down at 14s (failures[0] set it down at 13s)"},
+		{"  - {at: 14s, link: [s1, s2], down}\n  - {at: 13s, link: [s1, s2], down}\n",
+			"test.yaml:5: failures[0]: bad scenario: link s1-s2 is already down at 14s (failures[1] set it down at 13s)"},
+	} {
+		if _, err := parse(t, head+c.body); err == nil || err.Error() != c.want {
+			t.Errorf("%q: %v, want %s", c.body, err, c.want)
+		}
+	}
+	ok := "  - {at: 1s, link: [s1, s2], down}\n  - {at: 1s, node: s2, down}\n  - {at: 2s, link: [s1, s2], up}\n  - {at: 2s, link: [s1, s2], down}\n  - {at: 3s, node: s2, up}\n"
+	if sc, err := parse(t, head+ok); err != nil || len(sc.Failures) != 5 {
+		t.Fatalf("a working sequence: %v", err)
+	}
+}

@@ -358,7 +358,7 @@ func TestSweepFailureState(t *testing.T) {
 			t.Errorf("%q: %v, want %s", c.body, err, c.want)
 		}
 	}
-	sc, err := parse(t, head+"  - {at: 500ms, link: [s1, s2], down: true}\n  - {at: 600ms, node: s1, up: }\n")
+	sc, err := parse(t, head+"  - {at: 500ms, link: [s1, s2], down: true}\n  - {at: 600ms, link: [s1, s2], up: }\n")
 	if err != nil || len(sc.Failures) != 2 || sc.Failures[0].Up || !sc.Failures[1].Up {
 		t.Fatalf("%+v, %v", sc, err)
 	}
