@@ -205,14 +205,17 @@ func (c *Controller) discovered() {
 	c.nextRescan()
 }
 
-// applyEarly applies the port state changes held during the first
-// discovery (early), in port order.
+// applyEarly applies the port state changes held during the discovery run
+// that just ended (early), in port order. One that arrives while a run
+// this starts is on is held for its end.
 func (c *Controller) applyEarly() {
-	if len(c.early) == 0 {
+	early := c.early
+	if len(early) == 0 {
 		return
 	}
-	keys := make([]portID, 0, len(c.early))
-	for k := range c.early {
+	c.early = nil
+	keys := make([]portID, 0, len(early))
+	for k := range early {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(x, y portID) int {
@@ -223,16 +226,29 @@ func (c *Controller) applyEarly() {
 	})
 	for _, k := range keys {
 		// A link discovery found up, reported down: its check decides.
-		if i, ok := c.g.idx[k.sw]; ok && !c.early[k] {
+		if i, ok := c.g.idx[k.sw]; ok && !early[k] {
 			if pe := c.g.peerOf(i, k.port); pe.sw >= 0 && pe.up {
 				c.rescanHostsAfterCheck = true
 			}
 		}
 	}
 	for _, k := range keys {
-		c.linkEvent(k.sw, k.port, c.early[k])
+		c.linkEvent(k.sw, k.port, early[k])
 	}
-	c.early = nil
+	c.hostsAfterChecks() // if no check is left out (a link with no probe path)
+}
+
+// hostsAfterChecks looks for hosts again once the link-downs held during a
+// discovery run are all checked (rescanHostsAfterCheck): that run's host
+// probes past a failed link were lost, and a rescan while another such
+// link is still up in the graph would lose its own past it.
+func (c *Controller) hostsAfterChecks() {
+	if !c.rescanHostsAfterCheck || len(c.downChecks) > 0 {
+		return
+	}
+	c.rescanHostsAfterCheck = false
+	c.nextHostScan = 0
+	c.rescanHosts()
 }
 
 // nextRescan starts what waited for a discovery run to end: the next port
@@ -600,7 +616,17 @@ func (c *Controller) linksOf(pg *PathGraph) []wire.DumbNetLink {
 // forged report would otherwise take a working link out of every host's
 // view for good, since no switch would ever report it up again.
 func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
-	if !c.ready {
+	// Held until the discovery run ends (early): every change during the
+	// first one, which has no graph yet, and during a rescan a change on a
+	// switch the graph does not hold yet, or a link going down that it
+	// does not hold: the run may be finding that link, and would add it up
+	// (a port coming up where no link is known waits in rescan instead).
+	var i int32
+	ok := false
+	if c.ready {
+		i, ok = c.g.idx[sw]
+	}
+	if !c.ready || c.disc.running && (!ok || !up && c.g.peerOf(i, port).sw < 0) {
 		if c.early == nil {
 			c.early = make(map[portID]bool)
 		}
@@ -608,7 +634,6 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		c.a.c.Inc("ctrl_link_events_held")
 		return
 	}
-	i, ok := c.g.idx[sw]
 	if !ok {
 		return
 	}
@@ -631,6 +656,7 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 			if rec, ok := c.disc.pending[chk.seq]; ok && rec.kind == kindLinkDown {
 				delete(c.disc.pending, chk.seq)
 			}
+			c.hostsAfterChecks()
 		}
 	}
 	if pe.up == up {
@@ -729,17 +755,7 @@ func (c *Controller) checkDown(i int32, port uint16) {
 		if i, ok := c.g.idx[id]; ok {
 			c.setLink(i, port, false)
 		}
-		if c.rescanHostsAfterCheck {
-			// Host probes of the first discovery may have crossed the
-			// link after it failed: look again, along working links.
-			c.rescanHostsAfterCheck = false
-			c.nextHostScan = 0
-			if c.disc.running {
-				c.lateHost = true
-			} else {
-				c.rescanHosts()
-			}
-		}
+		c.hostsAfterChecks()
 	})
 }
 
@@ -758,6 +774,7 @@ func (c *Controller) linkDownRefuted(id uint64, port uint16) {
 	}
 	chk.cancel()
 	delete(c.downChecks, k)
+	c.hostsAfterChecks()
 	c.a.c.Inc("ctrl_link_down_refuted")
 	c.a.env.Log().Info("link down refuted", "switch", fmt.Sprintf("%#x", id), "port", port)
 	if pe := c.g.peerOf(i, port); pe.sw >= 0 && pe.up {
@@ -801,7 +818,11 @@ func (c *Controller) unmatchedHostReply(m *wire.DumbNetProbeReply) {
 func (c *Controller) rescanHosts() {
 	d := c.disc
 	now := c.a.env.Now()
-	if !c.ready || d.running || now < c.nextHostScan {
+	if c.ready && d.running {
+		c.lateHost = true // one run at a time: at its end (nextRescan)
+		return
+	}
+	if !c.ready || now < c.nextHostScan {
 		return
 	}
 	c.nextHostScan = now + max(element.Second, 10*d.timeout)
