@@ -808,47 +808,7 @@ func TestFailuresDuringDiscovery(t *testing.T) {
 		})
 		l.discover(t)
 		l.s.Run(l.s.Now() + 500*element.Millisecond)
-		// The hosts reachable from the controller over working links.
-		reach := map[topo.NodeID]bool{l.f.ControllerNode(): true}
-		for queue := []topo.NodeID{l.f.ControllerNode()}; len(queue) > 0; queue = queue[1:] {
-			n := queue[0]
-			for _, lk := range g.Ports(n) {
-				if lk == topo.NoLink || failed[lk] {
-					continue
-				}
-				e := g.Link(lk)
-				o := e.A.Node
-				if o == n {
-					o = e.B.Node
-				}
-				if !reach[o] {
-					reach[o] = true
-					queue = append(queue, o)
-				}
-			}
-		}
-		topology := l.f.Controller().Topology()
-		known := map[wire.MAC]bool{}
-		for _, h := range topology.Hosts {
-			known[h.MAC] = true
-		}
-		missing := 0
-		for _, h := range g.Nodes(topo.Host) {
-			if mac, _, _ := g.HostAddr(h); reach[h] && !known[wire.MAC(mac)] {
-				missing++
-			}
-		}
-		heldUp := 0
-		for _, f := range r.links {
-			e := g.Link(f)
-			for _, lk := range topology.Links {
-				for _, end := range []topo.End{e.A, e.B} {
-					if lk.Up && lk.A == dumbnet.SwitchID(end.Node) && lk.APort == uint16(end.Port) {
-						heldUp++
-					}
-				}
-			}
-		}
+		missing, heldUp := viewAfterFailures(l, failed)
 		if missing > 0 || heldUp > 0 {
 			if bad++; bad <= 5 {
 				t.Errorf("%v failing at %v: %d reachable hosts unknown, %d failed links up", names, r.at, missing, heldUp)
@@ -857,5 +817,93 @@ func TestFailuresDuringDiscovery(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d runs wrong", bad, len(runs))
+	}
+}
+
+// viewAfterFailures checks the controller's view against the fabric with
+// the failed links down: how many hosts reachable from the controller it
+// does not know, and how many ends of failed links it holds up.
+func viewAfterFailures(l *lab, failed map[topo.LinkID]bool) (missing, heldUp int) {
+	g := l.g
+	reach := map[topo.NodeID]bool{l.f.ControllerNode(): true}
+	for queue := []topo.NodeID{l.f.ControllerNode()}; len(queue) > 0; queue = queue[1:] {
+		n := queue[0]
+		for _, lk := range g.Ports(n) {
+			if lk == topo.NoLink || failed[lk] {
+				continue
+			}
+			e := g.Link(lk)
+			o := e.A.Node
+			if o == n {
+				o = e.B.Node
+			}
+			if !reach[o] {
+				reach[o] = true
+				queue = append(queue, o)
+			}
+		}
+	}
+	topology := l.f.Controller().Topology()
+	known := map[wire.MAC]bool{}
+	for _, h := range topology.Hosts {
+		known[h.MAC] = true
+	}
+	for _, h := range g.Nodes(topo.Host) {
+		if mac, _, _ := g.HostAddr(h); reach[h] && !known[wire.MAC(mac)] {
+			missing++
+		}
+	}
+	for f := range failed {
+		e := g.Link(f)
+		for _, lk := range topology.Links {
+			for _, end := range []topo.End{e.A, e.B} {
+				if lk.Up && lk.A == dumbnet.SwitchID(end.Node) && lk.APort == uint16(end.Port) {
+					heldUp++
+				}
+			}
+		}
+	}
+	return missing, heldUp
+}
+
+// TestFailuresDuringRescan: on line:5, s2-s3 is down from the start (so
+// discovery finds s1 and s2 only) and comes up at 1.1 s; its rescan finds
+// s3 to s5 by about 1.3 s. Every other fabric link fails at every 10 ms
+// from 1.1 s to 1.4 s. A second later the controller knows every host
+// still connected to it and holds no failed link up (a failure reported
+// by switches the rescan was finding used to be dropped).
+func TestFailuresDuringRescan(t *testing.T) {
+	g, err := topo.Parse("line:5", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, bad := 0, 0
+	for i := range g.NumLinks() {
+		b := topo.LinkID(i)
+		if !g.IsFabricLink(b) {
+			continue
+		}
+		for at := 1100 * element.Millisecond; at <= 1400*element.Millisecond; at += 10 * element.Millisecond {
+			l := newLabGraph(t, g, nil)
+			a := fabricLink(t, l, "s2", "s3")
+			if b == a {
+				continue
+			}
+			runs++
+			l.s.At(0, func() { _ = l.s.SetLink(a, false) })
+			l.discover(t)
+			l.s.At(1100*element.Millisecond, func() { _ = l.s.SetLink(a, true) })
+			l.s.At(at, func() { _ = l.s.SetLink(b, false) })
+			l.s.Run(at + element.Second)
+			if missing, heldUp := viewAfterFailures(l, map[topo.LinkID]bool{b: true}); missing > 0 || heldUp > 0 {
+				if bad++; bad <= 5 {
+					t.Errorf("s2-s3 up at 1.1s, %s-%s down at %v: %d reachable hosts unknown, %d failed link ends up",
+						l.name(g.Link(b).A.Node), l.name(g.Link(b).B.Node), at, missing, heldUp)
+				}
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d runs wrong", bad, runs)
 	}
 }
