@@ -68,6 +68,10 @@ type Controller struct {
 	tree     []hop
 	treeDist []int32
 	treeVer  uint64
+	treeGen  uint64
+	// checksGen counts the changes to downChecks: the tree leaves links
+	// under a check out, and is rebuilt when they change.
+	checksGen uint64
 
 	// downChecks are the links reported down whose check probe is out
 	// (by their lower end, linkKey): booked down if it times out.
@@ -448,16 +452,34 @@ func (c *Controller) publish() {
 	c.snap.Store(t)
 }
 
-// refreshTree recomputes the BFS tree from the controller's switch.
+// refreshTree recomputes the BFS tree from the controller's switch, over
+// the links that are up and not under a down check: the controller's
+// messages to hosts and the paths it tells them to reach it by avoid a
+// link reported down at once, as path graphs do (stage 1 needs no
+// controller, but a host whose path graph the failure cut asks it for
+// paths, and neither its query nor the reply must cross the failed link).
 func (c *Controller) refreshTree() {
-	if c.tree != nil && c.treeVer == c.version {
+	if c.tree != nil && c.treeVer == c.version && c.treeGen == c.checksGen {
 		return
 	}
+	restore := c.checkedDown()
 	c.g.bfs(&c.sc, c.root.sw, nil)
+	restore()
 	n := c.g.numSwitches()
 	c.tree = slices.Clone(c.sc.prev[:n])
 	c.treeDist = slices.Clone(c.sc.dist[:n])
-	c.treeVer = c.version
+	c.treeVer, c.treeGen = c.version, c.checksGen
+}
+
+// checksChanged notes a change to downChecks and tells every host whose
+// path to the controller it changes its new path.
+func (c *Controller) checksChanged() {
+	c.checksGen++
+	for _, m := range c.sortedHosts() {
+		if c.announceController(m) {
+			c.a.c.Inc("ctrl_reannounced")
+		}
+	}
 }
 
 // pathTo returns the tags from the controller to host mac.
@@ -656,6 +678,7 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 			if rec, ok := c.disc.pending[chk.seq]; ok && rec.kind == kindLinkDown {
 				delete(c.disc.pending, chk.seq)
 			}
+			c.checksChanged()
 			c.hostsAfterChecks()
 		}
 	}
@@ -741,12 +764,14 @@ func (c *Controller) checkDown(i int32, port uint16) {
 	}
 	chk := &downCheck{seq: d.seq}
 	c.downChecks[k] = chk
+	defer c.checksChanged() // after the timer below is set
 	id := c.g.ids[i]
 	chk.cancel = c.a.env.After(element.Time(ahead+1)*d.gap+d.wait(), func() {
 		if c.downChecks[k] != chk {
 			return // answered, or withdrawn
 		}
 		delete(c.downChecks, k)
+		c.checksGen++ // setLink below re-announces
 		if rec, ok := d.pending[chk.seq]; ok && rec.kind == kindLinkDown {
 			delete(d.pending, chk.seq)
 		}
@@ -774,6 +799,7 @@ func (c *Controller) linkDownRefuted(id uint64, port uint16) {
 	}
 	chk.cancel()
 	delete(c.downChecks, k)
+	c.checksChanged()
 	c.hostsAfterChecks()
 	c.a.c.Inc("ctrl_link_down_refuted")
 	c.a.env.Log().Info("link down refuted", "switch", fmt.Sprintf("%#x", id), "port", port)
