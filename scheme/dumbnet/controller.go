@@ -99,6 +99,7 @@ type Controller struct {
 	// lateHost: a host the controller does not know answered after its
 	// round ended, while discovery ran; it is looked for at the end.
 	lateHost bool
+	fullScan bool
 
 	// snap is the topology as last published, and done its completion:
 	// both safe to read from any goroutine (the emulator runs the element
@@ -252,6 +253,7 @@ func (c *Controller) hostsAfterChecks() {
 	}
 	c.rescanHostsAfterCheck = false
 	c.nextHostScan = 0
+	c.fullScan = true
 	c.rescanHosts()
 }
 
@@ -489,15 +491,21 @@ func (c *Controller) pathTo(mac wire.MAC) ([]uint8, bool) {
 		return nil, false
 	}
 	c.refreshTree()
-	d := c.treeDist[h.at.sw]
+	tree, dist := c.tree, c.treeDist
+	if dist[h.at.sw] < 0 && len(c.downChecks) > 0 {
+		var sc scratch
+		c.g.bfs(&sc, c.root.sw, nil)
+		tree, dist = sc.prev, sc.dist
+	}
+	d := dist[h.at.sw]
 	if d < 0 {
 		return nil, false
 	}
 	tags := make([]uint8, d+1)
 	tags[d] = uint8(h.at.port)
 	for i, v := int(d)-1, h.at.sw; i >= 0; i-- {
-		tags[i] = uint8(c.tree[v].out)
-		v = c.tree[v].sw
+		tags[i] = uint8(tree[v].out)
+		v = tree[v].sw
 	}
 	return tags, true
 }
@@ -689,6 +697,9 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		c.verifyLink(i, port)
 		return
 	}
+	if c.disc.running {
+		c.rescanHostsAfterCheck = true // the run's probes past it were lost
+	}
 	c.checkDown(i, port)
 }
 
@@ -852,6 +863,8 @@ func (c *Controller) rescanHosts() {
 		return
 	}
 	c.nextHostScan = now + max(element.Second, 10*d.timeout)
+	full := c.fullScan
+	c.fullScan = false
 	d.frontier = d.frontier[:0]
 	for gi, id := range c.g.ids {
 		di, ok := d.byID[id]
@@ -871,7 +884,7 @@ func (c *Controller) rescanHosts() {
 			}
 		}
 		if len(ports) > 0 {
-			d.jobs = append(d.jobs, scanJob{sw: di, kind: kindSwitch, ports: ports, hostOnly: true})
+			d.jobs = append(d.jobs, scanJob{sw: di, kind: kindRescan, ports: ports, hostOnly: !full})
 			d.frontier = append(d.frontier, di)
 		}
 	}
@@ -1026,17 +1039,24 @@ func (c *Controller) sendUpCheck(k portID, id uint64, port uint16, try int) {
 // last tag delivers to it) and from it back.
 func (c *Controller) switchPaths(i int32) (fwd, ret []uint8, ok bool) {
 	c.refreshTree()
-	d := c.treeDist[i]
+	tree, dist := c.tree, c.treeDist
+	if dist[i] < 0 && len(c.downChecks) > 0 {
+		// Only across a link under check: probe across it (it may work).
+		var sc scratch
+		c.g.bfs(&sc, c.root.sw, nil)
+		tree, dist = sc.prev, sc.dist
+	}
+	d := dist[i]
 	if d < 0 {
 		return nil, nil, false
 	}
 	fwd = make([]uint8, d)
 	for k, v := int(d)-1, i; k >= 0; k-- {
-		fwd[k] = uint8(c.tree[v].out)
-		v = c.tree[v].sw
+		fwd[k] = uint8(tree[v].out)
+		v = tree[v].sw
 	}
-	for v := i; v != c.root.sw; v = c.tree[v].sw {
-		pe := c.g.peerOf(c.tree[v].sw, c.tree[v].out)
+	for v := i; v != c.root.sw; v = tree[v].sw {
+		pe := c.g.peerOf(tree[v].sw, tree[v].out)
 		ret = append(ret, uint8(pe.port))
 	}
 	return fwd, append(ret, uint8(c.root.port)), true
