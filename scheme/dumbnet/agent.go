@@ -164,6 +164,10 @@ type Agent struct {
 
 	swSeq   map[portID]uint32
 	evState map[portID]wire.PortState
+	// downAt is when this host learned that the link on a switch port
+	// went down (a notification or a patch), until a patch says it is up:
+	// a path graph that arrived since was computed without the link.
+	downAt map[portID]element.Time
 	// neighbors are the flood neighbours the controller gave, as of
 	// topology version nbrVersion (nil: none yet).
 	neighbors  []wire.DumbNetNeighbor
@@ -222,7 +226,7 @@ func NewAgent(cfg Config) *Agent {
 		learned: make(map[wire.MAC][]uint8), cache: NewTopoCache(), table: NewPathTable(),
 		ipToMAC: make(map[netip.Addr]wire.MAC), queries: make(map[uint32]*query),
 		byDst: make(map[wire.MAC]*query), byIP: make(map[netip.Addr]*query),
-		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState),
+		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState), downAt: make(map[portID]element.Time),
 		hostSeen: make(map[wire.MAC]*seqWindow), flows: make(map[uint64]*flowBinding)}
 	if cfg.Controller {
 		a.ctrl = newController(a, cfg.Store)
@@ -955,6 +959,7 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 		}
 	}
 	a.cache.Merge(m)
+	a.cache.views[m.Dst].at = a.env.Now()
 	for _, dst := range requery {
 		a.hold(dst, netip.Addr{}, nil, nil)
 	}
@@ -1055,9 +1060,17 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 		a.ctrl.linkEvent(id.sw, id.port, st == wire.PortUp)
 	}
 	if st == wire.PortDown {
+		a.noteDown(id)
 		a.linkDown(id)
 	}
 	a.flood(&flood, from)
+}
+
+// noteDown records when this host first learned the port's link down.
+func (a *Agent) noteDown(id portID) {
+	if _, ok := a.downAt[id]; !ok {
+		a.downAt[id] = a.env.Now()
+	}
 }
 
 // linkDown fails over every PathTable entry that used the link.
@@ -1169,16 +1182,24 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 	a.c.Inc("patches_applied")
 	a.env.Log().Info("topology patch applied", "version", m.Version, "links", len(m.Links))
 	a.patchedAt = a.env.Now()
+	repaired := false
 	for _, l := range m.Links {
 		up := l.Flags&wire.LinkUp != 0
+		ends := []portID{{l.A, l.APort}, {l.B, l.BPort}}
 		if up {
 			// The controller says it works: a down notification this host
 			// saw for it (refuted, or long repaired) must not make the
 			// next real one look like a repeat.
-			for _, id := range []portID{{l.A, l.APort}, {l.B, l.BPort}} {
+			for _, id := range ends {
 				if a.evState[id] == wire.PortDown {
 					a.evState[id] = wire.PortUp
 				}
+			}
+			a.repaired(ends)
+			repaired = true
+		} else {
+			for _, id := range ends {
+				a.noteDown(id)
 			}
 		}
 		i, ok := a.cache.g.idx[l.A]
@@ -1200,6 +1221,53 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 			continue
 		}
 		a.refresh(k)
+	}
+	if repaired {
+		a.rearmQueries()
+	}
+}
+
+// repaired asks the controller again, in the background (the entries
+// keep working), for every destination whose path graph arrived while
+// the link with these ends was down: the controller left the link out of
+// it, so recomputing the entry from it could never use the link again
+// (flows stayed on detours through other pods for good after a repair).
+func (a *Agent) repaired(ends []portID) {
+	since, ok := element.Time(0), false
+	for _, id := range ends {
+		if t, down := a.downAt[id]; down && (!ok || t < since) {
+			since, ok = t, true
+		}
+		delete(a.downAt, id)
+	}
+	if !ok {
+		return
+	}
+	for _, dst := range a.table.dsts() {
+		if v := a.cache.views[dst]; v != nil && v.at >= since && a.byDst[dst] == nil {
+			a.c.Inc("repair_requery")
+			a.hold(dst, netip.Addr{}, nil, nil)
+		}
+	}
+}
+
+// rearmQueries sends every query that has already been retried again
+// now, its backoff started over: a query the controller could not answer
+// (no path then) would otherwise wait out its doubled retry timer, up to
+// seconds after the repair that gives it a path (a leaf cut off and
+// reconnected stayed dark 2.1 s after the repair in the emulator).
+func (a *Agent) rearmQueries() {
+	ids := make([]uint32, 0, len(a.queries))
+	for id := range a.queries {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if q := a.queries[id]; q != nil && q.tries > 0 && a.haveCtrl {
+			a.c.Inc("path_query_rearmed")
+			q.tries = 0
+			a.sendQuery(q)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package dumbnet
 import (
 	"errors"
 	"fmt"
+	"github.com/edgefabric/edgefabric/element"
 	"slices"
 
 	"github.com/edgefabric/edgefabric/wire"
@@ -45,6 +46,7 @@ type TopoCache struct {
 type view struct {
 	g        *netGraph
 	src, dst attach
+	at       element.Time // when the path graph arrived (the agent sets it)
 }
 
 // NewTopoCache returns an empty cache.

@@ -1,6 +1,7 @@
 package dumbnet_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -224,4 +225,119 @@ func TestQueryAvoidsLinkUnderCheck(t *testing.T) {
 	if got := l.f.Agent(src).Counters()["failover_requery"]; got != 1 {
 		t.Fatalf("h1 asked for new paths %d times, want 1 (its path graph cut)", got)
 	}
+}
+
+// TestRepairRestoresShortestPaths: on fattree:4 (controller on h9), four
+// links fail at once before any host has talked, then every pair talks
+// (over path graphs the controller computed without the failed links),
+// then the links are repaired. A second later every host's paths to every
+// destination are as short as in a fabric that never failed: the path
+// graphs that arrived while a link was down are asked for again when it
+// comes back (repair_requery). They used to be kept, and flows crossed
+// other pods' edge switches for good (found in the emulator).
+func TestRepairRestoresShortestPaths(t *testing.T) {
+	// Per pair, the lengths of the k paths of its entry (the flows of the
+	// pair are spread over all of them).
+	shortest := func(l *lab) map[[2]topo.NodeID]string {
+		m := map[[2]topo.NodeID]string{}
+		for _, a := range l.g.Nodes(topo.Host) {
+			for _, b := range l.g.Nodes(topo.Host) {
+				mac, _, _ := l.g.HostAddr(b)
+				if e := l.f.Agent(a).PathTable().Lookup(wire.MAC(mac)); a != b && e != nil && len(e.Paths) > 0 {
+					var n []int
+					for _, p := range e.Paths {
+						n = append(n, len(p))
+					}
+					m[[2]topo.NodeID{a, b}] = fmt.Sprint(n)
+				}
+			}
+		}
+		return m
+	}
+	params := map[string]string{"controller": "h9"}
+	ref := newLab(t, "fattree:4", params)
+	ref.discover(t)
+	if ok, total, _ := ref.pingAll(t); ok != total {
+		t.Fatalf("reference: %d/%d pairs", ok, total)
+	}
+	fresh := shortest(ref)
+
+	l := newLab(t, "fattree:4", params)
+	l.discover(t)
+	var links []topo.LinkID
+	for _, e := range [][2]string{{"s5", "s1"}, {"s5", "s2"}, {"s6", "s3"}, {"s11", "s2"}} {
+		links = append(links, fabricLink(t, l, e[0], e[1]))
+	}
+	l.s.At(l.s.Now(), func() {
+		for _, k := range links {
+			_ = l.s.SetLink(k, false)
+		}
+	})
+	l.s.Run(l.s.Now() + 200*element.Millisecond)
+	if ok, total, _ := l.pingAll(t); ok != total {
+		t.Fatalf("failed: %d/%d pairs", ok, total)
+	}
+	l.s.At(l.s.Now(), func() {
+		for _, k := range links {
+			_ = l.s.SetLink(k, true)
+		}
+	})
+	l.s.Run(l.s.Now() + element.Second)
+	after := shortest(l)
+	longer := 0
+	for k, n := range fresh {
+		if after[k] != n {
+			longer++
+			if longer <= 3 {
+				t.Errorf("%s->%s: paths of %s tags after the repair, %s in a fabric that never failed", l.name(k[0]), l.name(k[1]), after[k], n)
+			}
+		}
+	}
+	if longer > 0 {
+		t.Errorf("%d of %d entries differ after the repair", longer, len(fresh))
+	}
+}
+
+// TestReconnectedLeafAnswersAtOnce: s20, the leaf of h15 and h16, is cut
+// off (both uplinks down) while h1 pings h16 every 10 ms; h1's query for
+// new paths goes unanswered (no path) and backs off. 3 s later one uplink
+// is repaired: when the patch says so, h1 sends its query again at once
+// and has paths to h16 within 100 ms of the repair. It used to wait for
+// the query's doubled retry timer: 2.1 s after the repair in the
+// emulator.
+func TestReconnectedLeafAnswersAtOnce(t *testing.T) {
+	l := newLab(t, "fattree:4", map[string]string{"controller": "h9"})
+	l.discover(t)
+	h1, _ := l.g.Lookup("h1")
+	h16, _ := l.g.Lookup("h16")
+	mac, ip, _ := l.g.HostAddr(h16)
+	up1, up2 := fabricLink(t, l, "s20", "s11"), fabricLink(t, l, "s20", "s12")
+	start := l.s.Now()
+	var app *host.PingApp
+	l.s.At(start, func() {
+		app = l.hosts[h1].PingWith(ip.Addr(), host.PingOptions{Count: 600, Interval: 10 * element.Millisecond, Timeout: 100 * element.Millisecond})
+	})
+	cut, repair := start+500*element.Millisecond, start+3500*element.Millisecond
+	l.s.At(cut, func() { _ = l.s.SetLink(up1, false); _ = l.s.SetLink(up2, false) })
+	l.s.At(repair, func() { _ = l.s.SetLink(up2, true) })
+	l.s.Run(repair)
+	if e := l.f.Agent(h1).PathTable().Lookup(wire.MAC(mac)); e != nil {
+		t.Fatalf("h1 has paths to h16 while its leaf is cut off: %v", e.Paths)
+	}
+	back := element.Time(-1)
+	for now := repair; now <= repair+3*element.Second; now += element.Millisecond {
+		l.s.Run(now)
+		if e := l.f.Agent(h1).PathTable().Lookup(wire.MAC(mac)); e != nil && len(e.Paths) > 0 {
+			back = now - repair
+			break
+		}
+	}
+	if back < 0 || back > 100*element.Millisecond {
+		t.Fatalf("h1 has paths to h16 again %v after the repair, want within 100 ms (counters %v)", back, l.f.Agent(h1).Counters())
+	}
+	l.s.Run(start + 7*element.Second)
+	if r := app.Result(); r.Received == 0 {
+		t.Fatalf("no ping answered: %+v", r)
+	}
+	t.Logf("paths back %v after the repair", back)
 }
