@@ -242,8 +242,8 @@ func TestSimLogDumbNet(t *testing.T) {
 		`msg="port state changed" node=s11 port=3 up=false t=1.5s`,
 		`msg="link event" node=h16 switch=`,
 		`msg="link down confirmed" node=h1`,
-		`msg="topology patch sent" node=h1 version=2`,
-		`msg="topology patch applied" node=h16 version=2 links=1`,
+		`msg="topology patch sent" node=h1 version=3`, // 1 discovery, 2 the check, 3 the patch
+		`msg="topology patch applied" node=h16 version=3 links=1`,
 	} {
 		if code != 0 || !strings.Contains(errs, want) {
 			t.Errorf("exit %d, no %q in\n%s", code, want, errs)

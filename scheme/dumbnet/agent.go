@@ -164,10 +164,17 @@ type Agent struct {
 
 	swSeq   map[portID]uint32
 	evState map[portID]wire.PortState
-	// downAt is when this host learned that the link on a switch port
-	// went down (a notification or a patch), until a patch says it is up:
-	// a path graph that arrived since was computed without the link.
-	downAt map[portID]element.Time
+	// downVer is, per switch port whose link this host learned is down,
+	// the lowest version of a path graph that may leave the link out,
+	// until a patch says it is up. The controller starts a version when
+	// it starts checking a report: told by a notification, the host takes
+	// the version after its own; told by the patch that books the link
+	// down, the version before it (the check's, unless other changes came
+	// in between).
+	downVer map[portID]uint64
+	// upVer is the version of the latest patch that said a link is up: a
+	// path graph of a lower version that arrives later may leave it out.
+	upVer uint64
 	// neighbors are the flood neighbours the controller gave, as of
 	// topology version nbrVersion (nil: none yet).
 	neighbors  []wire.DumbNetNeighbor
@@ -226,7 +233,7 @@ func NewAgent(cfg Config) *Agent {
 		learned: make(map[wire.MAC][]uint8), cache: NewTopoCache(), table: NewPathTable(),
 		ipToMAC: make(map[netip.Addr]wire.MAC), queries: make(map[uint32]*query),
 		byDst: make(map[wire.MAC]*query), byIP: make(map[netip.Addr]*query),
-		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState), downAt: make(map[portID]element.Time),
+		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState), downVer: make(map[portID]uint64),
 		hostSeen: make(map[wire.MAC]*seqWindow), flows: make(map[uint64]*flowBinding)}
 	if cfg.Controller {
 		a.ctrl = newController(a, cfg.Store)
@@ -958,8 +965,18 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 			}
 		}
 	}
+	if m.Version < q.version {
+		// The versions start over with the cache.
+		a.upVer = 0
+		clear(a.downVer)
+	}
 	a.cache.Merge(m)
-	a.cache.views[m.Dst].at = a.env.Now()
+	if m.Version < a.upVer {
+		// Computed before a repair this host has applied since it asked:
+		// it may leave the repaired link out. Ask again in the background.
+		a.c.Inc("repair_requery")
+		requery = append(requery, m.Dst)
+	}
 	for _, dst := range requery {
 		a.hold(dst, netip.Addr{}, nil, nil)
 	}
@@ -1060,17 +1077,12 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 		a.ctrl.linkEvent(id.sw, id.port, st == wire.PortUp)
 	}
 	if st == wire.PortDown {
-		a.noteDown(id)
+		if _, ok := a.downVer[id]; !ok {
+			a.downVer[id] = a.cache.version + 1
+		}
 		a.linkDown(id)
 	}
 	a.flood(&flood, from)
-}
-
-// noteDown records when this host first learned the port's link down.
-func (a *Agent) noteDown(id portID) {
-	if _, ok := a.downAt[id]; !ok {
-		a.downAt[id] = a.env.Now()
-	}
 }
 
 // linkDown fails over every PathTable entry that used the link.
@@ -1176,6 +1188,14 @@ func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
 func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 	if m.Version <= a.cache.version && a.ctrl == nil {
 		a.c.Inc("patch_stale")
+		// Its link states are out of date, but a repair it tells of still
+		// makes the path graphs computed without the link suspect (two
+		// repairs' patches can arrive in either order).
+		for _, l := range m.Links {
+			if l.Flags&wire.LinkUp != 0 {
+				a.repaired([]portID{{l.A, l.APort}, {l.B, l.BPort}}, m.Version)
+			}
+		}
 		return
 	}
 	a.cache.version = max(a.cache.version, m.Version)
@@ -1195,11 +1215,13 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 					a.evState[id] = wire.PortUp
 				}
 			}
-			a.repaired(ends)
+			a.repaired(ends, m.Version)
 			repaired = true
 		} else {
 			for _, id := range ends {
-				a.noteDown(id)
+				if _, ok := a.downVer[id]; !ok {
+					a.downVer[id] = m.Version - 1
+				}
 			}
 		}
 		i, ok := a.cache.g.idx[l.A]
@@ -1227,24 +1249,41 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 	}
 }
 
-// repaired asks the controller again, in the background (the entries
-// keep working), for every destination whose path graph arrived while
-// the link with these ends was down: the controller left the link out of
-// it, so recomputing the entry from it could never use the link again
-// (flows stayed on detours through other pods for good after a repair).
-func (a *Agent) repaired(ends []portID) {
-	since, ok := element.Time(0), false
+// repaired handles a patch of version ver saying the link with these
+// ends is up. The controller left the link out of the path graphs it
+// computed while the link was down or under its check (from the version
+// before the down patch on), so an entry recomputed from one of those
+// could never use the link again (flows stayed on detours through other
+// pods for good after a repair): the host asks for those destinations
+// again, in the background (the entries keep working). A query still
+// out is asked again when its answer comes (upVer, pathReply).
+//
+// A host that never got the patch booking the link down (cut off from the
+// controller then, or a report refuted or withdrawn before it was booked)
+// cannot tell which graphs were computed without the link: it asks again
+// for every one older than the repair that lacks the link but holds one of
+// its switches (a graph that could use the link holds its ends).
+func (a *Agent) repaired(ends []portID, ver uint64) {
+	a.upVer = max(a.upVer, ver)
+	since, ok := uint64(0), false
 	for _, id := range ends {
-		if t, down := a.downAt[id]; down && (!ok || t < since) {
-			since, ok = t, true
+		if d, down := a.downVer[id]; down && d < ver {
+			if !ok || d < since {
+				since, ok = d, true
+			}
+			delete(a.downVer, id)
 		}
-		delete(a.downAt, id)
-	}
-	if !ok {
-		return
 	}
 	for _, dst := range a.table.dsts() {
-		if v := a.cache.views[dst]; v != nil && v.at >= since && a.byDst[dst] == nil {
+		v := a.cache.views[dst]
+		if v == nil || v.version >= ver || a.byDst[dst] != nil {
+			continue
+		}
+		suspect := ok && v.version >= since
+		if !ok {
+			suspect = !v.hasLink(ends[0]) && (v.hasSwitch(ends[0].sw) || v.hasSwitch(ends[1].sw))
+		}
+		if suspect {
 			a.c.Inc("repair_requery")
 			a.hold(dst, netip.Addr{}, nil, nil)
 		}

@@ -3,7 +3,6 @@ package dumbnet
 import (
 	"errors"
 	"fmt"
-	"github.com/edgefabric/edgefabric/element"
 	"slices"
 
 	"github.com/edgefabric/edgefabric/wire"
@@ -46,7 +45,7 @@ type TopoCache struct {
 type view struct {
 	g        *netGraph
 	src, dst attach
-	at       element.Time // when the path graph arrived (the agent sets it)
+	version  uint64 // the controller's topology version when it computed the graph
 }
 
 // NewTopoCache returns an empty cache.
@@ -54,12 +53,24 @@ func NewTopoCache() *TopoCache {
 	return &TopoCache{g: newNetGraph(), hosts: make(map[wire.MAC]attach), views: make(map[wire.MAC]*view)}
 }
 
+// hasSwitch reports whether the path graph holds the switch.
+func (v *view) hasSwitch(sw uint64) bool {
+	_, ok := v.g.idx[sw]
+	return ok
+}
+
+// hasLink reports whether the path graph holds the link on the port.
+func (v *view) hasLink(id portID) bool {
+	i, ok := v.g.idx[id.sw]
+	return ok && v.g.peerOf(i, id.port).sw >= 0
+}
+
 // Merge integrates a path graph from the controller.
 func (c *TopoCache) Merge(r *wire.DumbNetPathReply) {
 	s := c.g.addSwitch(r.SrcSwitch)
 	c.self, c.hasSelf = attach{sw: s, port: r.SrcPort}, true
 	c.hosts[r.Dst] = attach{sw: c.g.addSwitch(r.DstSwitch), port: r.DstPort}
-	v := &view{g: newNetGraph()}
+	v := &view{g: newNetGraph(), version: r.Version}
 	v.src = attach{sw: v.g.addSwitch(r.SrcSwitch), port: r.SrcPort}
 	v.dst = attach{sw: v.g.addSwitch(r.DstSwitch), port: r.DstPort}
 	for _, l := range r.Links {

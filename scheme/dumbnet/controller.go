@@ -688,6 +688,11 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 			}
 			c.checksChanged()
 			c.hostsAfterChecks()
+			if pe.up {
+				// Hosts believed the report (stage 1) and route around
+				// the link; only a patch tells them it works.
+				c.announce(i, port)
+			}
 		}
 	}
 	if pe.up == up {
@@ -775,6 +780,10 @@ func (c *Controller) checkDown(i int32, port uint16) {
 	}
 	chk := &downCheck{seq: d.seq}
 	c.downChecks[k] = chk
+	// Path graphs computed from now on leave the link out: a version of
+	// their own lets a host tell them from older ones when the link comes
+	// back (Agent.repaired).
+	c.version++
 	defer c.checksChanged() // after the timer below is set
 	id := c.g.ids[i]
 	chk.cancel = c.a.env.After(element.Time(ahead+1)*d.gap+d.wait(), func() {

@@ -24,8 +24,8 @@ func TestLinkRepairVerifiedAndPatched(t *testing.T) {
 			t.Fatalf("link %+v still down at the controller", lk)
 		}
 	}
-	if v := c.Version(); v != 3 {
-		t.Fatalf("topology version %d, want 3 (discovery, down, up)", v)
+	if v := c.Version(); v != 4 {
+		t.Fatalf("topology version %d, want 4 (discovery, the down check, down, up)", v)
 	}
 	for _, h := range l.g.Nodes(topo.Host) {
 		if h == l.f.ControllerNode() {
@@ -513,8 +513,8 @@ func TestLinkUpVerifiedAfterLostProbe(t *testing.T) {
 	if c["ctrl_link_up_retried"] < 1 || c["ctrl_link_up_unverified"] != 0 {
 		t.Fatalf("verification: retried %d, unverified %d; want at least 1 and 0 (%v)", c["ctrl_link_up_retried"], c["ctrl_link_up_unverified"], c)
 	}
-	if v := l.f.Controller().Version(); v != 3 {
-		t.Fatalf("topology version %d, want 3 (discovery, down, up)", v)
+	if v := l.f.Controller().Version(); v != 4 {
+		t.Fatalf("topology version %d, want 4 (discovery, the down check, down, up)", v)
 	}
 }
 

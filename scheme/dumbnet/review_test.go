@@ -291,3 +291,18 @@ func TestFlowsBounded(t *testing.T) {
 		t.Fatalf("flow 0 came back on %v, want its hash's path %v", got, first)
 	}
 }
+
+// DownVerLen reports how many switch ports the agent holds as booked down
+// by a patch and not yet repaired (tests only).
+func (a *Agent) DownVerLen() int { return len(a.downVer) }
+
+// CacheLinkUp reports whether the agent's TopoCache knows the link on
+// switch sw's port, and whether it holds it up (tests only).
+func (a *Agent) CacheLinkUp(sw uint64, port uint16) (known, up bool) {
+	i, ok := a.cache.g.idx[sw]
+	if !ok {
+		return false, false
+	}
+	pe := a.cache.g.peerOf(i, port)
+	return pe.sw >= 0, pe.sw >= 0 && pe.up
+}
