@@ -99,6 +99,9 @@ type Controller struct {
 	// lateHost: a host the controller does not know answered after its
 	// round ended, while discovery ran; it is looked for at the end.
 	lateHost bool
+	// fullScan makes the next rescan for hosts probe for switches too:
+	// the probes of a discovery run past a link that failed meanwhile
+	// were lost, and a switch behind it may be missing (hostsAfterChecks).
 	fullScan bool
 
 	// snap is the topology as last published, and done its completion:
@@ -473,6 +476,21 @@ func (c *Controller) refreshTree() {
 	c.treeVer, c.treeGen = c.version, c.checksGen
 }
 
+// treeReaching returns the controller's BFS tree (parents and distances),
+// or, when switch sw can be reached only across a link under a down check,
+// a tree over every up link: the link may work, and a probe or patch sent
+// across it is better than none (a second report's check, a refutation's
+// patch).
+func (c *Controller) treeReaching(sw int32) ([]hop, []int32) {
+	c.refreshTree()
+	if c.treeDist[sw] >= 0 || len(c.downChecks) == 0 {
+		return c.tree, c.treeDist
+	}
+	var sc scratch
+	c.g.bfs(&sc, c.root.sw, nil)
+	return sc.prev, sc.dist
+}
+
 // checksChanged notes a change to downChecks and tells every host whose
 // path to the controller it changes its new path.
 func (c *Controller) checksChanged() {
@@ -490,13 +508,7 @@ func (c *Controller) pathTo(mac wire.MAC) ([]uint8, bool) {
 	if !ok {
 		return nil, false
 	}
-	c.refreshTree()
-	tree, dist := c.tree, c.treeDist
-	if dist[h.at.sw] < 0 && len(c.downChecks) > 0 {
-		var sc scratch
-		c.g.bfs(&sc, c.root.sw, nil)
-		tree, dist = sc.prev, sc.dist
-	}
+	tree, dist := c.treeReaching(h.at.sw)
 	d := dist[h.at.sw]
 	if d < 0 {
 		return nil, false
@@ -1047,14 +1059,7 @@ func (c *Controller) sendUpCheck(k portID, id uint64, port uint16, try int) {
 // switchPaths returns working paths from the controller to switch i (the
 // last tag delivers to it) and from it back.
 func (c *Controller) switchPaths(i int32) (fwd, ret []uint8, ok bool) {
-	c.refreshTree()
-	tree, dist := c.tree, c.treeDist
-	if dist[i] < 0 && len(c.downChecks) > 0 {
-		// Only across a link under check: probe across it (it may work).
-		var sc scratch
-		c.g.bfs(&sc, c.root.sw, nil)
-		tree, dist = sc.prev, sc.dist
-	}
+	tree, dist := c.treeReaching(i)
 	d := dist[i]
 	if d < 0 {
 		return nil, nil, false
