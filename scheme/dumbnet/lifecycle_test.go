@@ -628,6 +628,17 @@ func TestLateHostAnswerRescans(t *testing.T) {
 	}
 }
 
+// fabricLinks returns the links of g between two switches, in order.
+func fabricLinks(g *topo.Graph) []topo.LinkID {
+	var fabric []topo.LinkID
+	for i := range g.NumLinks() {
+		if g.IsFabricLink(topo.LinkID(i)) {
+			fabric = append(fabric, topo.LinkID(i))
+		}
+	}
+	return fabric
+}
+
 // fabricLink returns the fabric link between the two named switches.
 func fabricLink(t *testing.T, l *lab, a, b string) topo.LinkID {
 	t.Helper()
@@ -773,12 +784,7 @@ func TestFailuresDuringDiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fabric []topo.LinkID
-	for i := range g.NumLinks() {
-		if g.IsFabricLink(topo.LinkID(i)) {
-			fabric = append(fabric, topo.LinkID(i))
-		}
-	}
+	fabric := fabricLinks(g)
 	type run struct {
 		at    element.Time
 		links []topo.LinkID
@@ -882,11 +888,7 @@ func TestFailuresDuringRescan(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs, bad := 0, 0
-	for i := range g.NumLinks() {
-		b := topo.LinkID(i)
-		if !g.IsFabricLink(b) {
-			continue
-		}
+	for _, b := range fabricLinks(g) {
 		for at := 1100 * element.Millisecond; at <= 1400*element.Millisecond; at += 10 * element.Millisecond {
 			l := newLabGraph(t, g, nil)
 			a := fabricLink(t, l, "s2", "s3")
@@ -927,9 +929,8 @@ func TestKnownLinkFailsDuringRescan(t *testing.T) {
 	}
 	pod := map[string]bool{"s11": true, "s12": true, "s19": true, "s20": true}
 	runs, bad := 0, 0
-	for i := range g.NumLinks() {
-		b := topo.LinkID(i)
-		if !g.IsFabricLink(b) || pod[g.Node(g.Link(b).A.Node).Name] || pod[g.Node(g.Link(b).B.Node).Name] {
+	for _, b := range fabricLinks(g) {
+		if pod[g.Node(g.Link(b).A.Node).Name] || pod[g.Node(g.Link(b).B.Node).Name] {
 			continue
 		}
 		for at := 1100 * element.Millisecond; at <= 1400*element.Millisecond; at += 10 * element.Millisecond {

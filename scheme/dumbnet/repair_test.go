@@ -121,12 +121,7 @@ func TestRepairSweepPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fabric []topo.LinkID
-	for i := range g.NumLinks() {
-		if g.IsFabricLink(topo.LinkID(i)) {
-			fabric = append(fabric, topo.LinkID(i))
-		}
-	}
+	fabric := fabricLinks(g)
 	bad := 0
 	for i := range fabric {
 		for j := i + 1; j < len(fabric); j++ {
