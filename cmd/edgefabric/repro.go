@@ -38,7 +38,9 @@ Reproductions:
   ` + strings.Join(list, "\n  "),
 		Example: `  edgefabric repro spain-table3 --quick                  # every row but the slow ones
   edgefabric repro spain-table3 --rows 'fattree(4)' --json
-  edgefabric repro spain-table2 --ties ordered --out /tmp/repro`,
+  edgefabric repro spain-table2 --ties ordered --out /tmp/repro
+  edgefabric repro dumbnet-fig8 --quick                  # discovery time up to 216 switches
+  edgefabric repro dumbnet-fig11 --json                  # notification delays, failover against 802.1D`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) (err error) {
 			undo := func() {} // removes an --out directory a refused run made
@@ -57,6 +59,13 @@ Reproductions:
 			tr, err := parseTiesFlag(ties)
 			if err != nil {
 				return err
+			}
+			if !r.SPAIN {
+				for _, f := range []string{"ties", "slow-trials"} {
+					if c.Flags().Changed(f) {
+						return badInput(fmt.Errorf("--%s applies to the SPAIN tables only, not to %s", f, r.Name))
+					}
+				}
 			}
 			if slow < 1 || slow > plan.MaxTrials {
 				return badInput(fmt.Errorf("--slow-trials %d: must be 1 to %d", slow, plan.MaxTrials))
@@ -94,7 +103,7 @@ Reproductions:
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (FatTree(48), HyperX(16), BCube(48,2), BCube(8,4))")
+	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (SPAIN: FatTree(48), HyperX(16), BCube(48,2), BCube(8,4); dumbnet-fig8: above 216 switches and Fig. 8(b))")
 	c.Flags().StringArrayVar(&rows, "rows", nil, "only rows whose name contains this (case-insensitive; repeat the flag for several: --rows fattree --rows 'bcube(8,2)')")
 	c.Flags().StringVar(&outDir, "out", "", "write NAME.json, NAME.md and NAME.svg into this directory")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for tie-breaking, packing, failures and flows")

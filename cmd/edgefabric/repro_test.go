@@ -28,6 +28,9 @@ func TestReproBadInput(t *testing.T) {
 		{"repro", "spain-table2", "--slow-trials", "0"},
 		{"repro", "spain-table2", "--slow-trials", "10001"},
 		{"repro", "spain-table2", "--slow-trials", "ten"},
+		{"repro", "dumbnet-fig12", "--ties", "ordered"},
+		{"repro", "dumbnet-fig8", "--slow-trials", "2"},
+		{"repro", "dumbnet-fig11", "--rows", "nosuchrow"},
 	} {
 		if code, _, errOut := topoCLI(args...); code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
@@ -63,5 +66,21 @@ func TestEmptyRowsRefused(t *testing.T) {
 		if code, out, errOut := topoCLI(args...); code != 2 || out != "" || errOut != want {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
+	}
+}
+
+// TestReproDumbNet runs one row of a DumbNet reproduction through the CLI:
+// ours beside the paper's, and the SPAIN-only flags refused with why.
+func TestReproDumbNet(t *testing.T) {
+	code, out, errOut := topoCLI("repro", "dumbnet-fig8", "--rows", "testbed", "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "testbed") || !strings.Contains(out, "329") || !strings.Contains(out, "5.00") {
+		t.Fatalf("output:\n%s", out)
+	}
+	code, _, errOut = topoCLI("repro", "dumbnet-fig12", "--ties", "random")
+	if code != 2 || !strings.Contains(errOut, "--ties applies to the SPAIN tables only, not to dumbnet-fig12") {
+		t.Errorf("exit %d, %q", code, errOut)
 	}
 }

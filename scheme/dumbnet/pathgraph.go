@@ -1,6 +1,7 @@
 package dumbnet
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/edgefabric/edgefabric/wire"
@@ -113,4 +114,70 @@ func (g *netGraph) detourSet(sc *scratch, primary []hop, s, eps int) map[int32]b
 		}
 	}
 	return D
+}
+
+// PathGraphSize is how large one path graph is (DumbNet §7.3, Fig. 12: the
+// storage a host spends on it).
+type PathGraphSize struct {
+	// PrimaryHops and BackupHops count the links of the two paths
+	// (BackupHops 0: no backup path exists).
+	PrimaryHops, BackupHops int
+	// Switches counts every switch of the path graph (primary, detours and
+	// backup); Detours those of Algorithm 1's set D off the primary path.
+	Switches, Detours int
+	// Links counts the switch-to-switch links the reply would carry.
+	Links int
+}
+
+// PathGraphSizer computes path graphs on a known topology exactly as the
+// controller does for a path query, to measure them without running a
+// fabric.
+type PathGraphSizer struct {
+	g  *netGraph
+	sc scratch
+}
+
+// NewPathGraphSizer prepares t (switches and links; down links are left
+// out of every path, as in the controller).
+func NewPathGraphSizer(t *Topology) *PathGraphSizer {
+	g := newNetGraph()
+	for _, id := range t.Switches {
+		g.addSwitch(id)
+	}
+	for _, l := range t.Links {
+		g.addLink(g.idx[l.A], l.APort, g.idx[l.B], l.BPort, l.Up, 0)
+	}
+	return &PathGraphSizer{g: g}
+}
+
+// Size computes the path graph from switch a to switch b with Algorithm
+// 1's window s and slack eps; rng picks the primary among equal-cost
+// shortest paths, as the controller does.
+func (p *PathGraphSizer) Size(a, b uint64, s, eps int, rng *rand.Rand) (PathGraphSize, error) {
+	ia, oka := p.g.idx[a]
+	ib, okb := p.g.idx[b]
+	if !oka || !okb {
+		return PathGraphSize{}, fmt.Errorf("dumbnet: switch %#x or %#x is not in the topology", a, b)
+	}
+	if s < 1 || eps < 0 {
+		return PathGraphSize{}, fmt.Errorf("dumbnet: s=%d, eps=%d: want s >= 1 and eps >= 0", s, eps)
+	}
+	pg := p.g.pathGraph(&p.sc, ia, ib, s, eps, rng)
+	if pg == nil {
+		return PathGraphSize{}, fmt.Errorf("dumbnet: no path from %#x to %#x", a, b)
+	}
+	sw := map[int32]bool{}
+	for _, h := range pg.Primary {
+		sw[h.sw] = true
+	}
+	onPrimary := len(sw)
+	for k := range pg.Links {
+		sw[k.a], sw[k.b] = true, true
+	}
+	d := p.g.detourSet(&p.sc, pg.Primary, s, eps)
+	sz := PathGraphSize{PrimaryHops: len(pg.Primary) - 1, Switches: len(sw), Detours: len(d) - onPrimary, Links: len(pg.Links)}
+	if pg.Backup != nil {
+		sz.BackupHops = len(pg.Backup) - 1
+	}
+	return sz, nil
 }
