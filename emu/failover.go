@@ -77,6 +77,9 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	if err != nil {
 		return res, err
 	}
+	// ping sends probe n no earlier than (n-1) intervals after it starts,
+	// which is after t0: this bounds from below when a probe left.
+	t0 := time.Now()
 	if err := l.Start(s.From, cmd); err != nil {
 		return res, fmt.Errorf("emu: failover: ping: %w", err)
 	}
@@ -86,7 +89,8 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	var mu sync.Mutex
 	got := map[int]time.Time{}
 	lastRx := time.Time{}
-	sent := 0 // the highest sequence number ping has sent, answered or not
+	maxGot := 0 // the highest sequence number answered
+	sent := 0   // the highest sequence number ping has sent, answered or not
 	go func() {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
@@ -100,6 +104,7 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 			if strings.Contains(sc.Text(), "bytes from") {
 				got[seq] = time.Now()
 				lastRx = time.Now()
+				maxGot = max(maxGot, seq)
 			}
 			mu.Unlock()
 		}
@@ -116,12 +121,17 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	if s.Repair {
 		defer l.SetLink(s.A, s.B, true)
 	}
-	// Recovered once a probe sent after the failure has come back, then
-	// keep streaming one more second to see no second outage follows.
+	// Recovered once a probe sent after the link went down has come back,
+	// then keep streaming one more second to see no second outage
+	// follows. Only probes numbered from firstAfter on surely left after
+	// SetLink returned: a reply that merely arrives late (a loaded
+	// machine, a probe that crossed the link just before) is no recovery;
+	// it once made a cut edge look recovered.
+	firstAfter := firstSentAfter(t0, time.Now(), s.Interval)
 	deadline := failAt.Add(s.Max)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		mu.Lock()
-		rec := lastRx.Sub(failAt) > s.Interval*3 && time.Since(lastRx) < s.Interval*5
+		rec := recoveredBy(maxGot, firstAfter, lastRx, time.Now(), s.Interval)
 		mu.Unlock()
 		if rec {
 			res.Recovered = true
@@ -157,6 +167,21 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 	res.Outage = max(outage, 0)
 	res.Sent = maxSeq
 	return res, nil
+}
+
+// firstSentAfter is the lowest ping sequence number surely sent after
+// down by a ping started after t0 with this interval: ping sends probe n
+// no earlier than (n-1) intervals after it starts (pacing only slips
+// later).
+func firstSentAfter(t0, down time.Time, interval time.Duration) int {
+	return int(down.Sub(t0)/interval) + 2
+}
+
+// recoveredBy says whether a ping stream has recovered at now: a probe
+// numbered firstAfter or later has been answered (maxGot is the highest
+// answered), and the last reply, at lastRx, is recent.
+func recoveredBy(maxGot, firstAfter int, lastRx, now time.Time, interval time.Duration) bool {
+	return maxGot >= firstAfter && now.Sub(lastRx) < 5*interval
 }
 
 // longestGap finds the longest run of lost probes among sequence numbers

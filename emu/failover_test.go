@@ -32,3 +32,34 @@ func TestFailoverNotRecovered(t *testing.T) {
 		t.Errorf("result %+v: want 10 or more probes lost, counted among those sent, an outage of 1 s or more", res)
 	}
 }
+
+// TestRecoveredOnlyByProbesSentAfter: a reply that arrives late to a
+// probe sent before the link went down is no recovery (a loaded machine
+// made the demo's cut edge on line:2 look recovered, and the demo then
+// waited for an iperf3 that could not finish); a reply to a probe sent
+// after is, while replies keep coming.
+func TestRecoveredOnlyByProbesSentAfter(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	iv := time.Millisecond
+	down := t0.Add(1000*iv + iv/2) // probes 1..1001 may have left before
+	first := firstSentAfter(t0, down, iv)
+	if first != 1002 {
+		t.Fatalf("first probe surely after the failure: %d, want 1002", first)
+	}
+	late := down.Add(10 * iv) // well after the old 3-interval bound
+	for _, c := range []struct {
+		maxGot int
+		lastRx time.Time
+		now    time.Time
+		want   bool
+	}{
+		{1001, late, late, false}, // a late reply to a probe sent before
+		{1002, late, late, true},
+		{1002, late, late.Add(5 * iv), false}, // replies stopped since
+		{2000, late, late.Add(4 * iv), true},
+	} {
+		if got := recoveredBy(c.maxGot, first, c.lastRx, c.now, iv); got != c.want {
+			t.Errorf("maxGot %d, %v since the last reply: recovered %v, want %v", c.maxGot, c.now.Sub(c.lastRx), got, c.want)
+		}
+	}
+}
