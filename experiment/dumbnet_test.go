@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -54,7 +55,7 @@ func TestDumbNetFig8(t *testing.T) {
 		{"8(a) cube 3³, corner", 108863, 7, 64, 1.44},
 		{"8(a) cube 4³, center", 257023, 7, 64, 2.92},
 		{"8(a) cube 4³, corner", 257023, 10, 64, 3.07},
-		{"testbed", 329, 3, 7, 0.15},
+		{"testbed", 28487, 3, 64, 0.43},
 	} {
 		if got := value(t, r, c.row, "probes", false); got != c.probes {
 			t.Errorf("%s: %v probes, want %v", c.row, got, c.probes)
@@ -81,8 +82,35 @@ func TestDumbNetFig8(t *testing.T) {
 		t.Errorf("testbed: paper %v", p)
 	}
 	// Two cube sizes at each place give a slope; one fat tree does not.
-	if n := len(r.Notes); n != 4 || !strings.Contains(r.Notes[0], "cubes (controller at the center): discovery time grows as N^") {
-		t.Errorf("notes: %q", r.Notes)
+	// Center, 27 → 64 switches: time 1.29 → 2.92 s, probes 108,863 →
+	// 257,023.
+	if n := len(r.Notes); n != 4 {
+		t.Fatalf("notes: %q", r.Notes)
+	}
+	slope := func(y0, y1 float64) float64 { return math.Log(y1/y0) / math.Log(64.0/27) }
+	want := fmt.Sprintf("cubes (controller at the center): discovery time grows as N^%.2f and probes as N^%.2f over 2 sizes",
+		slope(value(t, r, "8(a) cube 3³, center", "time", false), value(t, r, "8(a) cube 4³, center", "time", false)), slope(108863, 257023))
+	if !strings.Contains(r.Notes[0], want) {
+		t.Errorf("note %q, want it to say %q", r.Notes[0], want)
+	}
+}
+
+// TestFitSlope: the exponent of an exact power law, and of a noisy one.
+func TestFitSlope(t *testing.T) {
+	xs, ys, zs := []float64{}, []float64{}, []float64{}
+	for _, x := range []float64{2, 3, 5, 8, 13} {
+		xs = append(xs, math.Log(x))
+		ys = append(ys, math.Log(7*x*x))
+		zs = append(zs, -0.5*math.Log(x)+1)
+	}
+	if got := fitSlope(xs, ys); math.Abs(got-2) > 1e-12 {
+		t.Errorf("slope of 7x² = %v", got)
+	}
+	if got := fitSlope(xs, zs); math.Abs(got+0.5) > 1e-12 {
+		t.Errorf("slope of x^-0.5 = %v", got)
+	}
+	if got := fitSlope([]float64{0, 1, 2, 3}, []float64{0, 1.1, 1.9, 3}); math.Abs(got-0.98) > 1e-12 {
+		t.Errorf("least-squares slope %v, want 0.98", got)
 	}
 }
 
@@ -100,11 +128,12 @@ func TestDumbNetFig11(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(r.Rows), len(names))
 	}
 	ms := func(i int) float64 { return value(t, r, names[i], "ms", false) }
-	if n, last := ms(0), ms(1); !(0 < n && n <= last && last < 0.01) {
-		t.Errorf("notification median %v ms, last %v ms: want microseconds", n, last)
-	}
-	if p, last := ms(2), ms(3); !(50 <= p && p <= last && last < 50.1) {
-		t.Errorf("patch median %v ms, last %v ms: want one 50-ms probe timeout after the failure", p, last)
+	// Notifications within microseconds, the patch one 50-ms probe
+	// timeout after the failure; medians and maxima over the hosts, exact.
+	for i, want := range []float64{0.0031728, 0.0042304, 50.0160944, 50.0168336} {
+		if got := ms(i); math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s: %v ms, want %v", names[i], got, want)
+		}
 	}
 	if got := ms(4); got != 0.08 {
 		t.Errorf("DumbNet outage %v ms, want one datagram (0.08)", got)
@@ -114,9 +143,6 @@ func TestDumbNetFig11(t *testing.T) {
 	}
 	if got := value(t, r, names[6], "x", false); got != 48980/0.08 {
 		t.Errorf("ratio %v", got)
-	}
-	if got := value(t, r, names[6], "x", true); got != 4.7 {
-		t.Errorf("paper ratio %v", got)
 	}
 	only, err := DumbNetFig11(Options{Seed: 1, Rows: []string{"outage, DumbNet"}})
 	if err != nil || len(only.Rows) != 1 || only.Rows[0].Name != "outage, DumbNet" {
@@ -146,6 +172,16 @@ func TestDumbNetFig12(t *testing.T) {
 	// Corner to corner: every path is shortest, so the backup is too.
 	if got := value(t, r, "27 hops", "backup", false); got != 27 {
 		t.Errorf("27 hops: backup %v hops, want 27", got)
+	}
+	// A one-hop primary is all last window: ε = 1 adds every neighbour of
+	// its ends, ε = 2 nothing more (the sums are odd), ε = 3 more again.
+	// A long one is mostly full windows, where ε = 2 adds most.
+	e := func(row string, k int) float64 { return value(t, r, row, "eps"+string(rune('0'+k)), false) }
+	if e1, e2, e3 := e("1 hop", 1), e("1 hop", 2), e("1 hop", 3); e1 != 10.75 || e2 != e1 || e3 <= e2 {
+		t.Errorf("1 hop: ε=1..3 give %v, %v, %v switches; want 10.75, the same, more", e1, e2, e3)
+	}
+	if e0, e1, e2 := e("27 hops", 0), e("27 hops", 1), e("27 hops", 2); e1-e0 > 4 || e2 < 2*e0 {
+		t.Errorf("27 hops: ε=0..2 give %v, %v, %v switches", e0, e1, e2)
 	}
 	for _, row := range r.Rows {
 		prev := 0.0

@@ -35,7 +35,9 @@ type Options struct {
 	Progress func(string)
 }
 
-func (o Options) keep(row string) bool { return MatchRows(row, o.Rows) }
+// keep applies the --rows filter to row, one of names (every row of the
+// reproduction).
+func (o Options) keep(row string, names []string) bool { return MatchRows(row, o.Rows, names) }
 
 // command is the command line that runs reproduction name with these
 // options (defaults left out).
@@ -59,13 +61,22 @@ func (o Options) command(name string) string {
 	return c
 }
 
-// MatchRows is the --rows filter: it keeps a row whose name contains one
-// of rows, ignoring case; no filter keeps every row.
-func MatchRows(name string, rows []string) bool {
+// MatchRows is the --rows filter over a table whose rows are names: a
+// value that is a row's whole name keeps that row alone, any other value
+// every row whose name contains it, case ignored either way ("FatTree(4)"
+// keeps FatTree(4) but not FatTree(48), "fattree" every FatTree); no
+// filter keeps every row.
+func MatchRows(name string, rows, names []string) bool {
 	if len(rows) == 0 {
 		return true
 	}
 	for _, r := range rows {
+		if slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, r) }) {
+			if strings.EqualFold(name, r) {
+				return true
+			}
+			continue
+		}
 		if strings.Contains(strings.ToLower(name), strings.ToLower(r)) {
 			return true
 		}
@@ -79,7 +90,7 @@ func MatchRows(name string, rows []string) bool {
 func Unmatched(names, rows []string) []string {
 	var out []string
 	for _, r := range rows {
-		if !slices.ContainsFunc(names, func(n string) bool { return MatchRows(n, []string{r}) }) {
+		if !slices.ContainsFunc(names, func(n string) bool { return MatchRows(n, []string{r}, names) }) {
 			out = append(out, r)
 		}
 	}
@@ -284,7 +295,9 @@ func (r *Report) SVG() string {
 		barW, gap, left, top, plotH = 14, 14, 60, 40, 260
 	)
 	n := len(r.Rows)
-	width := left + n*(2*barW+gap) + 40
+	title := r.Title + ": " + col.Title
+	// Wide enough for the title too (about 8 px a character at 14 px).
+	width := max(left+n*(2*barW+gap)+40, left+8*len([]rune(title))+20)
 	height := top + plotH + 120
 	maxV, minV := 0.0, math.Inf(1)
 	for _, row := range r.Rows {
@@ -309,7 +322,6 @@ func (r *Report) SVG() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	title := r.Title + ": " + col.Title
 	if logScale {
 		title += " (log scale)"
 	}

@@ -98,8 +98,11 @@ func TestOptionsCommand(t *testing.T) {
 	}
 }
 
-// --rows matches a substring of the name, ignoring case on both sides.
+// --rows matches a substring of the name, ignoring case on both sides,
+// unless the value is a row's whole name: then it keeps that row alone
+// (FatTree(4) used to bring FatTree(48), the slowest row, along).
 func TestMatchRows(t *testing.T) {
+	names := []string{"FatTree(4)", "FatTree(48)", "1 hop", "11 hops"}
 	for _, c := range []struct {
 		name string
 		rows []string
@@ -108,10 +111,18 @@ func TestMatchRows(t *testing.T) {
 		{"FatTree(4)", nil, true},
 		{"FatTree(4)", []string{}, true},
 		{"FatTree(4)", []string{"FATTREE"}, true},
+		{"FatTree(48)", []string{"FATTREE"}, true},
 		{"FatTree(4)", []string{"nope", "tree(4"}, true},
+		{"FatTree(48)", []string{"tree(4"}, true},
 		{"FatTree(4)", []string{"fattree(8)"}, false},
+		{"FatTree(4)", []string{"fattree(4)"}, true},
+		{"FatTree(48)", []string{"fattree(4)"}, false},
+		{"FatTree(48)", []string{"fattree(4)", "(48"}, true},
+		{"11 hops", []string{"1 hop"}, false},
+		{"1 hop", []string{"1 hop"}, true},
+		{"11 hops", []string{"1 ho"}, true},
 	} {
-		if got := MatchRows(c.name, c.rows); got != c.want {
+		if got := MatchRows(c.name, c.rows, names); got != c.want {
 			t.Errorf("MatchRows(%q, %q) = %v", c.name, c.rows, got)
 		}
 	}

@@ -167,7 +167,7 @@ func SpainTable2(opt Options) (*Report, error) {
 		},
 	}
 	for _, row := range spainRows {
-		if !opt.keep(row.name) || opt.Quick && row.slow {
+		if !opt.keep(row.name, spainTable2Rows(false)) || opt.Quick && row.slow {
 			continue
 		}
 		t0 := time.Now()
@@ -266,7 +266,7 @@ func SpainTable3(opt Options) (*Report, error) {
 		},
 	}
 	for _, row := range spainRows {
-		if row.vlans < 0 || !opt.keep(row.name) || opt.Quick && row.slow {
+		if row.vlans < 0 || !opt.keep(row.name, spainTable3Rows(false)) || opt.Quick && row.slow {
 			continue
 		}
 		t0 := time.Now()

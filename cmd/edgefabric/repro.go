@@ -104,7 +104,7 @@ Reproductions:
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (SPAIN: FatTree(48), HyperX(16), BCube(48,2), BCube(8,4); dumbnet-fig8: above 216 switches and Fig. 8(b))")
-	c.Flags().StringArrayVar(&rows, "rows", nil, "only rows whose name contains this (case-insensitive; repeat the flag for several: --rows fattree --rows 'bcube(8,2)')")
+	c.Flags().StringArrayVar(&rows, "rows", nil, "only rows whose name contains this, or the one row whose whole name it is ('fattree(4)' is FatTree(4) alone; case-insensitive; repeat the flag for several: --rows fattree --rows 'bcube(8,2)')")
 	c.Flags().StringVar(&outDir, "out", "", "write NAME.json, NAME.md and NAME.svg into this directory")
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed for tie-breaking, packing, failures and flows")
 	c.Flags().IntVar(&slow, "slow-trials", 1, "SPAIN tables: packing trials on FatTree(48), BCube(48,2) and BCube(8,4), which run one by default (the other rows run 10); BCube(8,4) takes about a minute per trial and needs 2,546 VLANs in one, 2,395 in ten")

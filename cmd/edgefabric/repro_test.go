@@ -76,7 +76,7 @@ func TestReproDumbNet(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "testbed") || !strings.Contains(out, "329") || !strings.Contains(out, "5.00") {
+	if !strings.Contains(out, "testbed") || !strings.Contains(out, "28487") || !strings.Contains(out, "5.00") {
 		t.Fatalf("output:\n%s", out)
 	}
 	code, _, errOut = topoCLI("repro", "dumbnet-fig12", "--ties", "random")

@@ -12,8 +12,10 @@ import (
 // of the primary path, the switches on other shortest paths between its
 // ends: on a fat tree, every core of the group for the core hop, which is
 // the detour a failed core link needs, while the path graph stays within
-// one reply frame. ε = 1 adds nothing on bipartite fabrics (fat trees,
-// even cubes); ε = 2 already spans whole pods of a 64-port fat tree.
+// one reply frame. On bipartite fabrics (fat trees, cubes) ε = 1 adds
+// nothing in a full window, only in the last one, which Algorithm 1
+// truncates to one hop: every neighbour of that hop's ends; ε = 2 already
+// spans whole pods of a 64-port fat tree.
 const (
 	DefaultS   = 2
 	DefaultEps = 0
@@ -129,9 +131,10 @@ type PathGraphSize struct {
 	Links int
 }
 
-// PathGraphSizer computes path graphs on a known topology exactly as the
+// PathGraphSizer computes path graphs on a known topology as the
 // controller does for a path query, to measure them without running a
-// fabric.
+// fabric. It measures the whole graph: the controller's reply carries at
+// most Config.MaxReplyLinks of its links and cuts detours beyond.
 type PathGraphSizer struct {
 	g  *netGraph
 	sc scratch
