@@ -188,6 +188,25 @@ func TestReportTextDashWidth(t *testing.T) {
 	}
 }
 
+// A column the paper gives no figure for, in no row, has no paper column
+// in the text and plain cells in the Markdown (DumbNet's Fig. 12 was
+// dashes only).
+func TestReportNoPaperColumn(t *testing.T) {
+	r := &Report{Name: "t", Title: "T", RowTitle: "path", Columns: []Column{{Key: "a", Title: "A"}, {Key: "b", Title: "B"}}, Rows: []Row{
+		{Name: "r1", Values: map[string]Value{"a": {Ours: f64(1)}, "b": {Ours: f64(2), Paper: f64(3)}}},
+		{Name: "r2", Values: map[string]Value{"a": {Ours: f64(4)}}},
+	}}
+	if got, want := r.Text(), "T\n\npath  A  B  paper\nr1    1  2      3\nr2    4  –      –\n\nDifferences:\n"; got != want {
+		t.Errorf("text:\n%q\nwant:\n%q", got, want)
+	}
+	md := r.Markdown()
+	for _, want := range []string{"A column the paper gives no figure for shows ours alone.", "| path | A | B | time (s) |", "| r1 | 1 | 2 (3) | 0.0 |", "| r2 | 4 | – (–) | 0.0 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+}
+
 // The whole Markdown of the small report.
 func TestReportMarkdownExact(t *testing.T) {
 	want := "# T\n\n" +

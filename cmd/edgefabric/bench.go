@@ -75,7 +75,7 @@ path-set, packing and pruning phases, and its wall time and peak memory as
 multiples of a baseline measured in the same run: the FatTree(16) plan, run
 before the first row and after the last (the mean of the two). Machines are
 shared and noisy; the ratio is the figure to compare across runs and
-machines. The issue's goal is every row within 10 s on a 2-core machine; the
+machines. The goal is every row within 10 s on a 2-core machine; the
 last column says whether this run met it.
 
 A row that exceeds --timeout is killed and reported as a timeout in the table

@@ -328,7 +328,9 @@ func (r *resolver) resolve(raw *rawScenario) *Scenario {
 	}
 	s, err := reg.Get(raw.Scheme.V)
 	if err != nil {
-		r.fail(raw.Scheme.Line, "scheme", "%v", err)
+		// The field already names the scheme: "scheme: scheme: ..." read
+		// twice.
+		r.fail(raw.Scheme.Line, "scheme", "%s", strings.TrimPrefix(err.Error(), "scheme: "))
 		return nil
 	}
 	sc.Scheme, sc.schemeLine = s, raw.Scheme.Line

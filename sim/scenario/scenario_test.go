@@ -34,7 +34,7 @@ func TestParseErrors(t *testing.T) {
 		{"no topology", "scheme: learn\nduration: 1s\n", "test.yaml:1: topology: bad scenario: missing"},
 		{"bad topology", "topology: fattree:3\nscheme: learn\nduration: 1s\n", "test.yaml:1: topology: bad scenario:"},
 		{"missing file", "topology: nosuch.yaml\nscheme: learn\nduration: 1s\n", "test.yaml:1: topology:"},
-		{"unknown scheme", "topology: line:3\nscheme: axon9\nduration: 1s\n", "test.yaml:2: scheme: bad scenario: scheme: unknown scheme \"axon9\" (known: agent, learn)"},
+		{"unknown scheme", "topology: line:3\nscheme: axon9\nduration: 1s\n", "test.yaml:2: scheme: bad scenario: unknown scheme \"axon9\" (known: agent, learn)"},
 		{"no duration", "topology: line:3\nscheme: learn\n", "duration: bad scenario: missing"},
 		{"bad duration", "topology: line:3\nscheme: learn\nduration: 3 parsecs\n", "test.yaml:3: duration: bad scenario: bad value: \"3 parsecs\": unknown time unit"},
 		{"negative duration", "topology: line:3\nscheme: learn\nduration: -1s\n", "test.yaml:3: duration: bad scenario: bad value: \"-1s\" is negative"},
