@@ -40,10 +40,17 @@ type PathGraph struct {
 // path, unless it is unavoidable"); the local detours are Algorithm 1's
 // "s-steps, ε-good" vertex sets, whose induced links join the subgraph.
 func (g *netGraph) pathGraph(sc *scratch, src, dst int32, s, eps int, rng *rand.Rand) *PathGraph {
+	pg, _ := g.pathGraphDetours(sc, src, dst, s, eps, rng)
+	return pg
+}
+
+// pathGraphDetours is pathGraph that also returns Algorithm 1's vertex
+// set D (primary included), for measuring the graph.
+func (g *netGraph) pathGraphDetours(sc *scratch, src, dst int32, s, eps int, rng *rand.Rand) (*PathGraph, map[int32]bool) {
 	pg := &PathGraph{Links: make(map[linkKey]wire.LinkFlags)}
 	pg.Primary = g.shortest(sc, src, dst, rng, nil)
 	if pg.Primary == nil {
-		return nil
+		return nil, nil
 	}
 	heavy := make(map[linkKey]bool)
 	for _, k := range g.routeLinks(pg.Primary) {
@@ -76,7 +83,7 @@ func (g *netGraph) pathGraph(sc *scratch, src, dst int32, s, eps int, rng *rand.
 			pg.Links[k] |= wire.LinkDetour | wire.LinkUp
 		}
 	}
-	return pg
+	return pg, inD
 }
 
 // detours is Algorithm 1 (DumbNet §4.3) returning the vertex set D as a
@@ -165,7 +172,7 @@ func (p *PathGraphSizer) Size(a, b uint64, s, eps int, rng *rand.Rand) (PathGrap
 	if s < 1 || eps < 0 {
 		return PathGraphSize{}, fmt.Errorf("dumbnet: s=%d, eps=%d: want s >= 1 and eps >= 0", s, eps)
 	}
-	pg := p.g.pathGraph(&p.sc, ia, ib, s, eps, rng)
+	pg, d := p.g.pathGraphDetours(&p.sc, ia, ib, s, eps, rng)
 	if pg == nil {
 		return PathGraphSize{}, fmt.Errorf("dumbnet: no path from %#x to %#x", a, b)
 	}
@@ -177,7 +184,6 @@ func (p *PathGraphSizer) Size(a, b uint64, s, eps int, rng *rand.Rand) (PathGrap
 	for k := range pg.Links {
 		sw[k.a], sw[k.b] = true, true
 	}
-	d := p.g.detourSet(&p.sc, pg.Primary, s, eps)
 	sz := PathGraphSize{PrimaryHops: len(pg.Primary) - 1, Switches: len(sw), Detours: len(d) - onPrimary, Links: len(pg.Links)}
 	if pg.Backup != nil {
 		sz.BackupHops = len(pg.Backup) - 1
