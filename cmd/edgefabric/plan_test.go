@@ -155,7 +155,7 @@ func TestPlanSpainBadInput(t *testing.T) {
 
 // Tree cover's loose paths and the way that placed them are reported:
 // BCube(4,4), seed 1, one trial, unpruned: 23,774 paths in no BFS tree,
-// the majority round's 258 VLANs (best fit alone: 304). A FatTree has
+// the majority round's 255 VLANs (best fit alone: 277). A FatTree has
 // none, and the JSON then has no loose_way.
 func TestPlanSpainLoosePaths(t *testing.T) {
 	code, out, errOut := topoCLI("plan", "spain", "bcube:4,4", "--trials", "1", "--no-prune", "--json")
@@ -172,8 +172,12 @@ func TestPlanSpainLoosePaths(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
-	if p.NumVLANs != 258 || p.Packing.LoosePaths != 23774 || p.Packing.LooseWay == nil || *p.Packing.LooseWay != "majority round" {
-		t.Fatalf("num_vlans %d, loose_paths %d, loose_way %v; want 258, 23774, majority round", p.NumVLANs, p.Packing.LoosePaths, p.Packing.LooseWay)
+	way := "(none)"
+	if p.Packing.LooseWay != nil {
+		way = *p.Packing.LooseWay
+	}
+	if p.NumVLANs != 255 || p.Packing.LoosePaths != 23774 || way != "majority round" {
+		t.Fatalf("num_vlans %d, loose_paths %d, loose_way %s; want 255, 23774, majority round", p.NumVLANs, p.Packing.LoosePaths, way)
 	}
 	code, out, _ = topoCLI("plan", "spain", "bcube:4,4", "--trials", "1", "--no-prune")
 	if code != 0 || !strings.Contains(out, "loose paths       23774 (in no BFS tree of tree cover), placed by majority round") {
