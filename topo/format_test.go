@@ -329,7 +329,7 @@ func TestLoadErrors(t *testing.T) {
 		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s1}\n", "topo: a.yaml:3: nodes[1].name: duplicate node name: \"s1\""},
 		{"a.yaml", "nodes:\n  - {name: s1}\nlinks:\n  - [s1:1, s9:1]\n", "topo: a.yaml:4: links[0].b: unknown node: \"s9\""},
 		{"a.yaml", "nodes:\n  - {name: s1, kind: router}\n", "topo: a.yaml:2: nodes[0].kind: bad value: \"router\" (want switch or host)"},
-		{"a.yaml", "nodes:\n  - {name: s1, colour: red}\n", "topo: a.yaml:2: nodes[0].colour: syntax error: unknown key (want name, kind, role, relay, ports)"},
+		{"a.yaml", "nodes:\n  - {name: s1, colour: red}\n", "topo: a.yaml:2: nodes[0].colour: syntax error: unknown key (want name, kind, role, relay, ports, port_names)"},
 		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - [s1:1, s2:1]\n  - [s1:1, s2:2]\n", "topo: a.yaml:6: links[1].a: port already connected: s1 port 1"},
 		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, rate: fast}\n", "topo: a.yaml:5: links[0].rate: bad value: rate \"fast\": want bits per second like 1G, 10Gbps or 100M"},
 		{"a.yaml", "nodes:\n  - {name: s1}\n  - {name: s2}\nlinks:\n  - {a: s1, b: s2, delay: 3 parsecs}\n", "topo: a.yaml:5: links[0].delay: bad value: delay \"3 parsecs\": want a number and a unit, ps, ns, us, ms or s, such as 1us, 500ns or 2ms (at most 3600s)"},

@@ -152,7 +152,7 @@ func (g *Graph) PortLink(n NodeID, p Port) (LinkID, bool) {
 
 // PortName returns the name the topology file gave port p of node n (an
 // interface name such as "eth3" or "Ethernet1/3"), or "" when it gave
-// none. Generated topologies and native files number ports only.
+// none. Generated topologies number ports only.
 func (g *Graph) PortName(n NodeID, p Port) string {
 	if g.portName == nil || p < 1 || int32(p) > g.portOff[n+1]-g.portOff[n] {
 		return ""

@@ -18,7 +18,8 @@ import (
 //	name: pair
 //	defaults: {rate: 1G, delay: 1us}      # optional
 //	nodes:
-//	  - {name: s1, kind: switch, role: leaf, ports: 48}
+//	  - {name: s1, kind: switch, role: leaf, ports: 48,
+//	     port_names: {1: Ethernet1, 48: Ethernet48}}     # optional
 //	  - {name: h1, kind: host}
 //	  - {name: b1, kind: host, relay: true}
 //	links:
@@ -81,6 +82,7 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 			return nil, err
 		}
 		var name, role string
+		var portNames *yaml.Node
 		kind, relay, ports, nameLine, relayLine := Switch, false, 0, n.Line, 0
 		for _, e := range ents {
 			ff := joinField(f, e.key)
@@ -116,8 +118,10 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 						err = r.errAt(e.v.Line, ff, err)
 					}
 				}
+			case "port_names":
+				portNames = e.v
 			default:
-				err = r.errf(e.k.Line, ff, ErrSyntax, "unknown key (want name, kind, role, relay, ports)")
+				err = r.errf(e.k.Line, ff, ErrSyntax, "unknown key (want name, kind, role, relay, ports, port_names)")
 			}
 			if err != nil {
 				return nil, err
@@ -136,6 +140,11 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 		if ports > 0 {
 			declared[id], lines[id], fields[id] = ports, n.Line, joinField(f, "ports")
 		}
+		if portNames != nil {
+			if err := r.nativePortNames(portNames, joinField(f, "port_names"), id, ports); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if linksN != nil {
 		links, err := r.sequence(linksN, "links")
@@ -149,6 +158,36 @@ func decodeNative(file string, data []byte) (*Graph, error) {
 		}
 	}
 	return r.graph(declared, lines, func(id NodeID) string { return fields[id] })
+}
+
+// nativePortNames reads a node's port_names, a mapping from port number
+// to the port's name (an interface name such as Ethernet1/1), kept as
+// Graph.PortName. A node that declares its ports (declared > 0) may name
+// only those.
+func (r *resolver) nativePortNames(n *yaml.Node, f string, id NodeID, declared int) error {
+	ents, err := r.mapping(n, f)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		ff := joinField(f, e.key)
+		p, err := strconv.Atoi(e.key)
+		if err != nil || p < 1 || p > MaxPorts {
+			return r.errf(e.k.Line, ff, ErrBadPort, "port %s: want a port number 1..%d", quote(e.key), MaxPorts)
+		}
+		if declared > 0 && p > declared {
+			return r.errf(e.k.Line, ff, ErrBadPort, "port %d, but the node declares %d ports", p, declared)
+		}
+		name, err := r.scalar(e.v, ff)
+		if err != nil {
+			return err
+		}
+		r.b.NamePort(End{id, Port(p)}, name)
+		if err := r.b.Err(); err != nil {
+			return r.errAt(e.v.Line, ff, err)
+		}
+	}
+	return nil
 }
 
 // nativeLink reads one link in the short form [a, b] or the long form
@@ -319,6 +358,16 @@ func WriteYAML(w io.Writer, g *Graph) error {
 		if n.Ports > g.usedPorts(NodeID(i)) {
 			fmt.Fprintf(bw, ", ports: %d", n.Ports)
 		}
+		if names := g.namedPorts(NodeID(i)); len(names) > 0 {
+			bw.WriteString(", port_names: {")
+			for j, pn := range names {
+				if j > 0 {
+					bw.WriteString(", ")
+				}
+				fmt.Fprintf(bw, "%d: %s", pn.port, yamlString(pn.name))
+			}
+			bw.WriteString("}")
+		}
 		bw.WriteString("}\n")
 	}
 	if len(g.links) == 0 {
@@ -346,11 +395,31 @@ func WriteYAML(w io.Writer, g *Graph) error {
 }
 
 type jsonNode struct {
-	Name  string `json:"name"`
-	Kind  string `json:"kind"`
-	Role  string `json:"role,omitempty"`
-	Relay bool   `json:"relay,omitempty"`
-	Ports int    `json:"ports,omitempty"`
+	Name      string            `json:"name"`
+	Kind      string            `json:"kind"`
+	Role      string            `json:"role,omitempty"`
+	Relay     bool              `json:"relay,omitempty"`
+	Ports     int               `json:"ports,omitempty"`
+	PortNames map[string]string `json:"port_names,omitempty"`
+}
+
+type namedPort struct {
+	port Port
+	name string
+}
+
+// namedPorts returns node n's named ports in port order.
+func (g *Graph) namedPorts(n NodeID) []namedPort {
+	if g.portName == nil {
+		return nil
+	}
+	var out []namedPort
+	for p := Port(1); int(p) <= g.nodes[n].Ports; p++ {
+		if name := g.PortName(n, p); name != "" {
+			out = append(out, namedPort{p, name})
+		}
+	}
+	return out
 }
 
 type jsonLink struct {
@@ -381,6 +450,12 @@ func WriteJSON(w io.Writer, g *Graph) error {
 		t.Nodes[i] = jsonNode{Name: n.Name, Kind: n.Kind.String(), Role: n.Role, Relay: n.Relay}
 		if n.Ports > g.usedPorts(NodeID(i)) {
 			t.Nodes[i].Ports = n.Ports
+		}
+		if names := g.namedPorts(NodeID(i)); len(names) > 0 {
+			t.Nodes[i].PortNames = make(map[string]string, len(names))
+			for _, pn := range names {
+				t.Nodes[i].PortNames[strconv.Itoa(int(pn.port))] = pn.name
+			}
 		}
 	}
 	for i := range g.links {

@@ -63,6 +63,82 @@ func TestPortNamesClab(t *testing.T) {
 	}
 }
 
+// TestPortNamesNative: the native YAML and JSON formats keep port names
+// (port_names per node, in port order), including names that need
+// quoting and a named port with no link, and read them back.
+func TestPortNamesNative(t *testing.T) {
+	lab := "name: x\ntopology:\n  nodes:\n    leaf1: {kind: nokia_srlinux}\n    spine1: {kind: arista_ceos}\n    h1: {kind: linux, labels: {edgefabric.kind: host}}\n" +
+		"  links:\n    - endpoints: [\"leaf1:e1-49\", \"spine1:Ethernet1/1\"]\n    - endpoints: [\"leaf1:e1-1\", \"h1:eth1\"]\n"
+	g, err := Decode([]byte(lab), "x.clab.yml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBuilder("q")
+	s := b.AddNode("s", Switch)
+	h := b.AddNode("h", Host)
+	b.Connect(s, h)
+	b.NamePort(End{s, 1}, "ge 0/0: true")
+	b.NamePort(End{s, 3}, "yes") // unconnected, and a YAML boolean unquoted
+	quoted, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []*Graph{g, quoted} {
+		for _, w := range []struct {
+			file  string
+			write func(*bytes.Buffer, *Graph) error
+		}{
+			{"n.yaml", func(b *bytes.Buffer, g *Graph) error { return WriteYAML(b, g) }},
+			{"n.json", func(b *bytes.Buffer, g *Graph) error { return WriteJSON(b, g) }},
+		} {
+			var buf bytes.Buffer
+			if err := w.write(&buf, src); err != nil {
+				t.Fatal(err)
+			}
+			back, err := Decode(buf.Bytes(), w.file, LoadOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", w.file, err, buf.String())
+			}
+			if d := diffGraph(src, back); d != "" {
+				t.Fatalf("%s: %s\n%s", w.file, d, buf.String())
+			}
+			if d := diffPortNames(src, back); d != "" {
+				t.Fatalf("%s: %s\n%s", w.file, d, buf.String())
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteYAML(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "{name: leaf1, kind: switch, port_names: {1: e1-1, 49: e1-49}}") {
+		t.Errorf("YAML:\n%s", buf.String())
+	}
+}
+
+// TestPortNamesNativeErrors: a bad port_names entry is an error at its
+// line and field.
+func TestPortNamesNativeErrors(t *testing.T) {
+	for _, c := range []struct{ names, want string }{
+		{"{0: x}", `a.yaml:3: nodes[0].port_names.0: bad port number: port "0": want a port number 1..65535`},
+		{"{p: x}", `a.yaml:3: nodes[0].port_names.p: bad port number: port "p"`},
+		{"{70000: x}", `nodes[0].port_names.70000: bad port number`},
+		{"{1: \"\"}", "nodes[0].port_names.1: s1 port 1: name: bad value: empty, control character or invalid UTF-8"},
+		{"{1: \"a\\tb\"}", "nodes[0].port_names.1: s1 port 1: name: bad value"},
+		{"{1: x, 2: x}", `s1 ports 1 and 2: bad value: both named "x"`},
+		{"{1: x, 01: y}", `nodes[0].port_names.01: s1 port 1: bad value: named "x" and "y"`},
+		{"[x]", "nodes[0].port_names: syntax error: want a mapping, got a list"},
+		{"{1: [x]}", "nodes[0].port_names.1: syntax error: want a single value, got a list"},
+		{"{1: x, 5: y}, ports: 2", "nodes[0].port_names.5: bad port number: port 5, but the node declares 2 ports"},
+	} {
+		doc := "name: t\nnodes:\n  - {name: s1, port_names: " + c.names + "}\n  - {name: h1, kind: host}\nlinks:\n  - [s1:1, h1:1]\n"
+		_, err := Decode([]byte(doc), "a.yaml", LoadOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.names, err, c.want)
+		}
+	}
+}
+
 // TestPortNamesGraphML: declared port names are kept (the ones that are
 // just the port's number are not names), and a host added to a Zoo
 // switch takes a port nobody named.
