@@ -16,7 +16,7 @@ import (
 // servers' address digits in a random order, a BFS tree in one order).
 // Best fit alone puts them one at a time into whichever VLAN takes them,
 // so that the VLANs fill with paths of mixed orientation and reject later
-// ones; on BCube(8,4) that opened 1,389 VLANs beyond the cover's 2,033.
+// ones; on BCube(8,4) that opened 1,212 VLANs beyond the cover's 2,033.
 //
 // The majority round first builds, for every root, the shortest-path tree
 // whose parent at every node is the neighbour most loose paths through the

@@ -267,7 +267,9 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 // that needs fewer VLANs, best fit alone on a tie:
 //
 //   - the majority round (majority.go), then best fit for what it leaves;
-//   - best fit alone, in Algorithm 2's pair order.
+//   - best fit alone.
+//
+// Both best fits take their paths longest first (longestFirst).
 //
 // Neither wins everywhere (docs/spain-plan.md: the round on BCube(p,4) and
 // HyperX with random ties, best fit alone on BCube with ordered ties).
@@ -367,7 +369,8 @@ func (st *packState) bestFitLoose(ps *PathSet, src []topo.NodeID, loose []uint32
 // not modified, since both ways of placeLoose read it at once). As in
 // first-fit-decreasing bin packing, the paths with the most links to fit
 // go first, while the VLANs still have room for them; the short ones fit
-// into what is left (docs/spain-plan.md: BCube(3,5) 449 -> 425 VLANs).
+// into what is left (docs/spain-plan.md: BCube(3,5), trial 0, 450 -> 426
+// VLANs).
 func longestFirst(ps *PathSet, sel []uint32) []uint32 {
 	maxLen := 0
 	for _, j := range sel {

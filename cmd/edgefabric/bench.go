@@ -93,9 +93,11 @@ does not, the rows are still reported, without ratios, and the command exits
 			if trials < 1 || trials > plan.MaxTrials {
 				return badInput(fmt.Errorf("--trials %d: must be 1 to %d", trials, plan.MaxTrials))
 			}
-			if _, err := parseTiesFlag(ties); err != nil {
+			tr, err := parseTiesFlag(ties)
+			if err != nil {
 				return err
 			}
+			ties = tr.String() // as plan spain spells it: the report compares across runs
 			if err := checkRowsFlag(rows); err != nil {
 				return err
 			}

@@ -85,6 +85,18 @@ func TestBenchSpainPlan(t *testing.T) {
 	if !strings.Contains(text, "FatTree(4)") || !strings.Contains(text, "≤ 10 s") || !strings.Contains(text, "yes") {
 		t.Errorf("text output:\n%s", text)
 	}
+	// --ties is reported as plan spain spells it, whatever its case.
+	code, out, errOut = topoCLI("bench", "spain-plan", "--rows", "testbed", "--ties", "Ordered", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rep = benchReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ties != "ordered" || !strings.Contains(rep.Command, "--ties ordered ") {
+		t.Errorf("ties %q, command %q", rep.Ties, rep.Command)
+	}
 }
 
 func TestBenchBadInput(t *testing.T) {

@@ -50,6 +50,11 @@ func TestBadInputExact(t *testing.T) {
 		{[]string{"plan", "spain", "nosuch:1", "--k", "α"}, notSpec},
 		{[]string{"repro", "spain-table3", "--slow-trials", "10000", "--rows", "nosuchrow"}, "edgefabric: no row of spain-table3 matches --rows nosuchrow; its rows: " + table3Rows + "\n"},
 		{[]string{"bench", "spain-plan", "--quick", "--rows", "fattree(48)"}, "edgefabric: no row of Table 3 matches --rows fattree(48) (--quick leaves out the slow rows); its rows: " + table3QuickRows + "\n"},
+		// --quick where it would change nothing, and a row list whose
+		// names have commas in them
+		{[]string{"repro", "dumbnet-fig11", "--quick"}, "edgefabric: --quick: dumbnet-fig11 has no slow rows to leave out\n"},
+		{[]string{"repro", "dumbnet-fig12", "--quick"}, "edgefabric: --quick: dumbnet-fig12 has no slow rows to leave out\n"},
+		{[]string{"repro", "dumbnet-fig11", "--rows", "x"}, "edgefabric: no row of dumbnet-fig11 matches --rows x; its rows: notification, median host; notification, last host; patch, median host; patch, last host; outage, DumbNet; outage, 802.1D STP; failover: STP outage ÷ DumbNet outage\n"},
 	} {
 		code, out, errOut := topoCLI(c.args...)
 		if code != 2 || out != "" || errOut != c.want {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,6 +68,9 @@ Reproductions:
 					}
 				}
 			}
+			if c.Flags().Changed("quick") && slices.Equal(r.Rows(true), r.Rows(false)) {
+				return badInput(fmt.Errorf("--quick: %s has no slow rows to leave out", r.Name))
+			}
 			if slow < 1 || slow > plan.MaxTrials {
 				return badInput(fmt.Errorf("--slow-trials %d: must be 1 to %d", slow, plan.MaxTrials))
 			}
@@ -127,7 +131,18 @@ func noRowMatches(table string, names, all, rows []string, quick bool) error {
 	if quick && len(experiment.Unmatched(all, bad)) < len(bad) {
 		why = " (--quick leaves out the slow rows)"
 	}
-	return badInput(fmt.Errorf("no row of %s matches --rows %s%s; its rows: %s", table, strings.Join(bad, ","), why, strings.Join(names, ", ")))
+	return badInput(fmt.Errorf("no row of %s matches --rows %s%s; its rows: %s", table, strings.Join(bad, ","), why, listRows(names)))
+}
+
+// listRows joins row names for a message: with ", ", or with "; " when a
+// name has ", " in it (dumbnet-fig11's "notification, median host"), so
+// that the list reads unambiguously either way.
+func listRows(names []string) string {
+	sep := ", "
+	if slices.ContainsFunc(names, func(n string) bool { return strings.Contains(n, ", ") }) {
+		sep = "; "
+	}
+	return strings.Join(names, sep)
 }
 
 func checkRowsFlag(rows []string) error {

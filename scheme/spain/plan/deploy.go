@@ -299,6 +299,9 @@ func ParseRanges(s string) ([]int, error) {
 	}
 	seen := map[int]bool{}
 	for _, part := range strings.Split(s, ",") {
+		if strings.TrimSpace(part) == "" {
+			return nil, fmt.Errorf("%q: an empty item between commas", s)
+		}
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
 		a, err1 := strconv.Atoi(lo)
 		b, err2 := a, error(nil)
