@@ -259,9 +259,9 @@ func TestPlaceBestFitStrategyTakesMostShared(t *testing.T) {
 	checkLoopFree(t, st)
 }
 
-// rootsOnPaths keeps exactly the roots on some path outside VLAN 1 when it
-// scans every path, whatever order the paths visit them in, and keeps every
-// root once all have been seen with paths left to scan.
+// rootsOnPaths keeps exactly the roots on some path outside VLAN 1,
+// whatever order the paths visit them in, also when every root lies on
+// some path (an earlier version then stopped scanning and kept them all).
 func TestRootsOnPathsExact(t *testing.T) {
 	// A ring a-b-c-d-a with a tail switch x off a (on no path, so the
 	// scan runs to the end); VLAN 1 = a-b, b-c, c-d, a-x; L = d-a.
@@ -291,7 +291,7 @@ func TestRootsOnPathsExact(t *testing.T) {
 		if !slices.Equal(roots, []topo.NodeID{a, b, c, d, x}) {
 			t.Fatalf("roots %v", roots)
 		}
-		got, gotIdx := rootsOnPaths(f, ps, base, roots, rootIdx)
+		got, gotIdx := rootsOnPaths(f, ps, base, roots, rootIdx, 2)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: kept %v, want %v", name, got, want)
 		}
@@ -301,12 +301,51 @@ func TestRootsOnPathsExact(t *testing.T) {
 			}
 		}
 	}
-	// Scanned last to first: c-d-a (outside VLAN 1, via L), then a-b-c
-	// (inside it). a and c are on both: kept; b only inside: dropped.
+	// c-d-a (outside VLAN 1, via L) and a-b-c (inside it). a and c are
+	// on both: kept; b only inside: dropped.
 	check("full scan", pathSet([]topo.LinkID{ab, bc}, []topo.LinkID{cd, da}), []topo.NodeID{a, c, d})
-	// Without the tail every root is seen on the last path, with one path
-	// left: every root is kept, b (inside VLAN 1 only) included.
-	check("early stop", pathSet([]topo.LinkID{da}, []topo.LinkID{ax, ab, bc, cd}), []topo.NodeID{a, b, c, d, x})
+	// Every root is on the second path, which lies in VLAN 1: only the
+	// ends of L, on the first, are kept.
+	check("all seen", pathSet([]topo.LinkID{da}, []topo.LinkID{ax, ab, bc, cd}), []topo.NodeID{a, d})
+	// Every path inside VLAN 1: no root.
+	check("none", pathSet([]topo.LinkID{ax, ab, bc, cd}, []topo.LinkID{ab}), nil)
+}
+
+// A line of switches with hosts on three of them: every path lies in the
+// spanning tree, so tree cover keeps no root and builds no tree (the
+// earlier early stop saw every switch on some path and built 400 trees
+// for nothing here; on 20,000 switches that took 2.4 s a trial).
+func TestRootsOnPathsLineOfThree(t *testing.T) {
+	const n = 400
+	f := build(t, "line3", func(b *topo.Builder) {
+		var prev topo.NodeID
+		for i := range n {
+			s := b.AddNode(fmt.Sprintf("s%d", i), topo.Switch)
+			if i > 0 {
+				b.Connect(prev, s)
+			}
+			if i == 0 || i == n/2 || i == n-1 {
+				b.Connect(s, b.AddNode(fmt.Sprintf("h%d", i), topo.Host))
+			}
+			prev = s
+		}
+	})
+	ps, err := ComputePathSets(f, PathOptions{K: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := STP(f).Links
+	roots, rootIdx := coverRoots(f)
+	if len(roots) != n {
+		t.Fatalf("%d candidate roots, want %d", len(roots), n)
+	}
+	if kept, _ := rootsOnPaths(f, ps, base, roots, rootIdx, 2); len(kept) != 0 {
+		t.Fatalf("kept %d roots, want none", len(kept))
+	}
+	pk, err := Pack(f, ps, base, PackOptions{Trials: 3, Seed: 1, Parallel: true, Workers: 2})
+	if err != nil || len(pk.VLANs) != 1 {
+		t.Fatalf("%v, %d VLANs; want VLAN 1 alone", err, len(pk.VLANs))
+	}
 }
 
 // The majority round goes on while a tree holds at least half as many

@@ -189,12 +189,18 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 	// serial algorithm and of the parallel one draw the same stream.
 	trialNo := func(j job) uint64 { return uint64(j.idx % trials) }
 	var rest []job
+	var roots []topo.NodeID // tree cover's, found for the first trial
+	var rootIdx []int32
 	for _, j := range jobs {
 		if j.strat != TreeCover {
 			rest = append(rest, j)
 			continue
 		}
-		st, ok := treeCover(f, ps, base, opt.Seed, trialNo(j), workers, min(best.Load(), MaxVLANs))
+		if rootIdx == nil {
+			roots, rootIdx = coverRoots(f)
+			roots, rootIdx = rootsOnPaths(f, ps, base, roots, rootIdx, workers)
+		}
+		st, ok := treeCoverFrom(f, ps, base, roots, rootIdx, opt.Seed, trialNo(j), workers, min(best.Load(), MaxVLANs))
 		n := -1
 		if ok {
 			n = len(st.vlinks)

@@ -37,7 +37,13 @@ import (
 // cover exceeded limit VLANs.
 func treeCover(f *Fabric, ps *PathSet, base []topo.LinkID, seed, trial uint64, workers int, limit int64) (*packState, bool) {
 	roots, rootIdx := coverRoots(f)
-	roots, rootIdx = rootsOnPaths(f, ps, base, roots, rootIdx)
+	roots, rootIdx = rootsOnPaths(f, ps, base, roots, rootIdx, workers)
+	return treeCoverFrom(f, ps, base, roots, rootIdx, seed, trial, workers, limit)
+}
+
+// treeCoverFrom is treeCover over the roots rootsOnPaths kept, which do
+// not depend on the trial: Pack finds them once for all its trials.
+func treeCoverFrom(f *Fabric, ps *PathSet, base []topo.LinkID, roots []topo.NodeID, rootIdx []int32, seed, trial uint64, workers int, limit int64) (*packState, bool) {
 	// Root indices take two bytes where they fit (they always do on the
 	// Table 3 rows): the path-to-roots map is hundreds of megabytes.
 	if len(roots) <= math.MaxUint16+1 {
@@ -71,44 +77,45 @@ func coverRoots(f *Fabric) (roots []topo.NodeID, rootIdx []int32) {
 // tree per forwarding node costs nodes × links in time and memory, which
 // on a fabric of many switches and few paths to cover is all of the
 // packing: 10,000 switches hanging off a 4-switch ring with hosts on it
-// took 1 s and 1.4 GB of allocations per trial for 12 paths, a line of
-// 20,000 switches (its one path inside VLAN 1) 2.5 s.
+// took 2.5 s per trial for trees nothing could use, and a line of 20,000
+// switches with three edge switches 2.4 s (every path there lies in VLAN
+// 1, so no tree is built at all now).
 //
-// Where paths are many, the trees are cheap beside them, and the scan is
-// not: it runs from the last pair back (the paths of every edge node to
-// the last one) and keeps every root once every root has been seen on
-// some path with paths still to scan, which on the generated fabrics happens within the first
-// 2 % of the links (a FatTree's every root is on a path, one of them only
-// on paths inside VLAN 1; a full scan of FatTree(48)'s 63 M links would
-// cost a quarter of a second per trial to drop that one tree).
-func rootsOnPaths(f *Fabric, ps *PathSet, base []topo.LinkID, roots []topo.NodeID, rootIdx []int32) ([]topo.NodeID, []int32) {
+// It scans every path: an earlier version stopped once every root had
+// been seen on some path, inside VLAN 1 or not, and then kept them all,
+// which the three-edge line defeats. A full scan of FatTree(48)'s 63 M
+// links costs about a quarter of a second on one core, so it runs on all
+// of them, and Pack runs it once for all its trials.
+func rootsOnPaths(f *Fabric, ps *PathSet, base []topo.LinkID, roots []topo.NodeID, rootIdx []int32, workers int) ([]topo.NodeID, []int32) {
 	inBase := make([]bool, f.G.NumLinks())
 	for _, l := range base {
 		inBase[l] = true
 	}
-	onAny := make([]bool, len(roots)) // on some path
 	onOut := make([]bool, len(roots)) // on some path outside base
-	left := len(roots)
-	for j := ps.NumPaths() - 1; j >= 0; j-- {
-		if left == 0 {
-			return roots, rootIdx // paths left unscanned: keep every root
-		}
-		p := ps.Path(j)
-		out := slices.ContainsFunc(p, func(l topo.LinkID) bool { return !inBase[l] })
-		for _, l := range p {
-			a, b := f.Ends(l)
-			for _, v := range [2]topo.NodeID{a, b} {
-				if ri := rootIdx[v]; ri >= 0 {
-					if !onAny[ri] {
-						onAny[ri] = true
-						left--
-					}
-					onOut[ri] = onOut[ri] || out
+	var mu sync.Mutex
+	ParallelFor(workers, ps.NumPaths(), func(lo, hi int) {
+		mine := make([]bool, len(roots))
+		for j := lo; j < hi; j++ {
+			p := ps.Path(j)
+			if !slices.ContainsFunc(p, func(l topo.LinkID) bool { return !inBase[l] }) {
+				continue
+			}
+			for _, l := range p {
+				a, b := f.Ends(l)
+				if ri := rootIdx[a]; ri >= 0 {
+					mine[ri] = true
+				}
+				if ri := rootIdx[b]; ri >= 0 {
+					mine[ri] = true
 				}
 			}
 		}
-	}
-	// Every path scanned: keep exactly the roots of paths to cover.
+		mu.Lock()
+		for ri, on := range mine {
+			onOut[ri] = onOut[ri] || on
+		}
+		mu.Unlock()
+	})
 	var kept []topo.NodeID
 	for ri, v := range roots {
 		if onOut[ri] {
