@@ -77,9 +77,10 @@ func coverRoots(f *Fabric) (roots []topo.NodeID, rootIdx []int32) {
 // tree per forwarding node costs nodes × links in time and memory, which
 // on a fabric of many switches and few paths to cover is all of the
 // packing: 10,000 switches hanging off a 4-switch ring with hosts on it
-// took 2.5 s per trial for trees nothing could use, and a line of 20,000
-// switches with three edge switches 2.4 s (every path there lies in VLAN
-// 1, so no tree is built at all now).
+// took 1 s and 1.4 GB of allocations per trial for 12 paths, a line of
+// 20,000 switches (its one path inside VLAN 1) 2.5 s, and the same line
+// with three edge switches 2.4 s (every path inside VLAN 1: no tree is
+// built at all now).
 //
 // It scans every path: an earlier version stopped once every root had
 // been seen on some path, inside VLAN 1 or not, and then kept them all,
