@@ -68,7 +68,7 @@ Reproductions:
 					}
 				}
 			}
-			if c.Flags().Changed("quick") && slices.Equal(r.Rows(true), r.Rows(false)) {
+			if quick && slices.Equal(r.Rows(true), r.Rows(false)) {
 				return badInput(fmt.Errorf("--quick: %s has no slow rows to leave out", r.Name))
 			}
 			if slow < 1 || slow > plan.MaxTrials {
