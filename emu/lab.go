@@ -56,7 +56,8 @@ type Options struct {
 	// WaitReach makes Up also wait until the first host reaches up to 16
 	// other hosts with ping (needs the ping binary): the end-to-end sign
 	// of readiness for a scheme that converges on its own clock (802.1D
-	// listening and learning) and implements no Readier.
+	// listening and learning; the stp bridges are Readiers as well, for a
+	// lab with fewer than two hosts).
 	WaitReach bool
 	// Topology is the spec or file the graph came from, for status only.
 	Topology string

@@ -2,10 +2,12 @@ package emu
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/scheme/all"
 	"github.com/edgefabric/edgefabric/topo"
 )
 
@@ -53,6 +55,25 @@ func TestStatusPortStates(t *testing.T) {
 		for _, p := range n.Ports {
 			if want := fmt.Sprintf("state-of-%d", p.Port); p.STP != want {
 				t.Errorf("%s port %d: stp %q, want %q", n.Name, p.Port, p.STP, want)
+			}
+		}
+	}
+}
+
+// TestUpSTPOneHostWaitsForTree: with one host there is no pair to ping,
+// so up used to return while the stp bridges still listened; the bridges
+// are Readiers now, and up returns once every port forwards or blocks.
+func TestUpSTPOneHostWaitsForTree(t *testing.T) {
+	needRoot(t)
+	params := map[string]string{"forward_delay": "4", "hello": "1", "max_age": "6"}
+	l := upLab(t, star(t, 1), "stp", Options{Registry: all.Registry(), Scheme: scheme.Options{Params: params}})
+	for _, n := range l.Status().Nodes {
+		if n.Kind != "switch" {
+			continue
+		}
+		for _, p := range n.Ports {
+			if !strings.HasPrefix(p.STP, "forwarding") && !strings.HasPrefix(p.STP, "blocking") {
+				t.Errorf("%s port %d: %q right after up", n.Name, p.Port, p.STP)
 			}
 		}
 	}

@@ -595,6 +595,20 @@ func (b *Bridge) sweep() {
 	}
 }
 
+// Ready reports whether the spanning tree has settled on this bridge: no
+// port is listening or learning (disabled ports, whose links are down, and
+// blocking ones count as settled). It is the test the emulator applies to
+// kernel bridges, and as emu.Readier it makes "up" wait for the tree
+// whatever the number of hosts (a lab with one host has no pair to ping).
+func (b *Bridge) Ready() bool {
+	for i := range b.ports {
+		if s := b.ports[i].state; s == Listening || s == Learning {
+			return false
+		}
+	}
+	return true
+}
+
 // Lookup returns the port the MAC table holds for mac, as forwarding
 // would see it now (an aged entry misses).
 func (b *Bridge) Lookup(mac [6]byte) (element.Port, bool) {

@@ -25,6 +25,9 @@
 // path costs, MAC table aging and size, and optional PortFast-style edge
 // ports.
 //
+// Bridge.Ready (emu.Readier) says whether the tree has settled on the
+// bridge: no port listening or learning.
+//
 // For tests and reports, Bridge.Status gives the root, the root port and
 // every port's role, state and designated information; Fabric.CheckTree
 // verifies that the forwarding ports form exactly one spanning tree that

@@ -640,3 +640,56 @@ func FuzzReceiveSequence(f *testing.F) {
 		}
 	})
 }
+
+// Ready (emu.Readier) is false while any port listens or learns, true
+// once every port forwards or blocks, and false again while a repaired
+// link's port goes through listening and learning.
+func TestReady(t *testing.T) {
+	n := newFakeNet(t, ring3(t), nil)
+	n.runUntil(us)
+	bridges := []string{"s1", "s2", "s3"}
+	allReady := func() bool {
+		for _, s := range bridges {
+			if !n.bridge(s).Ready() {
+				return false
+			}
+		}
+		return true
+	}
+	for _, at := range []element.Time{us, 15 * sec, 30*sec - us} {
+		n.runUntil(at)
+		if allReady() {
+			t.Fatalf("ready at %v, before two forward delays", at)
+		}
+	}
+	n.runUntil(30*sec + us)
+	if !allReady() {
+		t.Fatal("not ready after two forward delays")
+	}
+	blocked := 0
+	for _, s := range bridges {
+		for _, p := range n.bridge(s).Status().Ports {
+			if p.State == Blocking {
+				blocked++
+			}
+		}
+	}
+	if blocked != 1 {
+		t.Fatalf("%d blocking ports, want the ring's one", blocked)
+	}
+	// s1-s2 fails at 31 s: its ports are disabled, and s3's blocked port
+	// keeps s2's stale information until max age (20 s) runs out, still
+	// settled; then it listens and learns (not ready) for two forward
+	// delays and forwards (ready again).
+	n.runUntil(31 * sec)
+	n.setLink("s1", "s2", false)
+	for _, c := range []struct {
+		at    element.Time
+		ready bool
+	}{{31*sec + element.Millisecond, true}, {53 * sec, false}, {70 * sec, false}, {95 * sec, true}} {
+		n.runUntil(c.at)
+		if allReady() != c.ready {
+			t.Fatalf("at %v: ready %v, want %v", c.at, !c.ready, c.ready)
+		}
+	}
+}
