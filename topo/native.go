@@ -169,6 +169,7 @@ func (r *resolver) nativePortNames(n *yaml.Node, f string, id NodeID, declared i
 	if err != nil {
 		return err
 	}
+	byName := map[string]int{}
 	for _, e := range ents {
 		ff := joinField(f, e.key)
 		p, err := strconv.Atoi(e.key)
@@ -182,6 +183,10 @@ func (r *resolver) nativePortNames(n *yaml.Node, f string, id NodeID, declared i
 		if err != nil {
 			return err
 		}
+		if q, dup := byName[name]; dup && q != p {
+			return r.errf(e.v.Line, ff, ErrBadValue, "%q names port %d too", name, q)
+		}
+		byName[name] = p
 		r.b.NamePort(End{id, Port(p)}, name)
 		if err := r.b.Err(); err != nil {
 			return r.errAt(e.v.Line, ff, err)
@@ -414,9 +419,11 @@ func (g *Graph) namedPorts(n NodeID) []namedPort {
 		return nil
 	}
 	var out []namedPort
-	for p := Port(1); int(p) <= g.nodes[n].Ports; p++ {
-		if name := g.PortName(n, p); name != "" {
-			out = append(out, namedPort{p, name})
+	// An int, not a Port: a node may have 65,535 ports, where a uint16
+	// counter wraps and never ends the loop.
+	for p := 1; p <= g.nodes[n].Ports; p++ {
+		if name := g.PortName(n, Port(p)); name != "" {
+			out = append(out, namedPort{Port(p), name})
 		}
 	}
 	return out

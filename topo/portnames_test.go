@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPortNamesClab: a containerlab file's interface names are the ports'
@@ -116,6 +117,32 @@ func TestPortNamesNative(t *testing.T) {
 	}
 }
 
+// TestPortNamesMaxPorts: writing port names of a node with 65,535 ports
+// ends (a uint16 loop counter wrapped at the last port and never did).
+func TestPortNamesMaxPorts(t *testing.T) {
+	doc := "nodes:\n  - {name: s1, ports: 65535}\n  - {name: h1, kind: host, port_names: {1: eth0}}\nlinks:\n  - [s1, h1]\n"
+	g, err := Decode([]byte(doc), "m.yaml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		var y, j bytes.Buffer
+		done <- WriteYAML(&y, g)
+		done <- WriteJSON(&j, g)
+	}()
+	for range 2 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("writing a 65,535-port node's names does not end")
+		}
+	}
+}
+
 // TestPortNamesNativeErrors: a bad port_names entry is an error at its
 // line and field.
 func TestPortNamesNativeErrors(t *testing.T) {
@@ -125,7 +152,7 @@ func TestPortNamesNativeErrors(t *testing.T) {
 		{"{70000: x}", `nodes[0].port_names.70000: bad port number`},
 		{"{1: \"\"}", "nodes[0].port_names.1: s1 port 1: name: bad value: empty, control character or invalid UTF-8"},
 		{"{1: \"a\\tb\"}", "nodes[0].port_names.1: s1 port 1: name: bad value"},
-		{"{1: x, 2: x}", `s1 ports 1 and 2: bad value: both named "x"`},
+		{"{1: x, 2: x}", `a.yaml:3: nodes[0].port_names.2: bad value: "x" names port 1 too`},
 		{"{1: x, 01: y}", `nodes[0].port_names.01: s1 port 1: bad value: named "x" and "y"`},
 		{"[x]", "nodes[0].port_names: syntax error: want a mapping, got a list"},
 		{"{1: [x]}", "nodes[0].port_names.1: syntax error: want a single value, got a list"},

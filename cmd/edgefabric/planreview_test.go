@@ -45,6 +45,7 @@ func TestPlanReviewRefusals(t *testing.T) {
 		{[]string{"plan", "spain", "fattree:4", "--skip-vlans", "2..5"}, "edgefabric: --skip-vlans \"2..5\": want IDs and ranges such as 1002-1005,4000\n"},
 		{[]string{"plan", "spain", "fattree:4", "--skip-vlans", "2,,3"}, "edgefabric: --skip-vlans \"2,,3\": an empty item between commas\n"},
 		{[]string{"plan", "spain", "fattree:4", "--skip-vlans", "2,"}, "edgefabric: --skip-vlans \"2,\": an empty item between commas\n"},
+		{[]string{"plan", "spain", "fattree:4", "--skip-vlans", " "}, "edgefabric: --skip-vlans \" \": empty: want IDs and ranges such as 1002-1005,4000\n"},
 		{[]string{"plan", "spain", "fattree:4", "--skip-vlans", "2-4092", "--trials", "1"}, "edgefabric: plan: fattree:4: fabric cannot be covered within the 4094 usable VLAN IDs: the plan needs 4 VLANs, and skipping 4091 IDs leaves 3; skip fewer, lower --k or split the fabric into several SPAIN domains\n"},
 		{[]string{"plan", "spain", "hyperx:3,0"}, "edgefabric: plan: paths: \"hyperx:3,0\": topology has no hosts (SPAIN plans paths between switches with hosts: give the spec hosts per switch, see 'edgefabric topo list')\n"},
 	} {

@@ -300,6 +300,9 @@ func ParseRanges(s string) ([]int, error) {
 	seen := map[int]bool{}
 	for _, part := range strings.Split(s, ",") {
 		if strings.TrimSpace(part) == "" {
+			if !strings.Contains(s, ",") {
+				return nil, fmt.Errorf("%q: empty: want IDs and ranges such as 1002-1005,4000", s)
+			}
 			return nil, fmt.Errorf("%q: an empty item between commas", s)
 		}
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
