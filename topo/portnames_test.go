@@ -8,15 +8,22 @@ import (
 	"time"
 )
 
-// TestPortNamesClab: a containerlab file's interface names are the ports'
-// names, and writing the graph back keeps them as interfaces.
-func TestPortNamesClab(t *testing.T) {
+// namedLab loads a containerlab file whose interfaces name its ports.
+func namedLab(t *testing.T) *Graph {
+	t.Helper()
 	lab := "name: x\ntopology:\n  nodes:\n    leaf1: {kind: nokia_srlinux}\n    spine1: {kind: arista_ceos}\n    h1: {kind: linux, labels: {edgefabric.kind: host}}\n" +
 		"  links:\n    - endpoints: [\"leaf1:e1-49\", \"spine1:Ethernet1/1\"]\n    - endpoints: [\"leaf1:e1-1\", \"h1:eth1\"]\n"
 	g, err := Decode([]byte(lab), "x.clab.yml", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+// TestPortNamesClab: a containerlab file's interface names are the ports'
+// names, and writing the graph back keeps them as interfaces.
+func TestPortNamesClab(t *testing.T) {
+	g := namedLab(t)
 	if !g.HasPortNames() {
 		t.Fatal("no port names")
 	}
@@ -68,12 +75,7 @@ func TestPortNamesClab(t *testing.T) {
 // (port_names per node, in port order), including names that need
 // quoting and a named port with no link, and read them back.
 func TestPortNamesNative(t *testing.T) {
-	lab := "name: x\ntopology:\n  nodes:\n    leaf1: {kind: nokia_srlinux}\n    spine1: {kind: arista_ceos}\n    h1: {kind: linux, labels: {edgefabric.kind: host}}\n" +
-		"  links:\n    - endpoints: [\"leaf1:e1-49\", \"spine1:Ethernet1/1\"]\n    - endpoints: [\"leaf1:e1-1\", \"h1:eth1\"]\n"
-	g, err := Decode([]byte(lab), "x.clab.yml", LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := namedLab(t)
 	b := NewBuilder("q")
 	s := b.AddNode("s", Switch)
 	h := b.AddNode("h", Host)
