@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 
@@ -643,12 +644,7 @@ func (a *Agent) forget(q *query) {
 
 // controllerReady sends the queries that waited for the controller.
 func (a *Agent) controllerReady() {
-	ids := make([]uint32, 0, len(a.queries))
-	for id := range a.queries {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(a.queries)) {
 		if q := a.queries[id]; q != nil {
 			a.sendQuery(q)
 		}
@@ -1296,12 +1292,7 @@ func (a *Agent) repaired(ends []portID, ver uint64) {
 // seconds after the repair that gives it a path (a leaf cut off and
 // reconnected stayed dark 2.1 s after the repair in the emulator).
 func (a *Agent) rearmQueries() {
-	ids := make([]uint32, 0, len(a.queries))
-	for id := range a.queries {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(a.queries)) {
 		if q := a.queries[id]; q != nil && q.tries > 0 && a.haveCtrl {
 			a.c.Inc("path_query_rearmed")
 			q.tries = 0
