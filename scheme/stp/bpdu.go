@@ -20,9 +20,10 @@ var (
 	// identifier other than 0, an 802.3 length that disagrees with the
 	// frame).
 	ErrBadValue = errors.New("bad value")
-	// ErrUnknownType: a BPDU type other than configuration (0x00) or
-	// topology change notification (0x80). An 802.1D-1998 bridge discards
-	// RST and MST BPDUs (types 0x02 and up).
+	// ErrUnknownType: a BPDU type other than configuration (0x00), RST
+	// (0x02) or topology change notification (0x80). (An 802.1D-1998
+	// bridge, which knows only 0x00 and 0x80, discards RST BPDUs too: it
+	// counts them as drop_bpdu_unknown_type.)
 	ErrUnknownType = errors.New("unknown bpdu type")
 )
 
@@ -31,10 +32,18 @@ var (
 // link-local and never forwarded by a bridge.
 var GroupAddress = [6]byte{0x01, 0x80, 0xc2, 0x00, 0x00, 0x00}
 
-// BPDU types (802.1D-1998 §9.3).
+// BPDU types (802.1D-1998 §9.3; TypeRST 802.1D-2004 §9.3.3).
 const (
 	TypeConfig uint8 = 0x00
+	TypeRST    uint8 = 0x02
 	TypeTCN    uint8 = 0x80
+)
+
+// Protocol versions (802.1D-2004 §9.3.3): an RST BPDU carries 2 (an MST
+// BPDU, 3 and up, is read as an RST BPDU, §9.3.4 c).
+const (
+	VersionSTP  uint8 = 0
+	VersionRSTP uint8 = 2
 )
 
 // LLC header of every BPDU: DSAP 0x42, SSAP 0x42, UI (control 0x03).
@@ -46,16 +55,35 @@ const (
 // Encoded sizes.
 const (
 	ConfigLen = 35 // configuration BPDU body
+	RSTLen    = 36 // RST BPDU body: a configuration BPDU's fields and the Version 1 Length
 	TCNLen    = 4  // topology change notification body
 	llcLen    = 3
 	ethLen    = 14 // 802.3 header: dst, src, length
 	minFrame  = 60 // minimum Ethernet frame without FCS; BPDUs are padded to it
 )
 
-// Flag bits of a configuration BPDU.
+// Flag bits of a configuration BPDU (TC, TCA) and of an RST BPDU (all but
+// TCA, 802.1D-2004 §9.3.3): the port role takes bits 2 and 3.
 const (
-	flagTC  = 0x01
-	flagTCA = 0x80
+	flagTC         = 0x01
+	flagProposal   = 0x02
+	flagRoleShift  = 2
+	flagRoleMask   = 0x0c
+	flagLearning   = 0x10
+	flagForwarding = 0x20
+	flagAgreement  = 0x40
+	flagTCA        = 0x80
+)
+
+// BPDURole is the port role an RST BPDU conveys (802.1D-2004 §9.2.9).
+type BPDURole uint8
+
+// The encodings of the role field.
+const (
+	BPDURoleUnknown    BPDURole = 0
+	BPDURoleAltBackup  BPDURole = 1
+	BPDURoleRoot       BPDURole = 2
+	BPDURoleDesignated BPDURole = 3
 )
 
 // Time256 is a protocol timer value as carried on the wire: an unsigned
@@ -147,21 +175,27 @@ func MakePortID(priority uint8, port element.Port) PortID {
 //	+---------------+---------------+---------------+
 //
 // flags: 0x01 topology change, 0x80 topology change acknowledgment. Times
-// are in 1/256 s. A BPDU travels in an 802.3 frame to GroupAddress: the
+// are in 1/256 s. An RST BPDU (type 0x02, version 2, 802.1D-2004 §9.3.3)
+// has the same fields plus one byte, the Version 1 Length (0), and uses
+// more flags: 0x02 proposal, the port role in 0x0c, 0x10 learning, 0x20
+// forwarding, 0x40 agreement (never the acknowledgment). A BPDU travels in an 802.3 frame to GroupAddress: the
 // length field, then LLC DSAP 0x42, SSAP 0x42, control 0x03 (UI), then the
 // BPDU, padded to the 60-byte minimum frame.
 type BPDU struct {
-	Type         uint8 // TypeConfig or TypeTCN
-	Version      uint8 // 0 for 802.1D; decoded as found, encoded as given
-	TC, TCA      bool
-	Root         BridgeID
-	RootPathCost uint32
-	Bridge       BridgeID
-	Port         PortID
-	MessageAge   Time256
-	MaxAge       Time256
-	HelloTime    Time256
-	ForwardDelay Time256
+	Type    uint8 // TypeConfig, TypeRST or TypeTCN
+	Version uint8 // 0 for 802.1D-1998, 2 for RSTP; decoded as found, encoded as given
+	TC, TCA bool
+	// RST BPDUs only.
+	Proposal, Learning, Forwarding, Agreement bool
+	Role                                      BPDURole
+	Root                                      BridgeID
+	RootPathCost                              uint32
+	Bridge                                    BridgeID
+	Port                                      PortID
+	MessageAge                                Time256
+	MaxAge                                    Time256
+	HelloTime                                 Time256
+	ForwardDelay                              Time256
 }
 
 // DecodeFromBytes decodes a BPDU body (after the LLC header). Bytes after
@@ -179,14 +213,30 @@ func (m *BPDU) DecodeFromBytes(b []byte) error {
 	case TypeTCN:
 		return nil
 	case TypeConfig:
+		if len(b) < ConfigLen {
+			return fmt.Errorf("stp: configuration bpdu: %d bytes, needs %d: %w", len(b), ConfigLen, ErrTruncated)
+		}
+		m.TC = b[4]&flagTC != 0
+		m.TCA = b[4]&flagTCA != 0
+	case TypeRST:
+		// §9.3.4 c: type 2 is an RST BPDU from version 2 on; an MST
+		// BPDU (version 3) reads as one.
+		if m.Version < VersionRSTP {
+			return fmt.Errorf("stp: rst bpdu: version %d, needs %d or more: %w", m.Version, VersionRSTP, ErrBadValue)
+		}
+		if len(b) < RSTLen {
+			return fmt.Errorf("stp: rst bpdu: %d bytes, needs %d: %w", len(b), RSTLen, ErrTruncated)
+		}
+		f := b[4]
+		m.TC = f&flagTC != 0
+		m.Proposal = f&flagProposal != 0
+		m.Role = BPDURole(f & flagRoleMask >> flagRoleShift)
+		m.Learning = f&flagLearning != 0
+		m.Forwarding = f&flagForwarding != 0
+		m.Agreement = f&flagAgreement != 0
 	default:
 		return fmt.Errorf("stp: bpdu: type %#02x: %w", m.Type, ErrUnknownType)
 	}
-	if len(b) < ConfigLen {
-		return fmt.Errorf("stp: configuration bpdu: %d bytes, needs %d: %w", len(b), ConfigLen, ErrTruncated)
-	}
-	m.TC = b[4]&flagTC != 0
-	m.TCA = b[4]&flagTCA != 0
 	m.Root = BridgeID(binary.BigEndian.Uint64(b[5:]))
 	m.RootPathCost = binary.BigEndian.Uint32(b[13:])
 	m.Bridge = BridgeID(binary.BigEndian.Uint64(b[17:]))
@@ -198,9 +248,9 @@ func (m *BPDU) DecodeFromBytes(b []byte) error {
 	return nil
 }
 
-// AppendTo appends the BPDU body: 4 bytes for a TCN, 35 for a
-// configuration BPDU. Any Type other than TypeTCN encodes as a
-// configuration BPDU.
+// AppendTo appends the BPDU body: 4 bytes for a TCN, 36 for an RST BPDU,
+// 35 for a configuration BPDU. Any other Type encodes as a configuration
+// BPDU.
 func (m *BPDU) AppendTo(b []byte) []byte {
 	if m.Type == TypeTCN {
 		return append(b, 0, 0, m.Version, TypeTCN)
@@ -209,10 +259,26 @@ func (m *BPDU) AppendTo(b []byte) []byte {
 	if m.TC {
 		f |= flagTC
 	}
-	if m.TCA {
+	typ := TypeConfig
+	if m.Type == TypeRST {
+		typ = TypeRST
+		if m.Proposal {
+			f |= flagProposal
+		}
+		f |= uint8(m.Role&3) << flagRoleShift
+		if m.Learning {
+			f |= flagLearning
+		}
+		if m.Forwarding {
+			f |= flagForwarding
+		}
+		if m.Agreement {
+			f |= flagAgreement
+		}
+	} else if m.TCA {
 		f |= flagTCA
 	}
-	b = append(b, 0, 0, m.Version, TypeConfig, f)
+	b = append(b, 0, 0, m.Version, typ, f)
 	b = binary.BigEndian.AppendUint64(b, uint64(m.Root))
 	b = binary.BigEndian.AppendUint32(b, m.RootPathCost)
 	b = binary.BigEndian.AppendUint64(b, uint64(m.Bridge))
@@ -220,7 +286,11 @@ func (m *BPDU) AppendTo(b []byte) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(m.MessageAge))
 	b = binary.BigEndian.AppendUint16(b, uint16(m.MaxAge))
 	b = binary.BigEndian.AppendUint16(b, uint16(m.HelloTime))
-	return binary.BigEndian.AppendUint16(b, uint16(m.ForwardDelay))
+	b = binary.BigEndian.AppendUint16(b, uint16(m.ForwardDelay))
+	if typ == TypeRST {
+		b = append(b, 0) // Version 1 Length
+	}
+	return b
 }
 
 // AppendFrame appends a complete BPDU frame from src: the 802.3 header to

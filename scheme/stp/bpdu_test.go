@@ -127,7 +127,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"length cuts bpdu", mod(func(b []byte) []byte { b[13] = 3 + 3; return b }), ErrTruncated},
 		{"length cuts config", mod(func(b []byte) []byte { b[13] = 3 + 34; return b }), ErrTruncated},
 		{"protocol id", mod(func(b []byte) []byte { b[18] = 1; return b }), ErrBadValue},
-		{"rst bpdu", mod(func(b []byte) []byte { b[19] = 2; b[20] = 2; return b }), ErrUnknownType},
+		{"rst bpdu cut", mod(func(b []byte) []byte { b[19] = 2; b[20] = 2; return b }), ErrTruncated},
+		{"rst bpdu version 0", mod(func(b []byte) []byte { b[13] = 3 + 36; b[20] = 2; return append(b, 0) }), ErrBadValue},
+		{"type 3", mod(func(b []byte) []byte { b[19] = 2; b[20] = 3; return b }), ErrUnknownType},
 		{"frame cut", cfg[:30], ErrTruncated},
 	} {
 		var m BPDU
@@ -244,6 +246,8 @@ func FuzzDecodeFrame(f *testing.F) {
 	f.Add(unhex(f, goldenTCNHex))
 	f.Add([]byte{})
 	f.Add(unhex(f, goldenConfigHex)[:20])
+	f.Add(AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeRST, Version: VersionRSTP, Role: BPDURoleRoot, Agreement: true, Learning: true,
+		Forwarding: true, TC: true, Root: 1, Bridge: 2, Port: 0x8003, MaxAge: 20 * 256, HelloTime: 512, ForwardDelay: 15 * 256}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var m BPDU
 		if err := DecodeFrame(b, &m); err != nil {

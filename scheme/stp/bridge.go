@@ -76,6 +76,9 @@ type Config struct {
 	// port turns the port back into an ordinary one. Classic 802.1D has
 	// no edge ports; leave nil for the standard's behaviour.
 	Edge []bool
+	// Protocol is the spanning tree protocol: ProtocolSTP (the zero
+	// value), 802.1D-1998's, or ProtocolRSTP, 802.1D-2004's rapid one.
+	Protocol Protocol
 	// NoSTP turns the spanning tree off: a plain learning bridge whose
 	// ports forward as soon as their links are up, sends no BPDUs and
 	// drops (and counts) those it receives. Loops in the topology then
@@ -138,6 +141,24 @@ func (c *Config) validate() error {
 	}
 	if 2*(c.ForwardDelay-element.Second) < c.MaxAge {
 		return fmt.Errorf("stp: 2 × (forward_delay %v − 1s) < max_age %v: %w", c.ForwardDelay, c.MaxAge, ErrConfig)
+	}
+	switch c.Protocol {
+	case ProtocolSTP:
+	case ProtocolRSTP:
+		// RSTP's timers count whole seconds (802.1D-2004 §17.13).
+		for _, t := range []struct {
+			name string
+			v    element.Time
+		}{{"hello", c.HelloTime}, {"max_age", c.MaxAge}, {"forward_delay", c.ForwardDelay}} {
+			if t.v%element.Second != 0 {
+				return fmt.Errorf("stp: %s %v: %w: rstp counts whole seconds", t.name, t.v, ErrConfig)
+			}
+		}
+		if c.NoSTP {
+			return fmt.Errorf("stp: protocol rstp with the spanning tree off: %w", ErrConfig)
+		}
+	default:
+		return fmt.Errorf("stp: protocol %v: %w: want stp or rstp", c.Protocol, ErrConfig)
 	}
 	if c.MaxEntries < 0 || c.MaxEntries > MaxMaxEntries {
 		return fmt.Errorf("stp: max_entries %d: %w: want 0..%d", c.MaxEntries, ErrConfig, MaxMaxEntries)
@@ -210,6 +231,8 @@ type port struct {
 	changeDetection bool
 
 	msgAge, fwdDelay, hold timer
+
+	rs rport // RSTP's state (rstp.go), when the bridge runs RSTP
 }
 
 // Bridge is an 802.1D-1998 MAC bridge: a learning bridge whose ports are
@@ -237,6 +260,8 @@ type Bridge struct {
 	tc       bool // topology_change
 
 	helloT, tcnT, tcT timer
+
+	rs *rstpBridge // nil unless the bridge runs RSTP (Config.Protocol)
 
 	alloc allocator // the engine's buffer pool, when it has one
 
@@ -361,6 +386,11 @@ func (b *Bridge) Attach(env element.Env, infos []element.PortInfo) {
 		return
 	}
 
+	if b.cfg.Protocol == ProtocolRSTP {
+		b.rstpAttach(up)
+		return
+	}
+
 	// Initialisation (§8.8.1).
 	b.desRoot = b.id
 	b.rootCost = 0
@@ -419,6 +449,10 @@ func (b *Bridge) LinkChange(pn element.Port, up bool) {
 	if pn > MaxPort {
 		return
 	}
+	if b.rs != nil {
+		b.rstpLinkChange(p, up)
+		return
+	}
 	if up {
 		if p.state == Disabled {
 			b.enablePort(p)
@@ -464,7 +498,7 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 	case Disabled:
 		b.ctr.Inc("drop_port_disabled")
 		return
-	case Blocking, Listening:
+	case Blocking, Listening, Discarding:
 		b.hot.blocked++
 		return
 	}
@@ -600,9 +634,16 @@ func (b *Bridge) sweep() {
 // blocking ones count as settled). It is the test the emulator applies to
 // kernel bridges, and as emu.Readier it makes "up" wait for the tree
 // whatever the number of hosts (a lab with one host has no pair to ping).
+//
+// Under RSTP, which has no listening state, a root or designated port that
+// still discards is not settled either.
 func (b *Bridge) Ready() bool {
 	for i := range b.ports {
-		if s := b.ports[i].state; s == Listening || s == Learning {
+		p := &b.ports[i]
+		if s := p.state; s == Listening || s == Learning {
+			return false
+		}
+		if b.rs != nil && p.state == Discarding && (p.rs.role == RoleRoot || p.rs.role == RoleDesignated) {
 			return false
 		}
 	}
@@ -634,7 +675,7 @@ func (b *Bridge) setState(p *port, s State) {
 	p.state = s
 	b.stateVer++
 	b.ctr.Inc("port_state_" + s.String())
-	if (old == Learning || old == Forwarding) && (s == Blocking || s == Disabled || s == Listening) {
+	if (old == Learning || old == Forwarding) && (s == Blocking || s == Disabled || s == Listening || s == Discarding) {
 		if n := b.fdb.flushPort(p.num); n > 0 {
 			b.ctr.Add("flushed", uint64(n))
 		}
@@ -668,6 +709,20 @@ func (b *Bridge) receiveBPDU(p *port, frame []byte) {
 		b.ctr.Inc("drop_port_disabled")
 		return
 	}
+	if b.rs != nil {
+		if m.Type != TypeTCN && !b.saneTimers(&m) {
+			return
+		}
+		b.rstpReceive(p, &m)
+		return
+	}
+	if m.Type == TypeRST {
+		// 802.1D-1998 knows configuration and TCN BPDUs only
+		// (§9.3.4); an RSTP neighbour falls back to them when it
+		// hears ours (802.1D-2004 §17.24).
+		b.ctr.Inc("drop_bpdu_unknown_type")
+		return
+	}
 	if p.edge {
 		// A bridge answered on an edge port: it is not an edge after
 		// all. Take it through listening and learning like any port.
@@ -684,22 +739,31 @@ func (b *Bridge) receiveBPDU(p *port, frame []byte) {
 		b.receivedTCNBPDU(p)
 		return
 	}
+	if !b.saneTimers(&m) {
+		return
+	}
+	b.ctr.Inc("bpdu_rx_config")
+	b.receivedConfigBPDU(p, &m)
+}
+
+// saneTimers checks a configuration or RST BPDU's times, counting the
+// drop when they fail.
+func (b *Bridge) saneTimers(m *BPDU) bool {
 	if m.MaxAge == 0 || m.HelloTime == 0 || m.ForwardDelay == 0 {
 		// No root can mean these: a zero forward delay would put
 		// every port straight into forwarding, loops and all. The
 		// standard does not check; a bridge that trusts such a BPDU
 		// is one forged frame away from a broadcast storm.
 		b.ctr.Inc("drop_bpdu_bad_timers")
-		return
+		return false
 	}
 	if m.MessageAge >= m.MaxAge {
 		// Information as old as its own lifetime (802.1D-2004 §9.3.4
 		// makes this validation explicit).
 		b.ctr.Inc("drop_bpdu_aged")
-		return
+		return false
 	}
-	b.ctr.Inc("bpdu_rx_config")
-	b.receivedConfigBPDU(p, &m)
+	return true
 }
 
 // receivedConfigBPDU is §8.7.1.
@@ -1199,7 +1263,14 @@ func (b *Bridge) Status() Status {
 		ForwardDelay:           b.fwdDelay,
 		TopologyChange:         b.tc,
 		TopologyChangeDetected: b.tcDet,
+		Protocol:               b.cfg.Protocol.String(),
 		Ports:                  make([]PortStatus, len(b.ports)),
+	}
+	if b.rs != nil {
+		s.MaxAge = element.Time(b.rs.rootTimes.maxAge) * element.Second
+		s.ForwardDelay = element.Time(b.rs.rootTimes.fwdDelay) * element.Second
+		s.HelloTime = element.Time(b.rs.hello) * element.Second
+		s.TopologyChange = b.rstpTopologyChange()
 	}
 	for i := range b.ports {
 		p := &b.ports[i]
@@ -1207,6 +1278,12 @@ func (b *Bridge) Status() Status {
 			Port: p.num, ID: p.id, Role: b.role(p), State: p.state, PathCost: p.pathCost,
 			DesignatedRoot: p.desRoot, DesignatedCost: p.desCost,
 			DesignatedBridge: p.desBridge, DesignatedPort: p.desPort,
+		}
+		if p.rs.on {
+			ps := &s.Ports[i]
+			ps.DesignatedRoot, ps.DesignatedCost = p.rs.portPrio.root, p.rs.portPrio.cost
+			ps.DesignatedBridge, ps.DesignatedPort = p.rs.portPrio.bridge, p.rs.portPrio.port
+			ps.Edge = p.rs.operEdge
 		}
 	}
 	return s
@@ -1243,6 +1320,8 @@ func (b *Bridge) role(p *port) Role {
 		return RoleLocal
 	case p.state == Disabled:
 		return RoleDisabled
+	case p.rs.on:
+		return p.rs.role
 	case p.num == b.rootPort:
 		return RoleRoot
 	case b.designatedPort(p):

@@ -3,7 +3,9 @@ package stp
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +27,7 @@ var ErrParam = errors.New("bad parameter")
 func Register(r *scheme.Registry) error {
 	return r.Register(scheme.Scheme{
 		Name:    Name,
-		Summary: "baseline: learning bridges on one IEEE 802.1D spanning tree",
+		Summary: "baseline: learning bridges on one IEEE 802.1D spanning tree (STP, or RSTP with protocol=rstp)",
 		New: func(g *topo.Graph, opts scheme.Options) (scheme.Fabric, error) {
 			return NewFabric(g, opts.Params)
 		},
@@ -35,6 +37,8 @@ func Register(r *scheme.Registry) error {
 // Params are the scheme's settings, as key=value strings. Durations take a
 // Go duration ("2s", "500ms") or a number of seconds ("2", "1.5").
 var Params = []struct{ Key, Help string }{
+	{"protocol", "stp (802.1D-1998, the default) or rstp (802.1D-2004's rapid spanning tree: alternate ports take over at once, proposal and agreement, edge ports; timers in whole seconds)"},
+	{"protocol.<node>", "one bridge's protocol (protocol.s2=stp): an RSTP port that hears 802.1D-1998 BPDUs speaks them on that port"},
 	{"hello", "hello time, default 2s"},
 	{"max_age", "max age, default 20s"},
 	{"forward_delay", "forward delay, default 15s"},
@@ -57,7 +61,8 @@ type Fabric struct {
 
 // SettleTime is how long a bridge may take before it forwards on a port:
 // 2 x forward delay (listening, learning) plus max age (a stale root's
-// information expiring), 0 without the spanning tree (scheme.Settler).
+// information expiring); under RSTP three hellos (information aging) plus
+// 2 x forward delay; 0 without the spanning tree (scheme.Settler).
 func (f *Fabric) SettleTime() element.Time { return f.settle }
 
 // NewFabric builds a bridge for every forwarding node of g. Bridge IDs are
@@ -71,7 +76,20 @@ func NewFabric(g *topo.Graph, params map[string]string) (*Fabric, error) {
 	base := ps.cfg
 	f := &Fabric{g: g, bridges: make([]*Bridge, g.NumNodes())}
 	if c := base.withDefaults(); !c.NoSTP {
-		f.settle = 2*c.ForwardDelay + c.MaxAge
+		protos := map[Protocol]bool{c.Protocol: true}
+		for _, pr := range ps.proto {
+			protos[pr] = true
+		}
+		if protos[ProtocolSTP] {
+			f.settle = 2*c.ForwardDelay + c.MaxAge
+		}
+		if protos[ProtocolRSTP] {
+			// Information ages in three hellos; a port that no
+			// neighbour answers forwards after two forward delays
+			// at worst (an 802.1D-1998 neighbour), sooner as an
+			// edge.
+			f.settle = max(f.settle, 3*c.HelloTime+2*c.ForwardDelay)
+		}
 	}
 	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
 		node := g.Node(n)
@@ -96,6 +114,9 @@ func NewFabric(g *topo.Graph, params map[string]string) (*Fabric, error) {
 			cfg.Priority, cfg.PriorityZero = p, p == 0
 		}
 		cfg.PathCost = ps.cost[node.Name]
+		if pr, ok := ps.proto[node.Name]; ok {
+			cfg.Protocol = pr
+		}
 		ports := g.Ports(n)
 		cfg.PortRate = make([]int64, len(ports))
 		edge := make([]bool, len(ports))
@@ -144,11 +165,12 @@ type parsed struct {
 	prioSet bool                               // "priority" was given: it applies to relaying hosts too
 	prio    map[string]uint16                  // per-node priorities
 	cost    map[string]map[element.Port]uint32 // per-port path costs by node
+	proto   map[string]Protocol                // per-node protocols
 	edge    bool
 }
 
 func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
-	ps := parsed{prio: map[string]uint16{}, cost: map[string]map[element.Port]uint32{}}
+	ps := parsed{prio: map[string]uint16{}, cost: map[string]map[element.Port]uint32{}, proto: map[string]Protocol{}}
 	c := &ps.cfg
 	keys := make([]string, 0, len(params))
 	for k := range params {
@@ -240,6 +262,29 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 			default:
 				return ps, bad("want on or off")
 			}
+		case k == "protocol" || strings.HasPrefix(k, "protocol."):
+			var pr Protocol
+			switch v {
+			case "stp":
+				pr = ProtocolSTP
+			case "rstp":
+				pr = ProtocolRSTP
+			default:
+				return ps, bad("want stp or rstp")
+			}
+			if k == "protocol" {
+				c.Protocol = pr
+				continue
+			}
+			name := strings.TrimPrefix(k, "protocol.")
+			n, ok := g.Lookup(name)
+			if !ok {
+				return ps, bad("no node %q in topology %q", name, g.Name)
+			}
+			if !g.Node(n).Forwards() {
+				return ps, bad("node %q is a host, it runs no bridge", name)
+			}
+			ps.proto[name] = pr
 		case k == "edge_ports":
 			on, err := strconv.ParseBool(v)
 			if err != nil {
@@ -257,6 +302,12 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 	d := c.withDefaults()
 	if err := d.validate(); err != nil {
 		return ps, fmt.Errorf("%w: %w", err, ErrParam)
+	}
+	for _, name := range slices.Sorted(maps.Keys(ps.proto)) {
+		d.Protocol = ps.proto[name]
+		if err := d.validate(); err != nil {
+			return ps, fmt.Errorf("%w (protocol.%s): %w", err, name, ErrParam)
+		}
 	}
 	return ps, nil
 }

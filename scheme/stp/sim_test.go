@@ -217,6 +217,14 @@ func (l *lab) checkConverged() (blocked []string) {
 			if _, ok := l.g.PortLink(n, ps.Port); !ok {
 				continue
 			}
+			// RSTP names the blocked roles apart and has one
+			// state for what 802.1D-1998 calls blocking.
+			if ps.Role == stp.RoleAlternate || ps.Role == stp.RoleBackup {
+				ps.Role = stp.RoleBlocked
+			}
+			if ps.State == stp.Discarding {
+				ps.State = stp.Blocking
+			}
 			wantState := stp.Forwarding
 			if want[e] == stp.RoleDisabled {
 				wantState = stp.Disabled

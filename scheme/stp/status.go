@@ -22,9 +22,13 @@ const (
 	Learning
 	// Forwarding: frames are learned from and relayed.
 	Forwarding
+	// Discarding: RSTP's one state for what 802.1D-1998 calls disabled
+	// (with the link up), blocking and listening (802.1D-2004 §17.4):
+	// BPDUs only.
+	Discarding
 )
 
-var stateNames = [...]string{"invalid", "disabled", "blocking", "listening", "learning", "forwarding"}
+var stateNames = [...]string{"invalid", "disabled", "blocking", "listening", "learning", "forwarding", "discarding"}
 
 func (s State) String() string {
 	if int(s) < len(stateNames) {
@@ -39,7 +43,8 @@ func (s State) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 // Role is what the spanning tree made of a port. 802.1D-1998 has no role
 // variable; the role follows from the port's information (§8.6.10,
 // §8.6.8): the root port, a designated port, or neither, which is a
-// blocked (alternate or backup) port. The zero value is invalid.
+// blocked (alternate or backup) port. RSTP names the last two apart
+// (802.1D-2004 §17.7). The zero value is invalid.
 type Role uint8
 
 const (
@@ -58,9 +63,15 @@ const (
 	// host's local port); it takes no part in the spanning tree and
 	// always forwards.
 	RoleLocal
+	// RoleAlternate (RSTP): a blocked port that offers another path to
+	// the root, ready to take over as root port at once.
+	RoleAlternate
+	// RoleBackup (RSTP): a blocked port to a LAN this bridge is already
+	// designated for through another port.
+	RoleBackup
 )
 
-var roleNames = [...]string{"invalid", "disabled", "root", "designated", "blocked", "local"}
+var roleNames = [...]string{"invalid", "disabled", "root", "designated", "blocked", "local", "alternate", "backup"}
 
 func (r Role) String() string {
 	if int(r) < len(roleNames) {
@@ -91,8 +102,10 @@ type Status struct {
 	TopologyChange bool `json:"topology_change"`
 	// TopologyChangeDetected is set while this bridge's notification has
 	// not been acknowledged.
-	TopologyChangeDetected bool         `json:"topology_change_detected"`
-	Ports                  []PortStatus `json:"ports"`
+	TopologyChangeDetected bool `json:"topology_change_detected"`
+	// Protocol is "stp" (802.1D-1998) or "rstp" (802.1D-2004).
+	Protocol string       `json:"protocol"`
+	Ports    []PortStatus `json:"ports"`
 }
 
 // IsRoot reports whether the bridge believes it is the root.
@@ -111,4 +124,7 @@ type PortStatus struct {
 	DesignatedCost   uint32   `json:"designated_cost"`
 	DesignatedBridge BridgeID `json:"designated_bridge"`
 	DesignatedPort   PortID   `json:"designated_port"`
+	// Edge is RSTP's operEdge: no bridge answered on the port (or it is
+	// configured an edge port), so it forwards without a handshake.
+	Edge bool `json:"edge,omitempty"`
 }

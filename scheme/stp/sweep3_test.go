@@ -439,11 +439,11 @@ func TestStatusHelloTimeIsRoots(t *testing.T) {
 
 // Names of values past the enumerations are numbered, not a panic.
 func TestStateAndRoleNamesOutOfRange(t *testing.T) {
-	if s := State(6).String(); s != "state(6)" {
-		t.Errorf("State(6) = %q", s)
+	if s := State(7).String(); s != "state(7)" {
+		t.Errorf("State(7) = %q", s)
 	}
-	if s := Role(6).String(); s != "role(6)" {
-		t.Errorf("Role(6) = %q", s)
+	if s := Role(8).String(); s != "role(8)" {
+		t.Errorf("Role(8) = %q", s)
 	}
 }
 

@@ -278,8 +278,8 @@ func TestBadFramesCounted(t *testing.T) {
 	n.runUntil(31 * sec)
 	s1 := n.bridge("s1")
 	good := AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeTCN})
-	rst := append([]byte(nil), unhex(t, goldenConfigHex)...)
-	rst[19], rst[20] = 2, 2
+	// A well-formed RST BPDU: an 802.1D-1998 bridge knows no type 2.
+	rst := AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeRST, Version: VersionRSTP, Root: 1, MaxAge: 20 * 256, HelloTime: 512, ForwardDelay: 15 * 256})
 	badLLC := append([]byte(nil), good...)
 	badLLC[14] = 0xaa
 	pause := []byte{0x01, 0x80, 0xc2, 0, 0, 1, 2, 0, 0, 0, 0, 1, 0x88, 0x08, 0, 1}
@@ -434,7 +434,7 @@ func outcomes(c map[string]uint64) uint64 {
 	for k, v := range c {
 		switch {
 		case k == "forwarded", k == "flooded", k == "filtered_same_port",
-			k == "bpdu_rx_config", k == "bpdu_rx_tcn", len(k) > 5 && k[:5] == "drop_":
+			k == "bpdu_rx_config", k == "bpdu_rx_tcn", k == "bpdu_rx_rst", len(k) > 5 && k[:5] == "drop_":
 			n += v
 		}
 	}
@@ -450,10 +450,17 @@ func FuzzReceive(f *testing.F) {
 	f.Add(uint8(3), uint8(5), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2, 0, 0, 0, 0, 1, 8, 0})
 	f.Add(uint8(0), uint8(0), []byte{})
 	f.Add(uint8(1), uint8(0x81), unhex(f, goldenConfigHex))
+	rst := AppendFrame(nil, [6]byte{2}, &BPDU{Type: TypeRST, Version: VersionRSTP, Role: BPDURoleDesignated, Proposal: true,
+		Root: 1, Bridge: 1, Port: 0x8001, MaxAge: 20 * 256, HelloTime: 512, ForwardDelay: 15 * 256})
+	f.Add(uint8(0x81), uint8(2), rst)
+	f.Add(uint8(0x82), uint8(2), unhex(f, goldenConfigHex))
 	f.Fuzz(func(t *testing.T, port, at uint8, frame []byte) {
 		var params map[string]string
-		if at&0x80 != 0 { // the high bit picks a bridge without the tree
+		switch {
+		case at&0x80 != 0: // the high bit picks a bridge without the tree
 			params = map[string]string{"stp": "off"}
+		case port&0x80 != 0: // the port's, an RSTP bridge
+			params = map[string]string{"protocol": "rstp"}
 		}
 		n := newFakeNet(t, star(t, 3), params)
 		n.runUntil(element.Time(at&0x7f) * sec) // 0..127 s: every state
@@ -614,8 +621,20 @@ func FuzzReceiveSequence(f *testing.F) {
 	seed = append(seed, rec(1, 90, AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &raised))...)
 	f.Add(seed)
 	f.Add(rec(0, 255, []byte{1, 2, 3}))
+	// The high bit of the first byte picks an RSTP bridge.
+	rstSup := sup
+	rstSup.Type, rstSup.Version, rstSup.Role, rstSup.Proposal = TypeRST, VersionRSTP, BPDURoleDesignated, true
+	rstAgree := sup
+	rstAgree.Type, rstAgree.Version, rstAgree.Role, rstAgree.Agreement = TypeRST, VersionRSTP, BPDURoleRoot, true
+	f.Add(append(append(rec(0x81, 0, AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 9}, &rstSup)),
+		rec(2, 4, AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 8}, &rstAgree))...),
+		rec(1, 40, AppendFrame(nil, [6]byte{2, 0, 0, 0, 0, 8}, &inf))...))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		n := newFakeNet(t, star(t, 3), nil)
+		var params map[string]string
+		if len(in) > 0 && in[0]&0x80 != 0 {
+			params = map[string]string{"protocol": "rstp"}
+		}
+		n := newFakeNet(t, star(t, 3), params)
 		n.runUntil(sec)
 		s1 := n.bridge("s1")
 		for frames := 0; len(in) >= 3 && frames < 16; frames++ {
