@@ -1,9 +1,11 @@
 package emu
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/scheme"
@@ -76,5 +78,41 @@ func TestUpSTPOneHostWaitsForTree(t *testing.T) {
 				t.Errorf("%s port %d: %q right after up", n.Name, p.Port, p.STP)
 			}
 		}
+	}
+}
+
+// TestUpRSTPFailover runs the stp scheme with protocol=rstp on ring:3 with
+// real hosts: up returns once every bridge says its tree settled, and a
+// ping from h1 to h5 (on s3) running while s3's root port fails loses
+// nothing: the alternate port takes over at once (802.1D-1998 would stop
+// the stream for two forward delays).
+func TestUpRSTPFailover(t *testing.T) {
+	needRoot(t)
+	g, err := topo.Parse("ring:3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := upLab(t, g, "stp", Options{Registry: all.Registry(), Scheme: scheme.Options{Params: map[string]string{"protocol": "rstp"}}})
+	for _, n := range l.Status().Nodes {
+		for _, p := range n.Ports {
+			if n.Kind == "switch" && !strings.HasPrefix(p.STP, "forwarding") && p.STP != "discarding/alternate" {
+				t.Errorf("%s port %d: %q right after up", n.Name, p.Port, p.STP)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan []byte, 1)
+	go func() {
+		out, _ := l.Exec(ctx, "h1", "ping", "-c", "30", "-i", "0.1", "-W", "1", "10.0.0.5")
+		done <- out
+	}()
+	time.Sleep(time.Second)
+	if err := l.SetLink("s1", "s3", false); err != nil {
+		t.Fatal(err)
+	}
+	out := <-done
+	if !strings.Contains(string(out), "30 received") {
+		t.Fatalf("ping across the failover:\n%s", out)
 	}
 }

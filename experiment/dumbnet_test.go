@@ -117,7 +117,7 @@ func TestFitSlope(t *testing.T) {
 // TestDumbNetFig11 pins the failure run on the testbed topology: one
 // datagram lost under DumbNet, every host notified within microseconds and
 // patched one probe timeout later, 802.1D out for max age plus two forward
-// delays.
+// delays, RSTP for one datagram.
 func TestDumbNetFig11(t *testing.T) {
 	r, err := DumbNetFig11(Options{Seed: 1})
 	if err != nil {
@@ -143,6 +143,17 @@ func TestDumbNetFig11(t *testing.T) {
 	}
 	if got := value(t, r, names[6], "x", false); got != 48980/0.08 {
 		t.Errorf("ratio %v", got)
+	}
+	// RSTP: the leaf's alternate port takes over at once; only the
+	// datagram on the failed link is lost, as under DumbNet.
+	if got := ms(7); got != 0.08 {
+		t.Errorf("RSTP outage %v ms, want one datagram (0.08)", got)
+	}
+	if got := value(t, r, names[8], "x", false); got != 1 {
+		t.Errorf("RSTP ratio %v, want 1", got)
+	}
+	if got := value(t, r, names[8], "x", true); got != 4.7 {
+		t.Errorf("paper's RSTP ratio %v, want 4.7", got)
 	}
 	only, err := DumbNetFig11(Options{Seed: 1, Rows: []string{"outage, DumbNet"}})
 	if err != nil || len(only.Rows) != 1 || only.Rows[0].Name != "outage, DumbNet" {

@@ -116,7 +116,7 @@ var registry = []Repro{
 	{"spain-table2", "SPAIN Table 2: VLANs needed by the packing heuristic, serial and parallel", SpainTable2, spainTable2Rows, true},
 	{"spain-table3", "SPAIN Table 3: coverage, NCP, VLANs and throughput gain over STP", SpainTable3, spainTable3Rows, true},
 	{"dumbnet-fig8", "DumbNet Fig. 8: topology discovery time against switches and ports per switch", DumbNetFig8, dumbnetFig8RowNames, false},
-	{"dumbnet-fig11", "DumbNet Fig. 11: failure notification delay, failover against 802.1D", DumbNetFig11, dumbnetFig11RowNames, false},
+	{"dumbnet-fig11", "DumbNet Fig. 11: failure notification delay, failover against 802.1D and RSTP", DumbNetFig11, dumbnetFig11RowNames, false},
 	{"dumbnet-fig12", "DumbNet Fig. 12: path graph size against ε and path length", DumbNetFig12, dumbnetFig12RowNames, false},
 }
 

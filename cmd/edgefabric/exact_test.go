@@ -54,7 +54,7 @@ func TestBadInputExact(t *testing.T) {
 		// names have commas in them
 		{[]string{"repro", "dumbnet-fig11", "--quick"}, "edgefabric: --quick: dumbnet-fig11 has no slow rows to leave out\n"},
 		{[]string{"repro", "dumbnet-fig12", "--quick"}, "edgefabric: --quick: dumbnet-fig12 has no slow rows to leave out\n"},
-		{[]string{"repro", "dumbnet-fig11", "--rows", "x"}, "edgefabric: no row of dumbnet-fig11 matches --rows x; its rows: notification, median host; notification, last host; patch, median host; patch, last host; outage, DumbNet; outage, 802.1D STP; failover: STP outage ÷ DumbNet outage\n"},
+		{[]string{"repro", "dumbnet-fig11", "--rows", "x"}, "edgefabric: no row of dumbnet-fig11 matches --rows x; its rows: notification, median host; notification, last host; patch, median host; patch, last host; outage, DumbNet; outage, 802.1D STP; failover: STP outage ÷ DumbNet outage; outage, RSTP; failover: RSTP outage ÷ DumbNet outage\n"},
 	} {
 		code, out, errOut := topoCLI(c.args...)
 		if code != 2 || out != "" || errOut != c.want {

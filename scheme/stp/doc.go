@@ -16,6 +16,12 @@
 // signalled. The protocol code follows the standard's procedural model
 // (clause 8.6–8.8) procedure for procedure.
 //
+// With Config.Protocol = ProtocolRSTP (the scheme parameter protocol=rstp)
+// a bridge runs the Rapid Spanning Tree Protocol of 802.1D-2004 clause 17
+// instead (rstp.go): RST BPDUs, alternate and backup ports, the proposal
+// and agreement handshake, edge detection, immediate MAC table flushes on
+// a topology change, and per-port fallback to 802.1D-1998 BPDUs.
+//
 // On a topology, Register adds the scheme "stp" to a scheme.Registry and
 // NewFabric builds a bridge for every switch and relaying host, with the
 // bridge identifier made of the priority and topo.BridgeMAC(node), and
