@@ -49,11 +49,13 @@ planned address (host k: 10.x.y.z/8 with x.y.z = k, MAC 02:ef:..:k). Every
 switch is a namespace with ports eth1..ethN (or the interface names of a
 containerlab file, such as e1-1, where Linux takes them). --scheme kernel-bridge makes
 every switch a Linux bridge running 802.1D STP, the baseline (params stp,
-forward_delay, hello_time, max_age).
+forward_delay, hello_time, max_age). --scheme stp runs edgefabric's own
+802.1D-1998 bridges, or RSTP's (802.1D-2004) with -p protocol=rstp.
 
 Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 		Example: `  edgefabric up fattree:4 --scheme stp --name demo
   edgefabric up ring:3 --scheme kernel-bridge --name base -p forward_delay=4
+  edgefabric up ring:3 --scheme stp -p protocol=rstp --name rapid
   edgefabric up leafspine:2,4,2 --scheme dumbnet --rate 100M`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
