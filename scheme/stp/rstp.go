@@ -760,10 +760,14 @@ func (b *Bridge) rcvInfo(r *rport) rcvdInfo {
 	}
 	designated := true // a configuration BPDU conveys a designated port
 	if m.Type == TypeRST {
-		switch m.Role {
-		case BPDURoleDesignated, BPDURoleUnknown:
+		switch {
+		case m.Role == BPDURoleDesignated:
+		case m.Role == BPDURoleUnknown && m.Version == VersionRSTP:
 			// §9.2.9: Unknown is accepted on receipt and read as
-			// a configuration BPDU would be.
+			// a configuration BPDU would be (in an MST BPDU the
+			// value means a master port: not designated).
+		case m.Role == BPDURoleUnknown:
+			return otherInfo
 		default:
 			designated = false
 		}
