@@ -215,12 +215,8 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 				continue
 			}
 			name := strings.TrimPrefix(k, "priority.")
-			n, ok := g.Lookup(name)
-			if !ok {
-				return ps, bad("no node %q in topology %q", name, g.Name)
-			}
-			if !g.Node(n).Forwards() {
-				return ps, bad("node %q is a host, it runs no bridge", name)
+			if _, why := bridgeNode(g, name); why != "" {
+				return ps, bad("%s", why)
 			}
 			ps.prio[name] = uint16(p)
 		case strings.HasPrefix(k, "path_cost."):
@@ -228,12 +224,9 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 			if !ok {
 				return ps, bad("want path_cost.<node>:<port>")
 			}
-			n, ok := g.Lookup(name)
-			if !ok {
-				return ps, bad("no node %q in topology %q", name, g.Name)
-			}
-			if !g.Node(n).Forwards() {
-				return ps, bad("node %q is a host, it runs no bridge", name)
+			n, why := bridgeNode(g, name)
+			if why != "" {
+				return ps, bad("%s", why)
 			}
 			pn, err := strconv.Atoi(port)
 			if err != nil || pn < 1 || pn > g.Node(n).Ports {
@@ -277,12 +270,8 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 				continue
 			}
 			name := strings.TrimPrefix(k, "protocol.")
-			n, ok := g.Lookup(name)
-			if !ok {
-				return ps, bad("no node %q in topology %q", name, g.Name)
-			}
-			if !g.Node(n).Forwards() {
-				return ps, bad("node %q is a host, it runs no bridge", name)
+			if _, why := bridgeNode(g, name); why != "" {
+				return ps, bad("%s", why)
 			}
 			ps.proto[name] = pr
 		case k == "edge_ports":
@@ -310,6 +299,19 @@ func parseParams(g *topo.Graph, params map[string]string) (parsed, error) {
 		}
 	}
 	return ps, nil
+}
+
+// bridgeNode finds the node a per-node parameter names, which must run a
+// bridge; the second result says what is wrong otherwise.
+func bridgeNode(g *topo.Graph, name string) (topo.NodeID, string) {
+	n, ok := g.Lookup(name)
+	if !ok {
+		return 0, fmt.Sprintf("no node %q in topology %q", name, g.Name)
+	}
+	if !g.Node(n).Forwards() {
+		return 0, fmt.Sprintf("node %q is a host, it runs no bridge", name)
+	}
+	return n, ""
 }
 
 // parseDuration reads "2s", "500ms" or a plain number of seconds, into
