@@ -34,36 +34,12 @@ func (t *tee) WritePacket(at element.Time, f []byte) error {
 // STP dissector reads every frame the way DecodeFrame does. It skips
 // without tshark unless CI is set.
 func TestSimCaptureTshark(t *testing.T) {
-	bin, err := exec.LookPath("tshark")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("tshark not found and CI is set")
-		}
-		t.Skip("tshark not found")
-	}
-	l := newLab(t, "ring:3", nil)
-	path := filepath.Join(t.TempDir(), "s3-3.pcap")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wire.NewPcapWriter(f, wire.LinkTypeEthernet, time.Unix(1_700_000_000, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &tee{p: sim.Pcap{W: w}}
-	if err := l.s.Capture(l.id("s3"), 3, rec); err != nil {
-		t.Fatal(err)
-	}
-	l.failAt(70*sec+sec/2, "s1", "s3")
-	l.s.Run(110 * sec)
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	bin := tsharkBin(t)
+	path, frames := captureS3(t, nil, 70*sec+sec/2, 110*sec)
 
 	var want []string
 	tcn, tca := 0, 0
-	for _, fr := range rec.frames {
+	for _, fr := range frames {
 		var m stp.BPDU
 		if !stp.IsBridgeGroup(fr) {
 			want = append(want, "")
@@ -88,30 +64,8 @@ func TestSimCaptureTshark(t *testing.T) {
 		t.Fatalf("capture holds %d TCNs and %d acknowledgments, want some of each", tcn, tca)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-n", "-r", path, "-T", "fields", "-E", "separator=|",
-		"-e", "stp.type", "-e", "stp.flags.tc", "-e", "stp.flags.tcack", "-e", "stp.root.hw",
-		"-e", "stp.root.cost", "-e", "stp.port", "-e", "stp.msg_age", "-e", "_ws.malformed")
-	cmd.Env = append(os.Environ(), "WIRESHARK_CONFIG_DIR="+t.TempDir())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%v: %v\n%s", cmd, err, stderr.String())
-	}
-	got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(got) != len(want) {
-		t.Fatalf("tshark shows %d frames, the capture has %d", len(got), len(want))
-	}
-	for i := range want {
-		if want[i] == "" {
-			continue // a data frame (ARP, ICMP): not ours to check here
-		}
-		if got[i] != want[i]+"|" {
-			t.Errorf("frame %d: tshark %q, we decode %q", i+1, got[i], want[i])
-		}
-	}
+	tsharkCompare(t, bin, path, want, "stp.type", "stp.flags.tc", "stp.flags.tcack", "stp.root.hw",
+		"stp.root.cost", "stp.port", "stp.msg_age")
 	t.Logf("%d frames, %d TCNs, %d acknowledgments", len(want), tcn, tca)
 }
 
@@ -122,11 +76,9 @@ func b2i(b bool) int {
 	return 0
 }
 
-// TestSimCaptureTsharkRSTP does the same for RST BPDUs: ring:3 with
-// protocol=rstp through convergence (proposals, agreements) and the
-// failure of s3's root port (its alternate port takes over and signals a
-// topology change), every flag compared with tshark's reading.
-func TestSimCaptureTsharkRSTP(t *testing.T) {
+// tsharkBin finds tshark, skipping the test without it unless CI is set.
+func tsharkBin(t *testing.T) string {
+	t.Helper()
 	bin, err := exec.LookPath("tshark")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -134,7 +86,14 @@ func TestSimCaptureTsharkRSTP(t *testing.T) {
 		}
 		t.Skip("tshark not found")
 	}
-	l := newLab(t, "ring:3", rstpParams)
+	return bin
+}
+
+// captureS3 runs ring:3 with params to until, s1-s3 failing at fail, and
+// captures s3's port toward s2 into a pcap: its path, and the frames.
+func captureS3(t *testing.T, params map[string]string, fail, until element.Time) (string, [][]byte) {
+	t.Helper()
+	l := newLab(t, "ring:3", params)
 	path := filepath.Join(t.TempDir(), "s3-3.pcap")
 	f, err := os.Create(path)
 	if err != nil {
@@ -148,14 +107,54 @@ func TestSimCaptureTsharkRSTP(t *testing.T) {
 	if err := l.s.Capture(l.id("s3"), 3, rec); err != nil {
 		t.Fatal(err)
 	}
-	l.failAt(10*sec+sec/2, "s1", "s3")
-	l.s.Run(20 * sec)
+	l.failAt(fail, "s1", "s3")
+	l.s.Run(until)
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return path, rec.frames
+}
+
+// tsharkCompare has tshark print fields of every frame of the pcap at
+// path ("|"-separated, "_ws.malformed" last) and compares them with want,
+// one line per frame; an empty want skips a frame (ARP, ICMP: not ours).
+func tsharkCompare(t *testing.T, bin, path string, want []string, fields ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	args := []string{"-n", "-r", path, "-T", "fields", "-E", "separator=|"}
+	for _, f := range append(fields, "_ws.malformed") {
+		args = append(args, "-e", f)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "WIRESHARK_CONFIG_DIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", cmd, err, stderr.String())
+	}
+	got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("tshark shows %d frames, the capture has %d", len(got), len(want))
+	}
+	for i := range want {
+		if want[i] != "" && got[i] != want[i]+"|" {
+			t.Errorf("frame %d: tshark %q, we decode %q", i+1, got[i], want[i])
+		}
+	}
+}
+
+// TestSimCaptureTsharkRSTP does the same for RST BPDUs: ring:3 with
+// protocol=rstp through convergence (proposals, agreements) and the
+// failure of s3's root port (its alternate port takes over and signals a
+// topology change), every flag compared with tshark's reading.
+func TestSimCaptureTsharkRSTP(t *testing.T) {
+	bin := tsharkBin(t)
+	path, frames := captureS3(t, rstpParams, 10*sec+sec/2, 20*sec)
 	var want []string
 	seen := map[string]int{}
-	for _, fr := range rec.frames {
+	for _, fr := range frames {
 		var m stp.BPDU
 		if !stp.IsBridgeGroup(fr) {
 			want = append(want, "")
@@ -182,27 +181,8 @@ func TestSimCaptureTsharkRSTP(t *testing.T) {
 			t.Fatalf("no BPDU with %s in the capture (%v)", name, seen)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-n", "-r", path, "-T", "fields", "-E", "separator=|",
-		"-e", "stp.type", "-e", "stp.version", "-e", "stp.flags.tc", "-e", "stp.flags.proposal", "-e", "stp.flags.port_role",
-		"-e", "stp.flags.learning", "-e", "stp.flags.forwarding", "-e", "stp.flags.agreement", "-e", "stp.root.hw",
-		"-e", "stp.root.cost", "-e", "stp.port", "-e", "stp.version_1_length", "-e", "_ws.malformed")
-	cmd.Env = append(os.Environ(), "WIRESHARK_CONFIG_DIR="+t.TempDir())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%v: %v\n%s", cmd, err, stderr.String())
-	}
-	got := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	if len(got) != len(want) {
-		t.Fatalf("tshark shows %d frames, the capture has %d", len(got), len(want))
-	}
-	for i := range want {
-		if want[i] != "" && got[i] != want[i]+"|" {
-			t.Errorf("frame %d: tshark %q, we decode %q", i+1, got[i], want[i])
-		}
-	}
+	tsharkCompare(t, bin, path, want, "stp.type", "stp.version", "stp.flags.tc", "stp.flags.proposal",
+		"stp.flags.port_role", "stp.flags.learning", "stp.flags.forwarding", "stp.flags.agreement", "stp.root.hw",
+		"stp.root.cost", "stp.port", "stp.version_1_length")
 	t.Logf("%d frames, flags seen %v", len(want), seen)
 }
