@@ -295,7 +295,11 @@ func (a *Agent) Attach(env element.Env, ports []element.PortInfo) {
 // LinkChange implements element.Element.
 func (a *Agent) LinkChange(p element.Port, up bool) {
 	if p == a.nic {
+		was := a.nicUp
 		a.nicUp = up
+		if a.ctrl != nil && was != up {
+			a.ctrl.nicChange(up)
+		}
 	}
 }
 

@@ -99,6 +99,11 @@ type Controller struct {
 	// lateHost: a host the controller does not know answered after its
 	// round ended, while discovery ran; it is looked for at the end.
 	lateHost bool
+	// stale are the switches (by ID) whose port changes may not have
+	// reached the controller, and audit re-checks their links once it can
+	// reach them again (audit.go).
+	stale map[uint64]bool
+	audit *audit
 	// fullScan makes the next rescan for hosts probe for switches too:
 	// the probes of a discovery run past a link that failed meanwhile
 	// were lost, and a switch behind it may be missing (hostsAfterChecks).
@@ -116,7 +121,7 @@ type Controller struct {
 const maxDeferred = 4096
 
 func newController(a *Agent, st Store) *Controller {
-	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck), upChecks: make(map[portID]*upCheck)}
+	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck), upChecks: make(map[portID]*upCheck), stale: make(map[uint64]bool)}
 	c.disc = newDiscovery(a, false)
 	c.disc.onDone = c.discovered
 	return c
@@ -468,7 +473,18 @@ func (c *Controller) refreshTree() {
 		return
 	}
 	restore := c.checkedDown()
+	var unaudited []attach
+	if c.audit != nil {
+		for k := range c.audit.links {
+			if i, ok := c.g.idx[k.sw]; ok && c.g.setUp(i, k.port, false) {
+				unaudited = append(unaudited, attach{sw: i, port: k.port})
+			}
+		}
+	}
 	c.g.bfs(&c.sc, c.root.sw, nil)
+	for _, f := range unaudited {
+		c.g.setUp(f.sw, f.port, true)
+	}
 	restore()
 	n := c.g.numSwitches()
 	c.tree = slices.Clone(c.sc.prev[:n])
@@ -483,7 +499,7 @@ func (c *Controller) refreshTree() {
 // patch).
 func (c *Controller) treeReaching(sw int32) ([]hop, []int32) {
 	c.refreshTree()
-	if c.treeDist[sw] >= 0 || len(c.downChecks) == 0 {
+	if c.treeDist[sw] >= 0 || len(c.downChecks) == 0 && c.audit == nil {
 		return c.tree, c.treeDist
 	}
 	var sc scratch
@@ -684,6 +700,9 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		if up {
 			c.rescan(i, port)
 		}
+		return
+	}
+	if c.auditReport(i, port, up) {
 		return
 	}
 	if up {
@@ -957,6 +976,9 @@ func (c *Controller) setLink(i int32, port uint16, up bool) {
 	if !c.g.setUp(i, port, up) {
 		return
 	}
+	if !up {
+		c.noteUnreached() // reports from beyond it cannot reach us now
+	}
 	c.announce(i, port)
 	// Routes to flood neighbours may cross the link, or could now use it.
 	c.sendNeighbors()
@@ -966,6 +988,9 @@ func (c *Controller) setLink(i int32, port uint16, up bool) {
 		if c.announceController(m) {
 			c.a.c.Inc("ctrl_reannounced")
 		}
+	}
+	if up {
+		c.auditStale() // a stale part of the fabric may be back
 	}
 }
 

@@ -17,6 +17,7 @@ const (
 	kindRescan                    // like kindSwitch, for one port after a link-up notification
 	kindLinkUp                    // fwd-p-q-0-ret: the controller re-verifies a link reported up
 	kindLinkDown                  // fwd-p-q-0-ret: the controller checks a link reported down
+	kindAudit                     // fwd-p-q-0-ret: the controller re-checks a link it may have missed changes on (audit.go)
 )
 
 // probeRec remembers an outstanding PM by its sequence number. Its path
@@ -28,7 +29,7 @@ type probeRec struct {
 	sw   int32 // discovered switch whose port is probed
 	p, q uint16
 	nid  uint64  // kindVerify: the neighbour the switch probe found
-	path []uint8 // kindLinkUp and kindLinkDown only
+	path []uint8 // kindLinkUp, kindLinkDown and kindAudit only
 	sent element.Time
 }
 
@@ -155,7 +156,7 @@ func (d *discovery) pathOf(rec probeRec) []uint8 {
 	switch rec.kind {
 	case kindRoot:
 		p = append(p, wire.DumbNetQuery, uint8(rec.p))
-	case kindLinkUp, kindLinkDown:
+	case kindLinkUp, kindLinkDown, kindAudit:
 		p = append(p, rec.path...)
 	default:
 		s := d.sws[rec.sw]
@@ -366,6 +367,11 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 		if m.SwitchID == rec.nid && d.a.ctrl != nil {
 			d.a.ctrl.linkDownRefuted(rec.nid, rec.p)
 		}
+	case kindAudit:
+		delete(d.pending, pm.Seq)
+		if m.SwitchID == rec.nid && d.a.ctrl != nil {
+			d.a.ctrl.auditAnswered(rec.nid, rec.p, pm.Seq)
+		}
 	default:
 		d.a.c.Inc("drop_unmatched_reply")
 	}
@@ -435,7 +441,7 @@ func (d *discovery) endRound() {
 	// booked down.
 	clear(d.expired)
 	for seq, rec := range d.pending {
-		if rec.kind != kindLinkUp && rec.kind != kindLinkDown {
+		if rec.kind != kindLinkUp && rec.kind != kindLinkDown && rec.kind != kindAudit {
 			if rec.kind == kindHost {
 				d.expired[seq] = rec.sent
 			}

@@ -263,8 +263,9 @@ func (w *injector) Attach(env element.Env, ports []element.PortInfo) {
 }
 
 // forgedDownLab is line:3 (the controller h1 and h2 on s1) with h2
-// wrapped to forge "port down" notifications to the controller.
-func forgedDownLab(t *testing.T) (l *lab, forge func(lk topo.LinkID, seq uint32)) {
+// wrapped to forge "port down" notifications to the controller (forgeState
+// forges either state).
+func forgedDownLab(t *testing.T) (l *lab, forge func(lk topo.LinkID, seq uint32), forgeState func(lk topo.LinkID, seq uint32, st wire.PortState)) {
 	g, err := topo.Parse("line:3", 1)
 	if err != nil {
 		t.Fatal(err)
@@ -278,16 +279,17 @@ func forgedDownLab(t *testing.T) (l *lab, forge func(lk topo.LinkID, seq uint32)
 		}
 		return e
 	})
-	forge = func(lk topo.LinkID, seq uint32) {
+	forgeState = func(lk topo.LinkID, seq uint32, st wire.PortState) {
 		end := l.g.Link(lk).A
 		ctrl := l.f.ControllerNode()
 		cmac, _, _ := l.g.HostAddr(ctrl)
 		fmac, _, _ := l.g.HostAddr(rogue)
 		n := &wire.DumbNetHostNotify{Origin: wire.MAC{0x02, 0xba, 0xd0, 0, 0, 9}, Seq: seq,
-			SwitchID: dumbnet.SwitchID(end.Node), Port: uint16(end.Port), State: wire.PortDown}
+			SwitchID: dumbnet.SwitchID(end.Node), Port: uint16(end.Port), State: st}
 		inj.env.Send(1, ctrlFrame(t, wire.MAC(cmac), wire.MAC(fmac), hostTags(t, l.g, rogue, ctrl), n))
 	}
-	return l, forge
+	forge = func(lk topo.LinkID, seq uint32) { forgeState(lk, seq, wire.PortDown) }
+	return l, forge, forgeState
 }
 
 // TestForgedPairBothChecked: forged reports that s1-s2 and, 1 us later,
@@ -297,7 +299,7 @@ func forgedDownLab(t *testing.T) (l *lab, forge func(lk topo.LinkID, seq uint32)
 // avoided links under check, the second report was booked down unchecked,
 // for good, and 18 of 30 pairs could not talk (found in review).
 func TestForgedPairBothChecked(t *testing.T) {
-	l, forge := forgedDownLab(t)
+	l, forge, _ := forgedDownLab(t)
 	l.discover(t)
 	l1, l2 := fabricLink(t, l, "s1", "s2"), fabricLink(t, l, "s2", "s3")
 	now := l.s.Now()
@@ -324,7 +326,7 @@ func TestForgedPairBothChecked(t *testing.T) {
 // may work), so every host applies both patches. They used to be skipped,
 // and kept s2-s3 down in their view (found in review).
 func TestRefutationPatchReachesAll(t *testing.T) {
-	l, forge := forgedDownLab(t)
+	l, forge, _ := forgedDownLab(t)
 	l.discover(t)
 	l1, l2 := fabricLink(t, l, "s1", "s2"), fabricLink(t, l, "s2", "s3")
 	before := map[topo.NodeID]uint64{}

@@ -1,0 +1,379 @@
+package dumbnet
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/edgefabric/edgefabric/element"
+)
+
+// The audit: the controller re-checks the links whose changes it may have
+// missed.
+//
+// A switch reports a port change once (§4.2), and the report reaches the
+// controller only if some path does. While the controller is cut off (its
+// own NIC down, or, in its view, no working path to part of the fabric),
+// the reports of the switches it cannot reach are lost for good: a link
+// that failed meanwhile stays up in its view (hosts whose path to the
+// controller crosses it can no longer ask for paths) and one repaired
+// meanwhile stays down. So the controller remembers those switches
+// (stale) and, once it can reach one again, probes every link of every
+// stale switch with the probe of a link reported up (out through one end,
+// back through the other, a tag-0 query naming the first end).
+//
+// Probing along paths that cross a link it still holds up but that has
+// failed would book healthy links down. So the audit goes outwards, as
+// discovery does: the controller's tree leaves out every link still under
+// audit, and a link is probed only from an end that tree reaches; its
+// probe crosses only links already found working (or never in doubt) and
+// the link itself. A link that answers joins the tree at once, and the
+// links it brings within reach are probed next; a link silent auditTries
+// times is settled too. A silent link held up is booked down, an
+// answering link held down is booked up, and either way the patch goes
+// to every host. The audit ends when no probe is out and no link left
+// can be reached; links neither of whose ends can be reached keep their
+// switches stale, for the next time one comes back.
+
+// auditTries is how many probes a link under audit gets before its
+// silence counts: a lost probe must not book a working link down.
+const auditTries = 3
+
+// audit is a running audit.
+type audit struct {
+	links   map[portID]*auditLink // by linkKey: not settled yet
+	order   []portID              // the keys of links, sorted: probes go out in this order
+	settled map[portID]bool       // settled in this audit: not added again
+	perSw   map[uint64]int        // links under audit per switch ID
+	out     int                   // probes out
+	started element.Time
+}
+
+// add puts link k, between switches ends, under audit.
+func (a *audit) add(k portID, al *auditLink) {
+	a.links[k] = al
+	delete(a.settled, k)
+	a.perSw[al.ends[0]]++
+	a.perSw[al.ends[1]]++
+	if at, found := slices.BinarySearchFunc(a.order, k, comparePortID); !found {
+		a.order = slices.Insert(a.order, at, k)
+	}
+}
+
+func comparePortID(x, y portID) int {
+	if x.sw != y.sw {
+		return cmp.Compare(x.sw, y.sw)
+	}
+	return cmp.Compare(x.port, y.port)
+}
+
+// auditLink is a link under audit.
+type auditLink struct {
+	ends   [2]uint64 // the switch IDs at its ends
+	seq    uint32    // the probe out (disc.pending), 0 when none
+	tries  int
+	cancel func()
+	// reported: the audit took the link over from a down check, or a
+	// switch reported it down during the audit, so hosts heard a report
+	// (stage 1) and route around it until a patch says up.
+	reported bool
+	// restarted: a report restarted its probes once already; more
+	// reports (a switch's, or a flood of forged ones) do not, so that
+	// the audit ends.
+	restarted bool
+}
+
+// nicChange follows the controller's own NIC: while it is down every
+// switch goes stale, and when it comes back the audit starts.
+func (c *Controller) nicChange(up bool) {
+	if !c.ready {
+		return // the first discovery is still finding the fabric
+	}
+	if !up {
+		c.a.c.Inc("ctrl_cut_off")
+		for _, id := range c.g.ids {
+			c.stale[id] = true
+		}
+		return
+	}
+	c.auditStale()
+}
+
+// noteUnreached marks stale every switch the controller's view gives no
+// path to (over the links up), after a link was booked down.
+func (c *Controller) noteUnreached() {
+	var sc scratch
+	c.g.bfs(&sc, c.root.sw, nil)
+	for i, d := range sc.dist[:c.g.numSwitches()] {
+		if d < 0 {
+			c.stale[c.g.ids[i]] = true
+		}
+	}
+}
+
+// auditStale puts the links of every stale switch under audit (starting
+// one if none runs) once one of them can be reached again.
+func (c *Controller) auditStale() {
+	if len(c.stale) == 0 || !c.a.nicUp {
+		return
+	}
+	var sc scratch
+	c.g.bfs(&sc, c.root.sw, nil)
+	reach := false
+	for id := range c.stale {
+		if i, ok := c.g.idx[id]; ok && sc.dist[i] >= 0 {
+			reach = true
+			break
+		}
+	}
+	if !reach {
+		return
+	}
+	a := c.audit
+	if a == nil {
+		a = &audit{links: map[portID]*auditLink{}, settled: map[portID]bool{}, perSw: map[uint64]int{}, started: c.a.env.Now()}
+		c.audit = a
+		c.a.c.Inc("ctrl_audits")
+		c.a.env.Log().Info("audit started", "stale_switches", len(c.stale))
+	}
+	added := 0
+	for id := range c.stale {
+		i, ok := c.g.idx[id]
+		if !ok {
+			delete(c.stale, id) // gone from the graph (a rescan)
+			continue
+		}
+		for _, p := range c.g.used[i] {
+			if c.g.peerOf(i, p).sw < 0 {
+				continue
+			}
+			k := c.linkKey(i, p)
+			if a.links[k] != nil || a.settled[k] {
+				continue
+			}
+			al := &auditLink{}
+			// The audit decides what a check still out would have: that
+			// check's probe may cross a link that failed unseen.
+			if chk := c.downChecks[k]; chk != nil {
+				chk.cancel()
+				delete(c.downChecks, k)
+				c.dropPending(chk.seq, kindLinkDown)
+				al.reported = true
+			}
+			if chk := c.upChecks[k]; chk != nil {
+				chk.cancel()
+				delete(c.upChecks, k)
+				c.dropPending(chk.seq, kindLinkUp)
+			}
+			al.ends = [2]uint64{c.g.ids[i], c.g.ids[c.g.peerOf(i, p).sw]}
+			a.add(k, al)
+			added++
+		}
+	}
+	if added > 0 {
+		c.checksGen++ // the tree now leaves the links under audit out
+	}
+	c.auditPump()
+}
+
+// dropPending forgets a probe still out of the given kind.
+func (c *Controller) dropPending(seq uint32, kind uint8) {
+	if rec, ok := c.disc.pending[seq]; ok && rec.kind == kind {
+		delete(c.disc.pending, seq)
+	}
+}
+
+// auditPump probes every link under audit with no probe out that the tree
+// over the links not under audit reaches, from its nearer end; with no
+// probe out and none to send, the audit ends.
+func (c *Controller) auditPump() {
+	a := c.audit
+	if a == nil {
+		return
+	}
+	c.refreshTree()
+	live := a.order[:0]
+	var gone []portID
+	for _, k := range a.order {
+		al := a.links[k]
+		if al == nil {
+			continue
+		}
+		live = append(live, k)
+		if al.seq != 0 {
+			continue
+		}
+		if i, ok := c.g.idx[k.sw]; !ok || c.g.peerOf(i, k.port).sw < 0 {
+			gone = append(gone, k) // gone from the graph (a rescan)
+			continue
+		}
+		c.auditSend(k, al)
+	}
+	a.order = live
+	for _, k := range gone {
+		c.auditForget(k)
+	}
+	if a.out > 0 {
+		return
+	}
+	if n := len(a.links); n > 0 {
+		c.a.c.Add("ctrl_audit_unreached", uint64(n))
+	}
+	c.a.env.Log().Info("audit done", "unreached_links", len(a.links), "stale_switches", len(c.stale),
+		"took", c.a.env.Now()-a.started)
+	c.audit = nil
+	c.checksChanged() // the tree holds every link again: tell hosts their paths
+}
+
+// auditSend sends link k's probe from its end nearer the controller, if
+// the tree reaches either end.
+func (c *Controller) auditSend(k portID, al *auditLink) {
+	i := c.g.idx[k.sw]
+	port := k.port
+	pe := c.g.peerOf(i, port)
+	di, dj := c.treeDist[i], c.treeDist[pe.sw]
+	if di < 0 && dj < 0 {
+		return
+	}
+	if di < 0 || dj >= 0 && dj < di {
+		i, port = pe.sw, pe.port
+	}
+	path, ok := c.linkProbePath(i, port)
+	d := c.disc
+	ahead := len(d.queue) - d.qhead
+	before := d.seq
+	if ok {
+		d.send(probeRec{kind: kindAudit, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: c.g.ids[i], path: path})
+	}
+	if d.seq == before {
+		c.a.c.Inc("ctrl_audit_unprobed")
+		return // the probe could not be built: the link stays as held
+	}
+	al.seq = d.seq
+	al.tries++
+	c.audit.out++
+	c.a.c.Inc("ctrl_audit_probes")
+	seq := d.seq
+	al.cancel = c.a.env.After(element.Time(ahead+1)*d.gap+d.wait(), func() {
+		if c.audit == nil || c.audit.links[k] != al || al.seq != seq {
+			return
+		}
+		c.dropPending(seq, kindAudit)
+		al.seq = 0
+		c.audit.out--
+		if al.tries < auditTries {
+			c.a.c.Inc("ctrl_audit_retried")
+			c.refreshTree()
+			c.auditSend(k, al)
+			if c.audit.out == 0 {
+				c.auditPump()
+			}
+			return
+		}
+		c.auditSettle(k, false)
+	})
+}
+
+// auditAnswered completes an audit probe: the link works.
+func (c *Controller) auditAnswered(id uint64, port uint16, seq uint32) {
+	i, ok := c.g.idx[id]
+	if !ok || c.audit == nil {
+		return
+	}
+	k := c.linkKey(i, port)
+	al := c.audit.links[k]
+	if al == nil || al.seq != seq {
+		return
+	}
+	al.cancel()
+	al.seq = 0
+	c.audit.out--
+	c.auditSettle(k, true)
+}
+
+// auditSettle ends link k's audit: it works, or it stayed silent. The
+// graph and the hosts learn of a change, and the links it brings within
+// reach are probed.
+func (c *Controller) auditSettle(k portID, works bool) {
+	a := c.audit
+	al := c.auditForget(k)
+	c.checksGen++ // the link joins the tree, or stays out as down
+	if i, ok := c.g.idx[k.sw]; ok {
+		pe := c.g.peerOf(i, k.port)
+		switch {
+		case works && !pe.up:
+			c.a.c.Inc("ctrl_audit_found_up")
+			c.a.env.Log().Info("audit: link works", "switch", fmt.Sprintf("%#x", k.sw), "port", k.port)
+			c.setLink(i, k.port, true)
+		case works && al.reported:
+			c.a.c.Inc("ctrl_link_down_refuted")
+			c.announce(i, k.port) // hosts believed the report
+		case !works && pe.up:
+			c.a.c.Inc("ctrl_audit_found_down")
+			c.a.env.Log().Info("audit: link down", "switch", fmt.Sprintf("%#x", k.sw), "port", k.port)
+			c.setLink(i, k.port, false)
+		}
+	}
+	if c.audit == a && (works || a.out == 0) {
+		c.auditPump()
+	}
+}
+
+// auditForget takes link k out of the audit; a switch with no link left
+// under audit is no longer stale.
+func (c *Controller) auditForget(k portID) *auditLink {
+	a := c.audit
+	al := a.links[k]
+	delete(a.links, k)
+	a.settled[k] = true
+	for _, id := range al.ends {
+		if a.perSw[id]--; a.perSw[id] <= 0 {
+			delete(a.perSw, id)
+			delete(c.stale, id)
+		}
+	}
+	return al
+}
+
+// auditReport takes a switch's report on a link during an audit. A link
+// under audit stays there: its probes start afresh, once (the report is
+// newer than the probe out), and a report of failure is remembered, since hosts
+// route around the link on it until a patch says otherwise. So does a link
+// neither of whose ends the tree over audited links reaches: a check's
+// probe to it would cross links still in doubt. It reports whether the
+// audit took the report; if not, the usual check follows.
+func (c *Controller) auditReport(i int32, port uint16, up bool) bool {
+	a := c.audit
+	if a == nil {
+		return false
+	}
+	k := c.linkKey(i, port)
+	al := a.links[k]
+	if al == nil {
+		c.refreshTree()
+		pe := c.g.peerOf(i, port)
+		if c.treeDist[i] >= 0 || c.treeDist[pe.sw] >= 0 {
+			return false
+		}
+		al = &auditLink{ends: [2]uint64{c.g.ids[i], c.g.ids[pe.sw]}}
+		a.add(k, al)
+		c.checksGen++
+	}
+	c.a.c.Inc("ctrl_audit_reports")
+	if !up {
+		al.reported = true
+	}
+	if al.restarted {
+		return true
+	}
+	al.restarted = true
+	if al.seq != 0 {
+		al.cancel()
+		c.dropPending(al.seq, kindAudit)
+		al.seq = 0
+		a.out--
+	}
+	al.tries = 0
+	c.auditPump()
+	return true
+}
