@@ -54,8 +54,11 @@ type Config struct {
 	// MaxReplyLinks bounds a path graph so that its reply fits a frame.
 	MaxReplyLinks int
 	// QueueLen bounds the frames held per destination while its path is
-	// being queried.
+	// being queried; a full queue drops its oldest frame for a new one.
 	QueueLen int
+	// HoldTime bounds how long a frame waits for its path: older ones are
+	// dropped (drop_held_expired), not delivered late.
+	HoldTime element.Time
 	// HopLimit is the switches' notification hop limit: a notification
 	// that arrives with more is forged.
 	HopLimit uint8
@@ -79,6 +82,9 @@ const (
 	DefaultQueryRetries  = 8
 	DefaultMaxReplyLinks = 64
 	DefaultQueueLen      = 64
+	// DefaultHoldTime is as long as the kernel's neighbour resolution
+	// holds a packet before it gives up (3 probes, 1 s apart).
+	DefaultHoldTime = 3 * element.Second
 	// maxLearned bounds the return paths remembered from other hosts' PMs.
 	maxLearned = 1024
 )
@@ -120,6 +126,9 @@ func (c *Config) defaults() {
 	}
 	if c.QueueLen <= 0 {
 		c.QueueLen = DefaultQueueLen
+	}
+	if c.HoldTime <= 0 {
+		c.HoldTime = DefaultHoldTime
 	}
 	if c.Store == nil {
 		c.Store = &MemStore{}
@@ -213,8 +222,27 @@ type query struct {
 	dstIP               netip.Addr
 	tries               int
 	cancel              func()
-	frames              [][]byte
+	frames              []heldFrame
 	arps                []wire.ARP
+}
+
+// heldFrame is a frame waiting for its path, and when it came.
+type heldFrame struct {
+	at element.Time
+	b  []byte
+}
+
+// expire drops the held frames older than the hold time; they are in
+// arrival order.
+func (a *Agent) expire(q *query) {
+	now, n := a.env.Now(), 0
+	for n < len(q.frames) && now-q.frames[n].at > a.cfg.HoldTime {
+		n++
+	}
+	if n > 0 {
+		a.c.Add("drop_held_expired", uint64(n))
+		q.frames = slices.Delete(q.frames, 0, n)
+	}
 }
 
 // flowBinding is a flow's path (§5.2) and when it last sent (§6.2).
@@ -566,11 +594,14 @@ func (a *Agent) hold(dst wire.MAC, ip netip.Addr, frame []byte, arp *wire.ARP) {
 		}
 	}
 	if frame != nil {
+		a.expire(q)
 		if len(q.frames) >= a.cfg.QueueLen {
+			// The oldest goes, as in the kernel's neighbour queue: the
+			// newest frames are the ones still worth delivering.
 			a.c.Inc("drop_queue_full")
-		} else {
-			q.frames = append(q.frames, slices.Clone(frame))
+			q.frames = slices.Delete(q.frames, 0, 1)
 		}
+		q.frames = append(q.frames, heldFrame{at: a.env.Now(), b: slices.Clone(frame)})
 	}
 	if arp != nil {
 		if len(q.arps) >= a.cfg.QueueLen {
@@ -624,6 +655,7 @@ func (a *Agent) sendQuery(q *query) {
 		if a.haveCtrl {
 			q.tries++ // waiting for the controller to be found costs no try
 		}
+		a.expire(q)
 		if q.tries > a.cfg.QueryRetries {
 			a.c.Add("drop_no_path", uint64(len(q.frames)+len(q.arps)))
 			a.forget(q)
@@ -992,8 +1024,9 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 	for _, req := range q.arps {
 		a.arpReply(req, m.Dst)
 	}
+	a.expire(q)
 	for _, f := range q.frames {
-		a.sendData(f, a.choose(e, f))
+		a.sendData(f.b, a.choose(e, f.b))
 	}
 }
 

@@ -72,6 +72,9 @@ type Fabric struct {
 //	                 simulator runs as well with 2ms and 2us
 //	search=DUR|off   when hosts start probing for the controller (200ms)
 //	querytimeout=DUR first path-query retry (20ms; doubled, 8 retries)
+//	holdtime=DUR     how long a frame waits for its path before it is
+//	                 dropped (3s); 64 wait per destination, the oldest
+//	                 dropped first
 //	mtu=N            the fabric links' MTU: frames the tags would push past
 //	                 it get ICMP "fragmentation needed" (IPv4 with DF) or are
 //	                 dropped; unset: no limit
@@ -118,6 +121,8 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 			base.MTU, err = intIn(v, 576, 65535)
 		case "querytimeout":
 			base.QueryTimeout, err = dur(v)
+		case "holdtime":
+			base.HoldTime, err = dur(v)
 		case "search":
 			if v == "off" {
 				base.Search = -1
@@ -125,7 +130,7 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 				err = fmt.Errorf("%w, or off", err)
 			}
 		default:
-			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout)", ErrBadParam, k)
+			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout, holdtime)", ErrBadParam, k)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("dumbnet: %w: %s=%q: %v", ErrBadParam, k, v, err)

@@ -25,6 +25,8 @@ func TestNewRejectsBadParams(t *testing.T) {
 		{"flowlets": "maybe"},
 		{"maxports": "255"},
 		{"probetimeout": "soon"},
+		{"holdtime": "a while"},
+		{"holdtime": "-1s"},
 		{"search": "never"},
 		{"controller": "s1"},
 		{"controller": "nobody"},
@@ -33,7 +35,7 @@ func TestNewRejectsBadParams(t *testing.T) {
 			t.Errorf("New(%v) = %v, want ErrBadParam", p, err)
 		}
 	}
-	f, err := dumbnet.New(g, scheme.Options{Params: map[string]string{"controller": "h7", "k": "2", "search": "off", "mpls": "true"}})
+	f, err := dumbnet.New(g, scheme.Options{Params: map[string]string{"controller": "h7", "k": "2", "search": "off", "mpls": "true", "holdtime": "500ms"}})
 	if err != nil {
 		t.Fatal(err)
 	}
