@@ -47,6 +47,11 @@ type Config struct {
 	// Search is how long a host waits for the controller's announcement
 	// before it starts probing for the controller itself; negative: never.
 	Search element.Time
+	// AuditEvery is how often the controller re-checks every link (its
+	// audit, audit.go) even when no report says anything changed: a
+	// report lost on its way (a flood across links that failed unseen)
+	// would otherwise leave its view wrong for good. Negative: never.
+	AuditEvery element.Time
 	// QueryTimeout is the first retry interval of a path query (doubled at
 	// each of QueryRetries retries).
 	QueryTimeout element.Time
@@ -82,6 +87,7 @@ const (
 	DefaultQueryRetries  = 8
 	DefaultMaxReplyLinks = 64
 	DefaultQueueLen      = 64
+	DefaultAuditEvery    = 30 * element.Second
 	// DefaultHoldTime is as long as the kernel's neighbour resolution
 	// holds a packet before it gives up (3 probes, 1 s apart).
 	DefaultHoldTime = 3 * element.Second
@@ -126,6 +132,9 @@ func (c *Config) defaults() {
 	}
 	if c.QueueLen <= 0 {
 		c.QueueLen = DefaultQueueLen
+	}
+	if c.AuditEvery == 0 {
+		c.AuditEvery = DefaultAuditEvery
 	}
 	if c.HoldTime <= 0 {
 		c.HoldTime = DefaultHoldTime
@@ -197,7 +206,18 @@ type Agent struct {
 
 	notifiedAt, patchedAt element.Time
 	searchBackoff         element.Time
+	// relocating: a search runs for the controller this host knows, whose
+	// path stopped answering (relocate); nextRelocate and relocateBackoff
+	// pace those searches.
+	relocating      bool
+	nextRelocate    element.Time
+	relocateBackoff element.Time
 }
+
+// relocateAfter is how many unanswered tries of a path query make a host
+// look for its controller again (20 + 40 + 80 ms with the default
+// querytimeout).
+const relocateAfter = 3
 
 // Notified returns when this host last learnt of a port state change: by
 // a notification (stage 1: the switch's broadcast or another host's
@@ -654,6 +674,9 @@ func (a *Agent) sendQuery(q *query) {
 		}
 		if a.haveCtrl {
 			q.tries++ // waiting for the controller to be found costs no try
+			if q.tries == relocateAfter {
+				a.relocate()
+			}
 		}
 		a.expire(q)
 		if q.tries > a.cfg.QueryRetries {
@@ -909,6 +932,10 @@ func (a *Agent) acceptAnnouncement(m *wire.DumbNetProbeReply) {
 			a.c.Inc("drop_other_controller")
 			return
 		}
+		if a.relocating {
+			a.relocated(m.Path)
+			return
+		}
 		a.ctrlPath = slices.Clone(m.Path)
 		return
 	}
@@ -929,11 +956,61 @@ func (a *Agent) setController(mac wire.MAC, path []uint8) {
 	a.controllerReady()
 }
 
+// relocate looks for the controller again, as a host does at boot ("other
+// hosts just probe until they learn the location of the controller",
+// §2): its path to the controller stopped answering queries. The
+// controller tells every host its new path after each change, but that
+// announcement can be lost: sent across a link that failed within a
+// switch's alarm suppression window, nothing reports the failure until
+// the window ends, and a port that comes back inside the window is never
+// reported at all, so nothing would ever re-announce. The queries go on
+// meanwhile; the search accepts only the controller's own MAC, and runs
+// at most once a second, backing off to 30 s while queries keep going
+// unanswered (the controller does not answer a query for a destination
+// it has no path to). A host told never to search (search=off) does not.
+func (a *Agent) relocate() {
+	now := a.env.Now()
+	if a.search != nil || a.ctrl != nil || a.cfg.Search < 0 || now < a.nextRelocate {
+		return
+	}
+	a.relocateBackoff = min(max(2*a.relocateBackoff, element.Second), 30*element.Second)
+	a.nextRelocate = now + a.relocateBackoff
+	a.c.Inc("controller_relocate")
+	a.env.Log().Info("controller path not answering: searching")
+	a.relocating = true
+	a.search = newDiscovery(a, true)
+	a.search.onDone = func() {
+		a.search, a.relocating = nil, false
+	}
+	a.search.start()
+}
+
+// relocated ends a relocation: path is the controller's.
+func (a *Agent) relocated(path []uint8) {
+	a.relocating = false
+	if a.search != nil {
+		a.search.stop()
+		a.search = nil
+	}
+	if slices.Equal(path, a.ctrlPath) {
+		return
+	}
+	a.c.Inc("controller_relocated")
+	a.env.Log().Info("controller relocated", "switch_hops", len(path))
+	a.ctrlPath = slices.Clone(path)
+	a.controllerReady() // the waiting queries go out on the new path
+}
+
 // learnController is the search's hook for every host that answered: the
 // controller itself, or a host that names the controller whose PMs
 // already gave this host the way back.
 func (a *Agent) learnController(m *wire.DumbNetProbeReply, fwd []uint8) {
 	if a.haveCtrl {
+		// Relocating, only the controller's own answer will do: the path
+		// its PMs once gave (learned) is likely the dead one.
+		if a.relocating && m.HostMAC == a.ctrlMAC && m.Controller == a.ctrlMAC {
+			a.relocated(fwd)
+		}
 		return
 	}
 	if m.Controller == m.HostMAC && m.Controller != (wire.MAC{}) {
@@ -974,6 +1051,7 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 		return
 	}
 	a.forget(q)
+	a.relocateBackoff = 0 // the controller answers on this path
 	// The controller's version only grows and it answered after the query
 	// left, when the cache already had q.version: a lower one in its
 	// answer means a version it never issued got in (a patch or list
@@ -1038,6 +1116,11 @@ func (a *Agent) portStatus(m *wire.DumbNetPortStatus) {
 		return
 	}
 	a.swSeq[id] = m.Seq
+	if a.ctrl != nil && m.State == wire.PortUp && a.evState[id] == wire.PortUp {
+		// A new alarm that says again what the last one said: the port
+		// went down and back within the switch's suppression window.
+		a.ctrl.flapped(m.SwitchID, m.Port)
+	}
 	a.c.Inc("notify_received")
 	a.notifySeq++
 	a.linkEvent(id, m.State, wire.DumbNetHostNotify{Origin: a.mac, Seq: a.notifySeq, SwitchID: m.SwitchID, Port: m.Port, State: m.State}, wire.MAC{})
@@ -1097,6 +1180,12 @@ func (a *Agent) hostNotify(m *wire.DumbNetHostNotify, from wire.MAC) {
 // had it.
 func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNotify, from wire.MAC) {
 	if a.evState[id] == st {
+		if a.ctrl != nil {
+			// Old news to this host, but the controller may have booked
+			// the other state since (an audit's probe), and a switch
+			// reports once.
+			a.ctrl.repeatedEvent(id.sw, id.port, st == wire.PortUp)
+		}
 		return
 	}
 	a.evState[id] = st
@@ -1254,6 +1343,12 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 			for _, id := range ends {
 				if _, ok := a.downVer[id]; !ok {
 					a.downVer[id] = m.Version - 1
+				}
+				// Likewise, an up notification this host saw (before a
+				// failure it never heard of, the controller's audit found
+				// since) must not make the next real one look like a repeat.
+				if a.evState[id] == wire.PortUp {
+					a.evState[id] = wire.PortDown
 				}
 			}
 		}

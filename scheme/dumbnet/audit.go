@@ -94,6 +94,19 @@ func (c *Controller) nicChange(up bool) {
 		for _, id := range c.g.ids {
 			c.stale[id] = true
 		}
+		// A running audit's probes cannot leave now: their silence would
+		// settle links on nothing. It starts over when the NIC is back.
+		if a := c.audit; a != nil {
+			for _, al := range a.links {
+				if al.seq != 0 {
+					al.cancel()
+					c.dropPending(al.seq, kindAudit)
+				}
+			}
+			c.audit = nil
+			c.checksGen++
+			c.a.c.Inc("ctrl_audits_aborted")
+		}
 		return
 	}
 	c.auditStale()
@@ -109,6 +122,53 @@ func (c *Controller) noteUnreached() {
 			c.stale[c.g.ids[i]] = true
 		}
 	}
+}
+
+// periodicAudit audits every link, every AuditEvery: a report can be lost
+// for good (a flood relayed across links that failed unseen, a switch
+// beyond the notifications' hop limit whose hosts are all cut off), and
+// nothing else would ever correct the view. A view that is right costs
+// one probe per link and no message to any host.
+func (c *Controller) periodicAudit() {
+	c.a.env.After(c.a.cfg.AuditEvery, c.periodicAudit)
+	if c.audit != nil || !c.a.nicUp {
+		return
+	}
+	c.a.c.Inc("ctrl_periodic_audits")
+	for _, id := range c.g.ids {
+		c.stale[id] = true
+	}
+	c.auditStale()
+}
+
+// flapped takes a switch's new alarm that port is up when its last one
+// said so too: the port went down and came back within the switch's alarm
+// suppression window, which announces the state again at its end. While
+// the link was down, the switches the controller reaches only across it
+// were cut off from it, silently, and their reports of that time were
+// lost: they are stale, and audited now.
+func (c *Controller) flapped(sw uint64, port uint16) {
+	i, ok := c.g.idx[sw]
+	if !c.ready || !ok || !c.g.peerOf(i, port).up {
+		return
+	}
+	c.g.setUp(i, port, false)
+	var sc scratch
+	c.g.bfs(&sc, c.root.sw, nil)
+	c.g.setUp(i, port, true)
+	n := 0
+	for j, d := range sc.dist[:c.g.numSwitches()] {
+		if d < 0 && !c.stale[c.g.ids[j]] {
+			c.stale[c.g.ids[j]] = true
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	c.a.c.Inc("ctrl_flaps")
+	c.a.env.Log().Info("link flapped: auditing what was cut off", "switch", fmt.Sprintf("%#x", c.g.ids[i]), "port", port, "switches", n)
+	c.auditStale()
 }
 
 // auditStale puts the links of every stale switch under audit (starting

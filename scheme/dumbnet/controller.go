@@ -104,6 +104,9 @@ type Controller struct {
 	// reach them again (audit.go).
 	stale map[uint64]bool
 	audit *audit
+	// auditArmed: the periodic audit's timer runs (from the first
+	// discovery's end on).
+	auditArmed bool
 	// fullScan makes the next rescan for hosts probe for switches too:
 	// the probes of a discovery run past a link that failed meanwhile
 	// were lost, and a switch behind it may be missing (hostsAfterChecks).
@@ -216,6 +219,10 @@ func (c *Controller) discovered() {
 	c.deferred = nil
 	c.applyEarly()
 	c.nextRescan()
+	if !c.auditArmed && c.a.cfg.AuditEvery > 0 {
+		c.auditArmed = true
+		c.a.env.After(c.a.cfg.AuditEvery, c.periodicAudit)
+	}
 }
 
 // applyEarly applies the port state changes held during the discovery run
@@ -737,6 +744,19 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		c.rescanHostsAfterCheck = true // the run's probes past it were lost
 	}
 	c.checkDown(i, port)
+}
+
+// repeatedEvent takes a report its host had already seen: news only if it
+// contradicts what the graph holds for a known link.
+func (c *Controller) repeatedEvent(sw uint64, port uint16, up bool) {
+	if !c.ready {
+		return
+	}
+	if i, ok := c.g.idx[sw]; ok {
+		if pe := c.g.peerOf(i, port); pe.sw >= 0 && pe.up != up {
+			c.linkEvent(sw, port, up)
+		}
+	}
 }
 
 // checkedDown marks the links under a down check down in the graph and

@@ -72,6 +72,8 @@ type Fabric struct {
 //	                 simulator runs as well with 2ms and 2us
 //	search=DUR|off   when hosts start probing for the controller (200ms)
 //	querytimeout=DUR first path-query retry (20ms; doubled, 8 retries)
+//	auditevery=DUR|off how often the controller re-checks every link even
+//	                 when no report says anything changed (30s)
 //	holdtime=DUR     how long a frame waits for its path before it is
 //	                 dropped (3s); 64 wait per destination, the oldest
 //	                 dropped first
@@ -129,8 +131,14 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 			} else if base.Search, err = dur(v); err != nil {
 				err = fmt.Errorf("%w, or off", err)
 			}
+		case "auditevery":
+			if v == "off" {
+				base.AuditEvery = -1
+			} else if base.AuditEvery, err = dur(v); err != nil {
+				err = fmt.Errorf("%w, or off", err)
+			}
 		default:
-			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout, holdtime)", ErrBadParam, k)
+			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout, holdtime, auditevery)", ErrBadParam, k)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("dumbnet: %w: %s=%q: %v", ErrBadParam, k, v, err)

@@ -300,9 +300,11 @@ func (s *Switch) broadcast(frame []byte, skip element.Port) {
 }
 
 // LinkChange implements element.Element: it records the port state and
-// raises an alarm, at most one per port per suppression window; a change
-// inside the window is announced when the window ends, if the state then
-// differs from the last one announced (so that a flap is not lost).
+// raises an alarm, at most one per port per suppression window; changes
+// inside the window are announced when it ends with the state then, even
+// when that is the state announced last: a flap is not lost, and the
+// controller may have probed the port between (its audit, a link-up
+// check) and found the other state, which only this alarm corrects.
 func (s *Switch) LinkChange(p element.Port, up bool) {
 	if int(p) >= len(s.up) || p == 0 {
 		s.badPort++
@@ -310,10 +312,12 @@ func (s *Switch) LinkChange(p element.Port, up bool) {
 	}
 	s.up[p] = up
 	s.env.Log().Info("port state changed", "port", p, "up", up)
-	s.raise(p)
+	s.raise(p, false)
 }
 
-func (s *Switch) raise(p element.Port) {
+// raise broadcasts port p's state; again says so even if it is the state
+// announced last (the end of a window with changes in it).
+func (s *Switch) raise(p element.Port, again bool) {
 	a := &s.alarm[p]
 	state := wire.PortDown
 	if s.up[p] {
@@ -326,18 +330,12 @@ func (s *Switch) raise(p element.Port) {
 			a.pending = true
 			s.env.After(a.lastAt+s.suppress-now, func() {
 				a.pending = false
-				cur := wire.PortDown
-				if s.up[p] {
-					cur = wire.PortUp
-				}
-				if cur != a.lastSent {
-					s.raise(p)
-				}
+				s.raise(p, true)
 			})
 		}
 		return
 	}
-	if a.sent && a.lastSent == state {
+	if a.sent && a.lastSent == state && !again {
 		return // nothing new to say
 	}
 	a.sent, a.lastAt, a.lastSent = true, now, state
