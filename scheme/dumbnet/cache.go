@@ -38,7 +38,11 @@ type TopoCache struct {
 	hosts   map[wire.MAC]attach
 	views   map[wire.MAC]*view
 	version uint64
-	sc      scratch
+	// downSince is, per end of a link this cache holds down, the first
+	// topology version that can know it: a path graph of that version or
+	// later that lists the link up was computed after the failure.
+	downSince map[portID]uint64
+	sc        scratch
 }
 
 // view is one destination's path graph.
@@ -50,7 +54,7 @@ type view struct {
 
 // NewTopoCache returns an empty cache.
 func NewTopoCache() *TopoCache {
-	return &TopoCache{g: newNetGraph(), hosts: make(map[wire.MAC]attach), views: make(map[wire.MAC]*view)}
+	return &TopoCache{g: newNetGraph(), hosts: make(map[wire.MAC]attach), views: make(map[wire.MAC]*view), downSince: make(map[portID]uint64)}
 }
 
 // hasSwitch reports whether the path graph holds the switch.
@@ -76,10 +80,26 @@ func (c *TopoCache) Merge(r *wire.DumbNetPathReply) {
 	for _, l := range r.Links {
 		a, b := c.g.addSwitch(l.A), c.g.addSwitch(l.B)
 		up := l.Flags&wire.LinkUp != 0
-		// A link this cache already knows to be down stays down until a
-		// patch newer than the one that failed it says otherwise.
-		if pe := c.g.peerOf(a, l.APort); pe.sw == b && pe.port == l.BPort && !pe.up && r.Version <= c.version {
-			up = false
+		// A link this cache already knows to be down stays down against a
+		// graph computed before anyone could know (a notification reaches
+		// hosts before the controller). A later graph that lists it up
+		// revives it: comparing with the cache's latest version instead
+		// kept a link down for good once the patch saying it was up got
+		// lost while a later patch about another link arrived (found in
+		// the emulator, TestEmuChaosRecovers: 8 of 240 pairs silent after
+		// every link came back).
+		if pe := c.g.peerOf(a, l.APort); pe.sw == b && pe.port == l.BPort && !pe.up {
+			end := portID{l.A, l.APort}
+			since, known := c.downSince[end]
+			if !known {
+				since = c.version + 1
+			}
+			if r.Version < since {
+				up = false
+			} else if up {
+				delete(c.downSince, end)
+				delete(c.downSince, portID{l.B, l.BPort})
+			}
 		}
 		c.g.addLink(a, l.APort, b, l.BPort, up, l.Flags)
 		v.g.addLink(v.g.addSwitch(l.A), l.APort, v.g.addSwitch(l.B), l.BPort, up, l.Flags)
@@ -100,7 +120,18 @@ func (c *TopoCache) SetLink(sw uint64, port uint16, up bool) bool {
 			v.g.setUp(j, port, up)
 		}
 	}
-	return c.g.setUp(i, port, up)
+	changed := c.g.setUp(i, port, up)
+	if pe := c.g.peerOf(i, port); changed && pe.sw >= 0 {
+		ends := []portID{{sw, port}, {c.g.ids[pe.sw], pe.port}}
+		for _, e := range ends {
+			if up {
+				delete(c.downSince, e)
+			} else {
+				c.downSince[e] = c.version + 1
+			}
+		}
+	}
+	return changed
 }
 
 // Switches returns how many switches the cache holds.

@@ -48,6 +48,13 @@ func hostReach(l *lab) map[[2]topo.NodeID]bool {
 // events, for the failure message.
 func chaosRun(t *testing.T, spec string, seed uint64, events int, params map[string]string) {
 	t.Helper()
+	chaosRunRepair(t, spec, seed, events, params, false)
+}
+
+// chaosRunRepair is chaosRun; with repair, every link comes back up after
+// the last flip, so that the whole fabric must recover.
+func chaosRunRepair(t *testing.T, spec string, seed uint64, events int, params map[string]string, repair bool) {
+	t.Helper()
 	l := newLab(t, spec, params)
 	l.discover(t)
 	r := rand.New(rand.NewPCG(seed, 99))
@@ -62,6 +69,17 @@ func chaosRun(t *testing.T, spec string, seed uint64, events int, params map[str
 			_ = l.s.SetLink(id, up)
 			lk := l.g.Link(id)
 			log = append(log, fmt.Sprintf("%v %s-%s up=%v", at, l.name(lk.A.Node), l.name(lk.B.Node), up))
+		})
+	}
+	if repair {
+		now += element.Time(r.IntN(600)) * element.Millisecond
+		l.s.At(now, func() {
+			for i := range l.g.NumLinks() {
+				if id := topo.LinkID(i); !l.s.LinkUp(id) {
+					_ = l.s.SetLink(id, true)
+				}
+			}
+			log = append(log, fmt.Sprintf("%v every link up", l.s.Now()))
 		})
 	}
 	l.s.Run(now + 4*element.Second)
@@ -170,4 +188,14 @@ func TestChaosHeavyChurn(t *testing.T) {
 	t.Run("dumbnet-fig1/26/no-periodic-audit", func(t *testing.T) {
 		chaosRun(t, "dumbnet-fig1", 26, 30, map[string]string{"auditevery": "off"})
 	})
+}
+
+// TestChaosRepaired: TestChaos's flips, then every link back up: the
+// whole fabric must recover (every pair pings, the view is whole).
+func TestChaosRepaired(t *testing.T) {
+	for _, spec := range []string{"fattree:4", "leafspine:2,4,2", "dumbnet-fig1", "ring:5"} {
+		for _, seed := range chaosSeeds(25) {
+			t.Run(fmt.Sprintf("%s/%d", spec, seed), func(t *testing.T) { chaosRunRepair(t, spec, seed, 12, nil, true) })
+		}
+	}
 }

@@ -176,3 +176,25 @@ func TestSeqWindowEdge(t *testing.T) {
 		t.Fatal("seq 63 behind: want new once")
 	}
 }
+
+// A link failed at version 3 (a notification: down since version 4) whose
+// repair patch got lost, while a later patch about another link took the
+// cache to version 9: a path graph of version 9 that lists the link up was
+// computed after the repair, and revives it. It used to stay down until
+// the controller's version passed 9, which in a quiet fabric is never.
+func TestMergeRevivesAfterLostUpPatch(t *testing.T) {
+	c := NewTopoCache()
+	c.Merge(twoSwitchReply(3, true))
+	if !c.SetLink(1, 3, false) {
+		t.Fatal("SetLink: link unknown")
+	}
+	c.version = 9 // a patch about another link
+	c.Merge(twoSwitchReply(3, true))
+	if _, err := c.FindPath(macB, nil); !errors.Is(err, ErrNoPath) {
+		t.Fatalf("a graph as old as the failure revived the link: %v", err)
+	}
+	c.Merge(twoSwitchReply(9, true))
+	if tags, err := c.FindPath(macB, nil); err != nil || !slices.Equal(tags, []uint8{3, 5}) {
+		t.Fatalf("a graph of the cache's own version did not revive the link: %v %v", tags, err)
+	}
+}

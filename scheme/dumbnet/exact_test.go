@@ -866,8 +866,8 @@ func TestDetoursReachDestination(t *testing.T) {
 func TestCacheVersionNeverDecreases(t *testing.T) {
 	c := NewTopoCache()
 	c.Merge(twoSwitchReply(3, true))
+	c.version = 5 // the patch that fails it (applied as topoPatch does: version first)
 	c.SetLink(1, 3, false)
-	c.version = 5 // the patch that failed it
 	c.Merge(twoSwitchReply(3, true))
 	c.Merge(twoSwitchReply(4, true))
 	if _, err := c.FindPath(macB, nil); err == nil || c.version != 5 {
