@@ -18,9 +18,12 @@ func ExecIn(ctx context.Context, ns string, argv ...string) ([]byte, error) {
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := StartIn(ns, cmd); err != nil {
+	// Held: a process that dies meanwhile takes the command with it.
+	release, err := StartInHeld(ns, cmd)
+	if err != nil {
 		return nil, fmt.Errorf("emu: exec in %s: %w", ns, err)
 	}
+	defer release()
 	if err := cmd.Wait(); err != nil {
 		return out.Bytes(), fmt.Errorf("emu: exec %q in %s: %w", argv, ns, err)
 	}

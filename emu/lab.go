@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -819,6 +820,40 @@ func StartIn(ns string, cmd Cmd) error {
 		errc <- startWithOwnSys(h, ns, cmd)
 	}()
 	return <-errc
+}
+
+// StartInHeld is StartIn for a command that must not outlive this
+// process: the kernel kills it (SIGKILL) when the thread that forked it
+// ends, and that thread is kept until release is called, which the caller
+// does once cmd has ended (after Wait). So a caller killed by any signal,
+// SIGKILL included, takes the command with it; one that returns normally
+// has waited for it already. (StartIn retires the forking thread at once,
+// so a parent-death signal there would fire at once.)
+func StartInHeld(ns string, cmd *exec.Cmd) (release func(), err error) {
+	h, err := openNS(ns)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	errc := make(chan error, 1)
+	hold := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: retired with the goroutine
+		err := startWithOwnSys(h, ns, cmd)
+		errc <- err
+		if err == nil {
+			<-hold
+		}
+	}()
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	var once sync.Once
+	return func() { once.Do(func() { close(hold) }) }, nil
 }
 
 // startWithOwnSys runs on a locked thread that is thrown away afterwards.

@@ -198,6 +198,9 @@ func TestReviewLab(t *testing.T) {
 		{syscall.SIGHUP, "echo $$; exec sleep 77", 128 + int(syscall.SIGHUP)},
 		// A command that handles the signal ends as it chooses.
 		{syscall.SIGTERM, `trap 'kill $!; exit 3' TERM; echo $$; sleep 77 & wait`, 3},
+		// exec killed outright takes its command with it (the command
+		// used to run on in the lab until down).
+		{syscall.SIGKILL, "echo $$; exec sleep 77", -int(syscall.SIGKILL)},
 	} {
 		if signal.Ignored(c.sig) {
 			// Inherited ignored (nohup, a background job of a shell

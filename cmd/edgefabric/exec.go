@@ -63,7 +63,8 @@ exec's own. A command that is not found exits 127, one that cannot be run
 			// that arrive before it are passed on once it has started.
 			sigs, stop := catchSignals()
 			defer stop()
-			if err := emu.StartIn(ns, cmd); err != nil {
+			release, err := emu.StartInHeld(ns, cmd)
+			if err != nil {
 				err = fmt.Errorf("exec %s in %s/%s: %w", argv[0], name, node, err)
 				// As a shell says: 127 for a command not found, 126 for
 				// one that cannot be run. Only for the command's own
@@ -86,6 +87,7 @@ exec's own. A command that is not found exits 127, one that cannot be run
 			go forwardSignals(sigs, cmd.Process, done)
 			err = cmd.Wait()
 			close(done)
+			release()
 			var ee *exec.ExitError
 			if errors.As(err, &ee) {
 				code := ee.ExitCode()
@@ -149,10 +151,9 @@ func catchSignals() (<-chan os.Signal, func()) {
 
 // forwardSignals passes the signals exec receives on to the command it
 // runs until done is closed, so that the command ends (or not) as it
-// chooses and exec exits as it does: killed, exec would leave the command
-// running in the lab until down. Pdeathsig cannot do this: the kernel
-// sends it when the thread that forked the child ends, and emu.StartIn
-// retires that thread at once.
+// chooses and exec exits as it does. A signal exec cannot catch (SIGKILL)
+// takes the command with it: emu.StartInHeld starts it with a
+// parent-death signal.
 //
 // A SIGINT while exec belongs to its terminal's foreground process group
 // came from the terminal (Ctrl-C), which sent it to the command too: it
