@@ -125,6 +125,28 @@ func TestVXLANEncapLengthLimit(t *testing.T) {
 	}
 }
 
+// Over IPv6 the payload length leaves the 40-byte header out: the UDP
+// datagram may be 65,535 bytes, 20 more than over IPv4 (the encoder used
+// IPv4's limit for both), and the decoder takes the frame back.
+func TestVXLANv6EncapLengthLimit(t *testing.T) {
+	inner := make([]byte, 0xffff-udpHdrLen-VXLANLen+1)
+	copy(inner, innerFrame())
+	o := &VXLANOuter{Src: ip6A, Dst: ip6B, VNI: 1}
+	if b, err := VXLANEncap(nil, o, inner); !errors.Is(err, ErrBadLength) {
+		t.Errorf("IPv6 payload length 65536: %d bytes, %v; want ErrBadLength", len(b), err)
+	}
+	b, err := VXLANEncap(nil, o, inner[:len(inner)-1])
+	if err != nil {
+		t.Fatalf("IPv6 payload length 65535: %v", err)
+	}
+	if pl := binary.BigEndian.Uint16(b[EthHeaderLen+4:]); pl != 0xffff {
+		t.Errorf("IPv6 payload length %d, want 65535", pl)
+	}
+	if _, got, err := VXLANDecap(b); err != nil || len(got) != len(inner)-1 {
+		t.Errorf("decap: %d bytes, %v; want %d", len(got), err, len(inner)-1)
+	}
+}
+
 // TestVXLANv6ChecksumNeverZero: over IPv6 a computed UDP checksum of 0
 // must be sent as 0xffff (RFC 8200 §8.1), since 0 means "no checksum".
 // The source port sweeps the sum through every value.

@@ -68,8 +68,13 @@ func VXLANEncap(dst []byte, o *VXLANOuter, inner []byte) ([]byte, error) {
 	if ttl == 0 {
 		ttl = defaultTTL
 	}
-	udpLen := udpHdrLen + VXLANLen + len(inner)
-	if udpLen > 0xffff-ipv4HdrLen {
+	// IPv4's total length counts its header; IPv6's payload length does
+	// not, so over IPv6 the UDP datagram may be 20 bytes longer.
+	udpLen, limit := udpHdrLen+VXLANLen+len(inner), 0xffff-ipv4HdrLen
+	if v6 {
+		limit = 0xffff
+	}
+	if udpLen > limit {
 		return dst, fmt.Errorf("wire: vxlan: inner frame of %d bytes too long: %w", len(inner), ErrBadLength)
 	}
 	start := len(dst)
