@@ -65,6 +65,11 @@ type Options struct {
 	// Log receives the engine's and the elements' logs; nil means warnings
 	// and errors on stderr.
 	Log *slog.Logger
+	// Built, when set, is called once the lab is built, before Up waits
+	// for the fabric to be ready: a daemon serves status, link and exec
+	// from then on, so that a spanning tree can be watched converging.
+	// Up's wait ends early when ctx is cancelled.
+	Built func(*Lab)
 }
 
 // Lab is a running emulated fabric.
@@ -138,6 +143,9 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 		return nil, errors.Join(err, l.Down())
 	}
 	t1 := time.Now()
+	if opts.Built != nil {
+		opts.Built(l)
+	}
 	if err := l.waitReady(ctx); err != nil {
 		return nil, errors.Join(err, l.Down())
 	}

@@ -19,10 +19,12 @@ func nsCount(name string) int {
 }
 
 // TestDownStopsBuildingOwner: down of a lab whose up --foreground is still
-// building it (here: waiting 30 s for STP) stops that process, which
-// removes what it built and says it was interrupted, instead of tearing
-// the lab down under it and leaving it running: it went on for its whole
-// timeout, then removed by name whatever lab had taken the name since.
+// waiting for it (here: 30 s for STP) stops that process, which removes
+// what it built and says it was interrupted, instead of tearing the lab
+// down under it and leaving it running: it went on for its whole timeout,
+// then removed by name whatever lab had taken the name since. The lab
+// answers its control socket once built (status while STP converges), so
+// down asks it to stop as it asks a running lab.
 func TestDownStopsBuildingOwner(t *testing.T) {
 	bin, name := rootLab(t, "bo")
 	labCleanup(t, name)
@@ -30,7 +32,7 @@ func TestDownStopsBuildingOwner(t *testing.T) {
 		"up", "ring:3", "--scheme", "stp", "--name", name, "--foreground", "--timeout", "50s")
 	time.Sleep(200 * time.Millisecond) // well inside STP's 30 s
 	code, out, errOut := labBin(t, bin, false, "", "down", name)
-	want := fmt.Sprintf("lab %s: process %d, still building it, stopped\n", name, up.cmd.Process.Pid)
+	want := fmt.Sprintf("lab %s: process %d, which ran it, stopped\n", name, up.cmd.Process.Pid)
 	if code != 0 || !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "lab "+name+" removed\n") || errOut != "" {
 		t.Errorf("down: exit %d, stderr %q, stdout\n%s\nwant it to begin %q", code, errOut, out, want)
 	}

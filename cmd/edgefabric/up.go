@@ -329,10 +329,34 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 		}
 		claimed = true
 	}
-	l, err := emu.Up(ctx, g, f.scheme, opts)
+	// The control socket serves from the moment the lab is built, so that
+	// status shows a spanning tree converging (ready: false and why) and
+	// link and exec work meanwhile; a down then ends the wait.
+	upCtx, cancelUp := context.WithCancel(ctx)
+	defer cancelUp()
+	serveCtx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
+	serveErr := make(chan error, 1)
+	serving := false
+	opts.Built = func(l *emu.Lab) {
+		serving = true
+		go func() {
+			err := emu.Serve(serveCtx, l)
+			cancelUp() // a down request during the wait ends it
+			serveErr <- err
+		}()
+	}
+	l, err := emu.Up(upCtx, g, f.scheme, opts)
 	if err != nil {
+		if serving {
+			stopServe()
+			<-serveErr // it removes the state file and socket
+		}
 		if claimed {
 			emu.ReleaseName(f.name) // ours, if it built nothing
+		}
+		if ctx.Err() == nil && upCtx.Err() != nil {
+			err = fmt.Errorf("emu: lab %s: stopped before it was ready: %w", f.name, emu.ErrInterrupted)
 		}
 		emu.NotifyReady(err)
 		if errors.Is(err, emu.ErrLabExists) {
@@ -341,8 +365,6 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 		return err
 	}
 	defer l.Down()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- emu.Serve(ctx, l) }()
 	// Serve writes the state file before it listens: ready once the
 	// control socket answers.
 	deadline := time.Now().Add(10 * time.Second)
