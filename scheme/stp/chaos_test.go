@@ -11,36 +11,51 @@ import (
 	"github.com/edgefabric/edgefabric/topo"
 )
 
-// bridgeConnected reports whether the bridges stay connected without the
-// links in down.
-func bridgeConnected(l *lab, down map[topo.LinkID]bool) bool {
-	var start topo.NodeID = -1
-	n := 0
+// bridgeDist returns the bridge-hop distances from the lowest-ID bridge
+// over bridge links not in down (bridges it does not reach are absent).
+func bridgeDist(l *lab, down map[topo.LinkID]bool) map[topo.NodeID]int {
+	var root topo.NodeID = -1
 	for i := topo.NodeID(0); int(i) < l.g.NumNodes(); i++ {
-		if l.fab.Bridge(i) != nil {
-			n++
-			if start < 0 {
-				start = i
-			}
+		if b := l.fab.Bridge(i); b != nil && (root < 0 || b.ID() < l.fab.Bridge(root).ID()) {
+			root = i
 		}
 	}
-	seen := map[topo.NodeID]bool{start: true}
-	q := []topo.NodeID{start}
-	for len(q) > 0 {
+	dist := map[topo.NodeID]int{root: 0}
+	for q := []topo.NodeID{root}; len(q) > 0; q = q[1:] {
 		x := q[0]
-		q = q[1:]
 		for _, p := range l.g.Ports(x) {
 			if p == topo.NoLink || down[p] {
 				continue
 			}
 			o := l.g.Link(p).Other(x).Node
-			if l.fab.Bridge(o) != nil && !seen[o] {
-				seen[o] = true
+			if _, ok := dist[o]; !ok && l.fab.Bridge(o) != nil {
+				dist[o] = dist[x] + 1
 				q = append(q, o)
 			}
 		}
 	}
-	return len(seen) == n
+	return dist
+}
+
+// bridgeConnected reports whether the bridges stay connected without the
+// links in down.
+func bridgeConnected(l *lab, down map[topo.LinkID]bool) bool {
+	n := 0
+	for i := topo.NodeID(0); int(i) < l.g.NumNodes(); i++ {
+		if l.fab.Bridge(i) != nil {
+			n++
+		}
+	}
+	return len(bridgeDist(l, down)) == n
+}
+
+// depth is the largest bridge-hop distance from the lowest-ID bridge.
+func depth(l *lab, down map[topo.LinkID]bool) int {
+	m := 0
+	for _, d := range bridgeDist(l, down) {
+		m = max(m, d)
+	}
+	return m
 }
 
 // TestChaos: ten random flips of bridge-to-bridge links (none that would
@@ -132,33 +147,4 @@ func chaosRun(t *testing.T, proto, spec string, seed uint64) {
 	if t.Failed() {
 		t.Logf("events %v", log)
 	}
-}
-
-// depth is the largest bridge-hop distance from the lowest-ID bridge.
-func depth(l *lab, down map[topo.LinkID]bool) int {
-	var root topo.NodeID = -1
-	for i := topo.NodeID(0); int(i) < l.g.NumNodes(); i++ {
-		if b := l.fab.Bridge(i); b != nil && (root < 0 || b.ID() < l.fab.Bridge(root).ID()) {
-			root = i
-		}
-	}
-	dist := map[topo.NodeID]int{root: 0}
-	q := []topo.NodeID{root}
-	m := 0
-	for len(q) > 0 {
-		x := q[0]
-		q = q[1:]
-		for _, p := range l.g.Ports(x) {
-			if p == topo.NoLink || down[p] {
-				continue
-			}
-			o := l.g.Link(p).Other(x).Node
-			if _, ok := dist[o]; !ok && l.fab.Bridge(o) != nil {
-				dist[o] = dist[x] + 1
-				m = max(m, dist[o])
-				q = append(q, o)
-			}
-		}
-	}
-	return m
 }
