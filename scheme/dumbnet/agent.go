@@ -952,6 +952,10 @@ func (a *Agent) setController(mac wire.MAC, path []uint8) {
 	a.env.Log().Info("controller found", "controller", mac, "switch_hops", len(path))
 	if a.search != nil {
 		a.search.stop()
+		// Gone, not just stopped: a stopped search never ends by itself,
+		// and relocate starts none while one is held (half the hosts of
+		// fattree:4, which searched at boot, could never relocate).
+		a.search = nil
 	}
 	a.controllerReady()
 }

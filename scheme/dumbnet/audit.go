@@ -3,6 +3,7 @@ package dumbnet
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -79,8 +80,10 @@ type auditLink struct {
 	reported bool
 	// restarted: a report restarted its probes once already; more
 	// reports (a switch's, or a flood of forged ones) do not, so that
-	// the audit ends.
+	// the audit ends. The last of them (pending: 1 up, 2 down) is
+	// checked the usual way once the link is settled, if it disagrees.
 	restarted bool
+	pending   uint8
 }
 
 // nicChange follows the controller's own NIC: while it is down every
@@ -94,13 +97,25 @@ func (c *Controller) nicChange(up bool) {
 		for _, id := range c.g.ids {
 			c.stale[id] = true
 		}
+		// Patches sent just before may have died on the way (in the
+		// NIC's queue, on the link): send those links' state again.
+		now := c.a.env.Now()
+		for k, at := range c.recentAnn {
+			if now-at <= repatchWindow {
+				c.repatch[k] = true
+			}
+			delete(c.recentAnn, k)
+		}
 		// A running audit's probes cannot leave now: their silence would
 		// settle links on nothing. It starts over when the NIC is back.
 		if a := c.audit; a != nil {
-			for _, al := range a.links {
+			for k, al := range a.links {
 				if al.seq != 0 {
 					al.cancel()
 					c.dropPending(al.seq, kindAudit)
+				}
+				if al.reported {
+					c.repatch[k] = true // hosts heard a report: tell them the truth
 				}
 			}
 			c.audit = nil
@@ -110,6 +125,32 @@ func (c *Controller) nicChange(up bool) {
 		return
 	}
 	c.auditStale()
+	if c.audit == nil {
+		c.resendPatches()
+	}
+}
+
+// repatchWindow is how long a patch may still be on its way when the
+// controller's NIC goes down: its link's state is sent again afterwards.
+const repatchWindow = element.Second
+
+// resendPatches sends again, with a new version, the state of every link
+// whose patch may have been lost while the controller was cut off (sent
+// into a NIC that was down, or just before it went down), in key order.
+// Hosts had no other way to learn it: the audit compares links with the
+// controller's own graph, and a switch reports a change once.
+func (c *Controller) resendPatches() {
+	if len(c.repatch) == 0 {
+		return
+	}
+	keys := slices.SortedFunc(maps.Keys(c.repatch), comparePortID)
+	clear(c.repatch)
+	for _, k := range keys {
+		if i, ok := c.g.idx[k.sw]; ok && c.g.peerOf(i, k.port).sw >= 0 {
+			c.a.c.Inc("ctrl_patches_resent")
+			c.announce(i, k.port)
+		}
+	}
 }
 
 // noteUnreached marks stale every switch the controller's view gives no
@@ -166,6 +207,23 @@ func (c *Controller) flapped(sw uint64, port uint16) {
 	if n == 0 {
 		return
 	}
+	// A real switch repeats a port's state at most once a suppression
+	// window (1 s); alarms are not authenticated, so a rogue host could
+	// start an audit with every forged one. One a second at most: the
+	// switches stay stale and the deferred audit takes them.
+	if now := c.a.env.Now(); now < c.nextFlapAudit {
+		c.a.c.Inc("ctrl_flaps_deferred")
+		if !c.flapTimer {
+			c.flapTimer = true
+			c.a.env.After(c.nextFlapAudit-now, func() {
+				c.flapTimer = false
+				c.nextFlapAudit = c.a.env.Now() + DefaultSuppress
+				c.auditStale()
+			})
+		}
+		return
+	}
+	c.nextFlapAudit = c.a.env.Now() + DefaultSuppress
 	c.a.c.Inc("ctrl_flaps")
 	c.a.env.Log().Info("link flapped: auditing what was cut off", "switch", fmt.Sprintf("%#x", c.g.ids[i]), "port", port, "switches", n)
 	c.auditStale()
@@ -283,6 +341,7 @@ func (c *Controller) auditPump() {
 		"took", c.a.env.Now()-a.started)
 	c.audit = nil
 	c.checksChanged() // the tree holds every link again: tell hosts their paths
+	c.resendPatches()
 }
 
 // auditSend sends link k's probe from its end nearer the controller, if
@@ -321,7 +380,7 @@ func (c *Controller) auditSend(k portID, al *auditLink) {
 		c.dropPending(seq, kindAudit)
 		al.seq = 0
 		c.audit.out--
-		if al.tries < auditTries {
+		if i, ok := c.g.idx[k.sw]; al.tries < auditTries && ok && c.g.peerOf(i, k.port).sw >= 0 {
 			c.a.c.Inc("ctrl_audit_retried")
 			c.refreshTree()
 			c.auditSend(k, al)
@@ -374,6 +433,14 @@ func (c *Controller) auditSettle(k portID, works bool) {
 			c.setLink(i, k.port, false)
 		}
 	}
+	if al.pending != 0 {
+		// A report the audit did not act on: the usual check decides.
+		if i, ok := c.g.idx[k.sw]; ok {
+			if pe := c.g.peerOf(i, k.port); pe.sw >= 0 && pe.up != (al.pending == 1) {
+				c.linkEvent(k.sw, k.port, al.pending == 1)
+			}
+		}
+	}
 	if c.audit == a && (works || a.out == 0) {
 		c.auditPump()
 	}
@@ -424,6 +491,11 @@ func (c *Controller) auditReport(i int32, port uint16, up bool) bool {
 		al.reported = true
 	}
 	if al.restarted {
+		c.a.c.Inc("ctrl_audit_reports_deferred")
+		al.pending = 2
+		if up {
+			al.pending = 1
+		}
 		return true
 	}
 	al.restarted = true

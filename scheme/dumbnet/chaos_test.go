@@ -2,8 +2,10 @@ package dumbnet_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -93,8 +95,14 @@ func chaosRunRepair(t *testing.T, spec string, seed uint64, events int, params m
 		app  *host.PingApp
 	}
 	var runs []run
+	pairs := slices.SortedFunc(maps.Keys(reach), func(x, y [2]topo.NodeID) int {
+		if x[0] != y[0] {
+			return int(x[0] - y[0])
+		}
+		return int(x[1] - y[1])
+	})
 	l.s.At(l.s.Now(), func() {
-		for k := range reach {
+		for _, k := range pairs { // in order: the simulator is deterministic only so
 			if k[0] != ctrl && !reach[[2]topo.NodeID{k[0], ctrl}] {
 				continue
 			}
@@ -170,7 +178,9 @@ func TestChaosHeavyChurn(t *testing.T) {
 	for _, spec := range []string{"fattree:4", "leafspine:2,4,2", "dumbnet-fig1", "ring:5", "torus:3,3,1,2", "leafspine:3,6,2"} {
 		seeds := chaosSeeds(10)
 		if spec == "fattree:4" {
-			seeds = append(seeds, 259, 267)
+			// 955: h4, which had searched for the controller at boot,
+			// could never relocate (its stopped search was kept).
+			seeds = append(seeds, 259, 267, 955)
 		}
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("%s/%d", spec, seed), func(t *testing.T) { chaosRun(t, spec, seed, 30, params) })

@@ -107,6 +107,14 @@ type Controller struct {
 	// auditArmed: the periodic audit's timer runs (from the first
 	// discovery's end on).
 	auditArmed bool
+	// nextFlapAudit and flapTimer pace the audits flapped starts.
+	nextFlapAudit element.Time
+	flapTimer     bool
+	// recentAnn is when each link's patch last went out, and repatch the
+	// links whose patches may have been lost to a NIC outage
+	// (resendPatches).
+	recentAnn map[portID]element.Time
+	repatch   map[portID]bool
 	// fullScan makes the next rescan for hosts probe for switches too:
 	// the probes of a discovery run past a link that failed meanwhile
 	// were lost, and a switch behind it may be missing (hostsAfterChecks).
@@ -124,7 +132,8 @@ type Controller struct {
 const maxDeferred = 4096
 
 func newController(a *Agent, st Store) *Controller {
-	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck), upChecks: make(map[portID]*upCheck), stale: make(map[uint64]bool)}
+	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck), upChecks: make(map[portID]*upCheck), stale: make(map[uint64]bool),
+		recentAnn: make(map[portID]element.Time), repatch: make(map[portID]bool)}
 	c.disc = newDiscovery(a, false)
 	c.disc.onDone = c.discovered
 	return c
@@ -1028,6 +1037,11 @@ func (c *Controller) sortedHosts() []wire.MAC {
 func (c *Controller) announce(i int32, port uint16) {
 	pe := c.g.peerOf(i, port)
 	up := pe.up
+	if k := c.linkKey(i, port); c.a.nicUp {
+		c.recentAnn[k] = c.a.env.Now()
+	} else {
+		c.repatch[k] = true // it goes nowhere: sent again once the NIC is back
+	}
 	c.version++
 	c.publish()
 	var f wire.LinkFlags

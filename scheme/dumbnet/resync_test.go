@@ -278,11 +278,107 @@ func TestForgedReportsDuringAudit(t *testing.T) {
 		t.Errorf("audit probes went on under the flood: %d after 1 s, %d after 2 s", probes, c["ctrl_audit_probes"])
 	}
 	// Two links, each probed auditTries times at most, twice (one restart).
+	// The reports after the restart were kept for after the audit (the
+	// last one is checked the usual way if it disagrees).
+	if c["ctrl_audit_reports_deferred"] == 0 {
+		t.Errorf("no report deferred: counters %v", c)
+	}
 	if probes > 12 || c["ctrl_audit_reports"] == 0 || c["ctrl_audits"] != 1 {
 		t.Errorf("audit probes %d (want at most 12), reports taken %d (want some), audits %d (want 1)",
 			probes, c["ctrl_audit_reports"], c["ctrl_audits"])
 	}
 	if bad := viewErrors(l); len(bad) > 0 {
 		t.Fatalf("view wrong after the audit under forged reports: %v (counters %v)", bad, c)
+	}
+}
+
+// TestForgedFlapsPaced: a rogue host (h2, on the controller's switch s1 of
+// line:3) broadcasts a forged alarm that s1's port to s2 is up, with a new
+// sequence number every 50 ms for 2 s. Each looks like a flap that cut s2
+// and s3 off, and used to start an audit every time one ended (199 audits
+// for 200 frames, found in review); now one a second at most.
+func TestForgedFlapsPaced(t *testing.T) {
+	g, err := topo.Parse("line:3", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rogue, _ := g.Lookup("h2")
+	var inj *injector
+	l := newLabGraphWrap(t, g, nil, func(n topo.NodeID, e element.Element) element.Element {
+		if n == rogue {
+			inj = &injector{Element: e}
+			return inj
+		}
+		return e
+	})
+	l.discover(t)
+	end := l.g.Link(fabricLink(t, l, "s1", "s2")).A
+	if l.name(end.Node) != "s1" {
+		end = l.g.Link(fabricLink(t, l, "s1", "s2")).B
+	}
+	rmac, _, _ := l.g.HostAddr(rogue)
+	t0 := l.s.Now()
+	for k := range 40 {
+		l.s.At(t0+element.Time(k)*50*element.Millisecond, func() {
+			m := wire.DumbNetPortStatus{SwitchID: SwitchIDOf(end.Node), Port: uint16(end.Port), State: wire.PortUp, HopLimit: 2, Seq: uint32(1000 + k)}
+			b, err := wire.AppendControlFrame(nil, wire.Broadcast, wire.MAC(rmac), &m)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			inj.env.Send(1, b)
+		})
+	}
+	l.s.Run(t0 + 3*time1s)
+	c := l.f.Agent(l.f.ControllerNode()).Counters()
+	if c["ctrl_audits"] > 3 || c["ctrl_flaps_deferred"] == 0 {
+		t.Fatalf("audits %d (want at most 3 in 2 s of forged flaps), flaps %d, deferred %d", c["ctrl_audits"], c["ctrl_flaps"], c["ctrl_flaps_deferred"])
+	}
+	if bad := viewErrors(l); len(bad) > 0 {
+		t.Fatalf("view wrong after forged flaps: %v", bad)
+	}
+}
+
+// TestPatchLostToNICOutageResent: on fattree:4 with the controller on h9,
+// s5-s1 fails and comes back; the controller's NIC goes down the instant
+// its "up" patch leaves, which dies on the way. Hosts learn of repairs
+// only from patches, so they used to hold the working link down for good
+// (found in review). Links whose patches went out within a second before
+// the NIC went down are patched again once the audit after it ends.
+func TestPatchLostToNICOutageResent(t *testing.T) {
+	l := newLab(t, "fattree:4", map[string]string{"controller": "h9"})
+	l.discover(t)
+	ctrl := l.f.ControllerNode()
+	cl := hostLink(t, l, "h9")
+	lk := fabricLink(t, l, "s5", "s1")
+	_ = l.s.SetLink(lk, false)
+	l.s.Run(l.s.Now() + 500*element.Millisecond) // booked down, patched
+	h1, _ := l.g.Lookup("h1")
+	applied := l.f.Agent(h1).Counters()["patches_applied"]
+	patches := l.f.Agent(ctrl).Counters()["ctrl_patches"]
+	_ = l.s.SetLink(lk, true)
+	// The switches announce the repair when their alarm windows (1 s,
+	// opened by the failure) close.
+	l.s.Run(l.s.Now() + 400*element.Millisecond)
+	for step := 0; l.f.Agent(ctrl).Counters()["ctrl_patches"] == patches; step++ {
+		if step > 300000 {
+			t.Fatal("no up patch within 700 ms")
+		}
+		l.s.Run(l.s.Now() + element.Microsecond)
+	}
+	_ = l.s.SetLink(cl, false) // the patch is still on h9's link
+	l.s.Run(l.s.Now() + 100*element.Millisecond)
+	if got := l.f.Agent(h1).Counters()["patches_applied"]; got != applied {
+		t.Fatalf("h1 applied %d patches while the controller was cut off, want %d (the up patch lost)", got, applied)
+	}
+	_ = l.s.SetLink(cl, true)
+	l.s.Run(l.s.Now() + time1s)
+	c := l.f.Agent(ctrl).Counters()
+	if c["ctrl_patches_resent"] == 0 || l.f.Agent(h1).Counters()["patches_applied"] == applied {
+		t.Fatalf("resent %d, h1 applied %d patches (had %d): want the up patch again", c["ctrl_patches_resent"], l.f.Agent(h1).Counters()["patches_applied"], applied)
+	}
+	ok, total, bad := l.pingAll(t)
+	if ok != total {
+		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
 	}
 }

@@ -622,10 +622,11 @@ func TestSearchStopDropsQueue(t *testing.T) {
 	if a.search == nil || len(env.take()) != 1 {
 		t.Fatalf("search %v: want it started with one probe out", a.search)
 	}
+	search := a.search
 	a.setController(macB, []uint8{3, 1})
 	env.advance(element.Millisecond)
-	if out := env.take(); len(out) != 0 || a.search.probes.Load() != 1 {
-		t.Fatalf("after the stop: sent %d frames, %d probes", len(out), a.search.probes.Load())
+	if out := env.take(); len(out) != 0 || search.probes.Load() != 1 || a.search != nil {
+		t.Fatalf("after the stop: sent %d frames, %d probes, search kept %v", len(out), search.probes.Load(), a.search != nil)
 	}
 }
 
