@@ -247,12 +247,7 @@ func (c *Controller) applyEarly() {
 	for k := range early {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(x, y portID) int {
-		if x.sw != y.sw {
-			return cmp.Compare(x.sw, y.sw)
-		}
-		return cmp.Compare(x.port, y.port)
-	})
+	slices.SortFunc(keys, comparePortID)
 	for _, k := range keys {
 		// A link discovery found up, reported down: its check decides.
 		if i, ok := c.g.idx[k.sw]; ok && !early[k] {
@@ -730,9 +725,7 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 			chk := c.downChecks[k]
 			chk.cancel()
 			delete(c.downChecks, k)
-			if rec, ok := c.disc.pending[chk.seq]; ok && rec.kind == kindLinkDown {
-				delete(c.disc.pending, chk.seq)
-			}
+			c.dropPending(chk.seq, kindLinkDown)
 			c.checksChanged()
 			c.hostsAfterChecks()
 			if pe.up {
@@ -852,9 +845,7 @@ func (c *Controller) checkDown(i int32, port uint16) {
 		}
 		delete(c.downChecks, k)
 		c.checksGen++ // setLink below re-announces
-		if rec, ok := d.pending[chk.seq]; ok && rec.kind == kindLinkDown {
-			delete(d.pending, chk.seq)
-		}
+		c.dropPending(chk.seq, kindLinkDown)
 		c.a.c.Inc("ctrl_link_down_confirmed")
 		c.a.env.Log().Info("link down confirmed", "switch", fmt.Sprintf("%#x", id), "port", port)
 		if i, ok := c.g.idx[id]; ok {
@@ -1103,9 +1094,7 @@ func (c *Controller) sendUpCheck(k portID, id uint64, port uint16, try int) {
 			return // answered
 		}
 		delete(c.upChecks, k)
-		if rec, ok := d.pending[chk.seq]; ok && rec.kind == kindLinkUp {
-			delete(d.pending, chk.seq)
-		}
+		c.dropPending(chk.seq, kindLinkUp)
 		if try >= linkUpTries {
 			c.a.c.Inc("ctrl_link_up_unverified")
 			return
