@@ -169,7 +169,8 @@ func (c *Controller) noteUnreached() {
 // for good (a flood relayed across links that failed unseen, a switch
 // beyond the notifications' hop limit whose hosts are all cut off), and
 // nothing else would ever correct the view. A view that is right costs
-// one probe per link and no message to any host.
+// one probe per link, the rescan of the ports where no link is known
+// (auditPump) and no message to any host.
 func (c *Controller) periodicAudit() {
 	c.a.env.After(c.a.cfg.AuditEvery, c.periodicAudit)
 	if c.audit != nil || !c.a.nicUp {
@@ -342,6 +343,13 @@ func (c *Controller) auditPump() {
 	c.audit = nil
 	c.checksChanged() // the tree holds every link again: tell hosts their paths
 	c.resendPatches()
+	// A port that came up where no link was known was reported once too,
+	// perhaps while the controller was cut off: probe every such port
+	// again, for switches as well as hosts (a cable plugged in meanwhile).
+	c.a.c.Inc("ctrl_audit_rescans")
+	c.nextHostScan = 0
+	c.fullScan = true
+	c.rescanHosts()
 }
 
 // auditSend sends link k's probe from its end nearer the controller, if

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
 	"github.com/edgefabric/edgefabric/topo"
 	"github.com/edgefabric/edgefabric/wire"
 )
@@ -380,5 +381,49 @@ func TestPatchLostToNICOutageResent(t *testing.T) {
 	ok, total, bad := l.pingAll(t)
 	if ok != total {
 		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
+	}
+}
+
+// TestCablePluggedWhileCutOff: s13-s5 is unplugged when discovery runs,
+// so the controller knows no link on either port, and it is plugged in
+// while the controller's own link is down. Both switches report the port
+// once, to a controller that cannot hear them. The audit after the
+// reconnection ends with a rescan of every port where no link is known:
+// the new link joins the view, and every pair pings. Before, it was found
+// only when one of its ports changed again.
+func TestCablePluggedWhileCutOff(t *testing.T) {
+	l := newLab(t, "fattree:4", map[string]string{"controller": "h9"})
+	late := fabricLink(t, l, "s13", "s5")
+	l.s.At(0, func() { _ = l.s.SetLink(late, false) })
+	l.discover(t)
+	if bad := viewErrors(l); len(bad) != 1 || !strings.Contains(bad[0], "known false") {
+		t.Fatalf("after discovery the view should lack exactly s13-s5: %v", bad)
+	}
+	ctrlLink := hostLink(t, l, "h9")
+	t0 := l.s.Now()
+	l.s.At(t0+100*element.Millisecond, func() { _ = l.s.SetLink(ctrlLink, false) })
+	l.s.At(t0+200*element.Millisecond, func() { _ = l.s.SetLink(late, true) })
+	back := t0 + 1500*element.Millisecond
+	l.s.At(back, func() { _ = l.s.SetLink(ctrlLink, true) })
+	l.s.Run(back - element.Millisecond)
+	if bad := viewErrors(l); len(bad) != 1 {
+		t.Fatalf("while cut off the view should lack exactly the new link: %v", bad)
+	}
+	took := settle(l, 2*element.Second)
+	if took < 0 || took > 500*element.Millisecond {
+		t.Fatalf("view right %v after the controller's link came back, want within 500 ms; wrong: %v", took, viewErrors(l))
+	}
+	t.Logf("new link in the view %v after the reconnection", took)
+	c := l.f.Agent(l.f.ControllerNode()).Counters()
+	if c["ctrl_audits"] != 1 || c["ctrl_audit_rescans"] != 1 {
+		t.Errorf("audits %d, audit rescans %d; want 1 and 1", c["ctrl_audits"], c["ctrl_audit_rescans"])
+	}
+	want, _ := dumbnet.Expected(l.g)
+	if d := l.f.Controller().Topology().Diff(want); len(d) > 0 {
+		t.Fatalf("topology differs: %v", d)
+	}
+	ok, total, bad := l.pingAll(t)
+	if ok != total {
+		t.Fatalf("%d/%d pairs answered; silent: %s", ok, total, failedPairs(bad))
 	}
 }
