@@ -472,6 +472,9 @@ func (st *packState) covered(p []topo.LinkID) bool {
 // subgraph vl keeps it loop-free: no new link may join two nodes the
 // subgraph, plus the path's earlier new links, already connects.
 func (st *packState) fits(vl int, p []topo.LinkID) bool {
+	if len(p) > fitsFlatLimit {
+		return st.fitsLong(vl, p)
+	}
 	uf := st.uf[vl]
 	st.overlay = st.overlay[:0]
 	follow := func(r int32) int32 {
@@ -499,6 +502,53 @@ func (st *packState) fits(vl int, p []topo.LinkID) bool {
 			return false
 		}
 		st.overlay = append(st.overlay, ra, rb)
+	}
+	return true
+}
+
+// fitsFlatMax is the longest path fits tests with its flat list of
+// tentative unions, which it scans end to end for every new link: fast
+// for the few links of a data-center path, quadratic in long ones (a
+// path along a line of 20,000 switches took minutes to place).
+const fitsFlatMax = 32
+
+// fitsFlatLimit is fitsFlatMax, a variable so that a test can compare the
+// two ways on long paths.
+var fitsFlatLimit = fitsFlatMax
+
+// fitsLong is fits for long paths: the tentative unions go into the
+// stamped per-node overlay the majority round's bundleFits uses, so that
+// each new link costs a near-constant find. Same answers, same blocked
+// links.
+func (st *packState) fitsLong(vl int, p []topo.LinkID) bool {
+	if n := st.f.G.NumNodes(); len(st.ovStamp) != n {
+		st.ovParent, st.ovStamp = make([]int32, n), make([]uint32, n)
+	}
+	uf := st.uf[vl]
+	st.stamp++
+	follow := func(x int32) int32 {
+		for st.ovStamp[x] == st.stamp {
+			px := st.ovParent[x]
+			if st.ovStamp[px] == st.stamp { // path halving
+				st.ovParent[x] = st.ovParent[px]
+			}
+			x = px
+		}
+		return x
+	}
+	for i, l := range p {
+		if st.has(vl, l) {
+			continue
+		}
+		ra, rb := find(uf, int32(st.nodes[i])), find(uf, int32(st.nodes[i+1]))
+		if ra == rb {
+			st.blocked[int(l)*st.words+vl/64] |= 1 << (vl % 64)
+			return false
+		}
+		if ra, rb = follow(ra), follow(rb); ra == rb {
+			return false
+		}
+		st.ovParent[ra], st.ovStamp[ra] = rb, st.stamp
 	}
 	return true
 }

@@ -101,7 +101,9 @@ func rootsOnPaths(f *Fabric, ps *PathSet, base []topo.LinkID, roots []topo.NodeI
 			if !slices.ContainsFunc(p, func(l topo.LinkID) bool { return !inBase[l] }) {
 				continue
 			}
-			for _, l := range p {
+			// Only a path's first maxPathRoots nodes can be its roots
+			// (pathRoots): the ends of its first maxPathRoots-1 links.
+			for _, l := range p[:min(len(p), maxPathRoots-1)] {
 				a, b := f.Ends(l)
 				if ri := rootIdx[a]; ri >= 0 {
 					mine[ri] = true
@@ -464,13 +466,19 @@ func bfsTrees(f *Fabric, roots []topo.NodeID, trial uint64, workers int) (inTree
 }
 
 // rootsOfPaths is a CSR map from each path to the roots whose trees hold it.
+// maxPathRoots bounds the nodes of a path, from its source, whose trees
+// may hold it: a data-center path has a handful, and a long one (a line
+// of thousands of switches) would otherwise be tested against, and ask
+// rootsOnPaths to build, a tree at every node it passes.
+const maxPathRoots = 32
+
 type rootsOfPaths[R rootIndex] struct {
 	off   []uint32 // per path, len np+1
 	roots []R
 }
 
 // pathRoots finds, per path not already in a subgraph of st (those it
-// marks covered), the roots among its first 32 nodes whose trees (inTree,
+// marks covered), the roots among its first maxPathRoots nodes whose trees (inTree,
 // lw words per root) hold all its links. The paths are sel's, or every
 // path of ps when sel is nil; the map and covered are indexed by position
 // in sel (the item). Each worker lists the roots of its own contiguous
@@ -503,7 +511,7 @@ func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, sel []uin
 				continue
 			}
 			nodes = f.PathNodes(src[pj], p, nodes[:0])
-			for i, v := range nodes[:min(len(nodes), 32)] {
+			for i, v := range nodes[:min(len(nodes), maxPathRoots)] {
 				ri := rootIdx[v]
 				if ri < 0 {
 					continue
