@@ -96,6 +96,8 @@ func tiesWords(t paths.Ties) string {
 		return "in port order, the same way for every pair (--ties ordered; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
 	case paths.TiesNode:
 		return "by a fixed port preference per node drawn from the seed, the same way for every pair (--ties node; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
+	case paths.TiesPair:
+		return "in port order from one random offset per pair, the same way at every node (--ties pair; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
 	}
 	return "at random"
 }

@@ -82,6 +82,7 @@ func TestTiesWords(t *testing.T) {
 		paths.TiesRandom:  "at random",
 		paths.TiesOrdered: "in port order, the same way for every pair (--ties ordered; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)",
 		paths.TiesNode:    "by a fixed port preference per node drawn from the seed, the same way for every pair (--ties node; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)",
+		paths.TiesPair:    "in port order from one random offset per pair, the same way at every node (--ties pair; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)",
 	} {
 		if got := tiesWords(ties); got != want {
 			t.Errorf("%v: %q, want %q", ties, got, want)

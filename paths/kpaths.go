@@ -75,12 +75,22 @@ const (
 	// prefer different ports: what a plain search over adjacency lists in
 	// an arbitrary order does.
 	TiesNode
+	// TiesPair draws one port offset per pair, from the pair's stream,
+	// and every node's scan starts at that offset (modulo its number of
+	// ports; then on in port order, wrapping); equal A* queue entries are
+	// ordered by node number shifted by the same draw. It is TiesOrdered
+	// with all adjacency lists rotated by one random amount per search. A
+	// pair's choices are alike at every node, so on BCube, whose servers'
+	// ports are its levels, a path corrects its address digits in a cyclic
+	// order (BCube's own multi-path construction is built of such
+	// rotations); different pairs start at different places.
+	TiesPair
 )
 
 // ErrBadTies: an unknown tie-breaking name.
-var ErrBadTies = errors.New(`unknown tie-breaking rule (want "random", "ordered" or "node")`)
+var ErrBadTies = errors.New(`unknown tie-breaking rule (want "random", "ordered", "node" or "pair")`)
 
-// ParseTies parses "random", "ordered" or "node".
+// ParseTies parses "random", "ordered", "node" or "pair".
 func ParseTies(s string) (Ties, error) {
 	switch s {
 	case "random", "":
@@ -89,6 +99,8 @@ func ParseTies(s string) (Ties, error) {
 		return TiesOrdered, nil
 	case "node":
 		return TiesNode, nil
+	case "pair":
+		return TiesPair, nil
 	}
 	return 0, fmt.Errorf("paths: ties %q: %w", s, ErrBadTies)
 }
@@ -101,6 +113,8 @@ func (t Ties) String() string {
 		return "ordered"
 	case TiesNode:
 		return "node"
+	case TiesPair:
+		return "pair"
 	}
 	return fmt.Sprintf("ties(%d)", uint8(t))
 }
@@ -114,7 +128,8 @@ type PathOptions struct {
 	// depend on Workers.
 	Seed uint64
 	// Ties selects the tie-breaking rule; TiesOrdered ignores Seed,
-	// TiesNode draws each node's preference from it.
+	// TiesNode draws each node's preference from it, TiesPair each pair's
+	// offset.
 	Ties Ties
 	// Workers bounds the goroutines; 0 means GOMAXPROCS.
 	Workers int
@@ -145,7 +160,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 	if opt.K < 1 {
 		return nil, fmt.Errorf("paths: k=%d: %w", opt.K, ErrBadK)
 	}
-	if opt.Ties > TiesNode {
+	if opt.Ties > TiesPair {
 		return nil, fmt.Errorf("paths: %v: %w", opt.Ties, ErrBadTies)
 	}
 	ne := len(f.Edges)
@@ -189,6 +204,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 			defer wg.Done()
 			s := newSearcher(f)
 			s.ordered = opt.Ties == TiesOrdered
+			s.rotate = opt.Ties == TiesPair
 			s.pref = pref
 			// Per-worker growth buffers, reused across units; each unit
 			// keeps an exact-size copy, so no append slack stays alive.
@@ -207,6 +223,9 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 				for i := range j {
 					src := f.Edges[i]
 					s.rng.Seed(opt.Seed, uint64(src)<<32|uint64(d))
+					if s.rotate {
+						s.offset = s.rng.Uint64()
+					}
 					np := s.pairPaths(src, opt.K)
 					if np > math.MaxUint16 {
 						errMu.Lock()
@@ -425,6 +444,10 @@ type searcher struct {
 	rng *rand.PCG
 	// ordered: TiesOrdered (scan ports from the first, queue ties by node).
 	ordered bool
+	// rotate: TiesPair; offset is the current pair's draw (every scan
+	// starts at port offset mod degree, queue ties by node + offset).
+	rotate bool
+	offset uint64
 	// pref: TiesNode's per-node preferences (nil under the other rules).
 	pref   *nodePrefs
 	dist   []int32 // hop distance to the current target
@@ -615,10 +638,13 @@ func (s *searcher) disjointShortest(src topo.NodeID) bool {
 
 // firstPort is where the depth-first walk starts scanning node v's deg
 // ports (it wraps around): a random one, the first under TiesOrdered, the
-// node's own under TiesNode.
+// node's own under TiesNode, the pair's offset under TiesPair.
 func (s *searcher) firstPort(v topo.NodeID, deg int32) int32 {
 	if s.ordered {
 		return 0
+	}
+	if s.rotate {
+		return int32(s.offset % uint64(max(deg, 1)))
 	}
 	if s.pref != nil {
 		return s.pref.first[v]
@@ -648,6 +674,9 @@ func (s *searcher) intN(n uint64) uint64 {
 func (s *searcher) tie(v topo.NodeID) uint32 {
 	if s.ordered {
 		return uint32(v)
+	}
+	if s.rotate {
+		return uint32(v) + uint32(s.offset)
 	}
 	if s.pref != nil {
 		return s.pref.rank[v]

@@ -100,6 +100,18 @@ var pins = map[string]uint64{
 	"bcube:4,3 6 node":     0x6426b17d21282409,
 	"spain-testbed 2 node": 0x17c2855a74a31172,
 	"spain-testbed 5 node": 0x56270f2f77c564f6,
+	// Made by the code that introduced TiesPair (its offset is one more
+	// draw from the pair's stream, so the testbed differs from random).
+	"fattree:8 4 pair":     0x75e98ef1357f842d,
+	"fattree:8 7 pair":     0x65191a8e0706f470,
+	"hyperx:4 3 pair":      0x789c64a39f5a3c86,
+	"hyperx:4 9 pair":      0x90d949199395994c,
+	"ciscodc:2,2 2 pair":   0xfb6098d951fe4495,
+	"ciscodc:2,2 6 pair":   0x39fea0b9769cf1ff,
+	"bcube:4,3 3 pair":     0x2b24e72cb1602368,
+	"bcube:4,3 6 pair":     0x680d798e47f686ea,
+	"spain-testbed 2 pair": 0xb69f5d6890ef0c30,
+	"spain-testbed 5 pair": 0x78a37ace554a46b6,
 }
 
 // TestPathSetsPinned: ComputePathSets returns exactly the path sets it
@@ -107,7 +119,7 @@ var pins = map[string]uint64{
 func TestPathSetsPinned(t *testing.T) {
 	for _, c := range pinCases {
 		f := fabricOf(t, c.spec)
-		for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode} {
+		for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode, TiesPair} {
 			key := fmt.Sprintf("%s %d %v", c.spec, c.k, ties)
 			var first *PathSet
 			for _, w := range []int{1, 2, 5} {
@@ -141,7 +153,7 @@ func TestPathSetsWideChunks(t *testing.T) {
 	defer func(v int) { narrowMaxDegree = v }(narrowMaxDegree)
 	for _, c := range pinCases[:6] {
 		f := fabricOf(t, c.spec)
-		for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode} {
+		for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode, TiesPair} {
 			key := fmt.Sprintf("%s %d %v", c.spec, c.k, ties)
 			narrowMaxDegree = 0
 			ps, err := ComputePathSets(f, PathOptions{K: c.k, Seed: 7, Ties: ties, Workers: 2})
@@ -237,7 +249,7 @@ func TestCloserScanSamePaths(t *testing.T) {
 		for _, gg := range []*topo.Graph{g, g2} {
 			f := mustFabric(t, gg)
 			alpha := Alpha(f).Alpha
-			for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode} {
+			for _, ties := range []Ties{TiesRandom, TiesOrdered, TiesNode, TiesPair} {
 				for _, k := range []int{1, alpha, alpha + 3} {
 					opt := PathOptions{K: k, Seed: 11, Ties: ties, Workers: 2}
 					closerScan = false

@@ -9,7 +9,7 @@ import (
 )
 
 func TestParseTies(t *testing.T) {
-	for s, want := range map[string]Ties{"random": TiesRandom, "": TiesRandom, "ordered": TiesOrdered, "node": TiesNode} {
+	for s, want := range map[string]Ties{"random": TiesRandom, "": TiesRandom, "ordered": TiesOrdered, "node": TiesNode, "pair": TiesPair} {
 		got, err := ParseTies(s)
 		if err != nil || got != want {
 			t.Errorf("ParseTies(%q) = %v, %v; want %v", s, got, err, want)
@@ -18,13 +18,13 @@ func TestParseTies(t *testing.T) {
 			t.Errorf("%v.String() = %q, want %q", got, got.String(), s)
 		}
 	}
-	for _, s := range []string{"lowest", "Random", "ordered ", "nodes"} {
+	for _, s := range []string{"lowest", "Random", "ordered ", "nodes", "pairs", "Pair"} {
 		if _, err := ParseTies(s); !errors.Is(err, ErrBadTies) {
 			t.Errorf("ParseTies(%q): err %v, want ErrBadTies", s, err)
 		}
 	}
 	f := fabricOf(t, "fattree:4")
-	for _, bad := range []Ties{TiesNode + 1, 7} {
+	for _, bad := range []Ties{TiesPair + 1, 7} {
 		if _, err := ComputePathSets(f, PathOptions{K: 1, Ties: bad}); !errors.Is(err, ErrBadTies) {
 			t.Errorf("%v: err %v, want ErrBadTies", bad, err)
 		}
@@ -134,5 +134,72 @@ func TestNodeTiesPerNodePreference(t *testing.T) {
 	}
 	if slices.Equal(ps.Links, get(99).Links) {
 		t.Error("node path sets are equal for seeds 1 and 99")
+	}
+}
+
+// Under pair ties a pair's first path takes, at every node, the first
+// port one hop closer to the destination in a scan that starts at the
+// same offset everywhere (modulo the node's number of ports). On
+// BCube(3,4) (servers with 4 ports, switches with 3) some offset below 12
+// explains every pair's path, and the pairs use every one of the 12;
+// under random ties a quarter of the pairs' paths fit no offset (their
+// servers correct the address digits in an order that is no rotation).
+func TestPairTiesOneOffsetPerPair(t *testing.T) {
+	f := fabricOf(t, "bcube:3,4")
+	unexplained := func(ties Ties) (int, int, map[int]bool) {
+		ps, err := ComputePathSets(f, PathOptions{K: 1, Seed: 3, Ties: ties, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		offsets := map[int]bool{}
+		var nodes []topo.NodeID
+		var dist []int32
+		var lastB topo.NodeID = -1
+		for i, pr := range ps.Pairs {
+			if pr.B != lastB {
+				dist, lastB = f.BFS(pr.B, dist), pr.B
+			}
+			lo, _ := ps.PairPaths(i)
+			p := ps.Path(lo)
+			nodes = f.PathNodes(pr.A, p, nodes[:0])
+			fits := func(off int) bool {
+				for h, v := range nodes[:len(p)] {
+					nbrs, links := f.Neighbors(v)
+					deg := len(nbrs)
+					for j := range deg {
+						q := (off + j) % deg
+						if dist[nbrs[q]] == dist[v]-1 {
+							if links[q] != p[h] {
+								return false
+							}
+							break
+						}
+					}
+				}
+				return true
+			}
+			found := false
+			for off := range 12 {
+				if fits(off) {
+					found = true
+					offsets[off] = true
+				}
+			}
+			if !found {
+				bad++
+			}
+		}
+		return bad, len(ps.Pairs), offsets
+	}
+	bad, pairs, offsets := unexplained(TiesPair)
+	if bad != 0 || len(offsets) != 12 {
+		t.Errorf("pair ties: %d of %d paths fit no offset, %d offsets used; want 0 and 12", bad, pairs, len(offsets))
+	}
+	t.Logf("pair ties: %d of %d paths fit no offset, %d offsets used", bad, pairs, len(offsets))
+	if bad, pairs, _ := unexplained(TiesRandom); bad < pairs/10 {
+		t.Errorf("random ties: %d of %d paths fit no offset; want a good share (orders that are no rotation)", bad, pairs)
+	} else {
+		t.Logf("random ties: %d of %d paths fit no offset", bad, pairs)
 	}
 }

@@ -347,7 +347,7 @@ func grid(kind string, x, y, z, h int, wrap bool) (*Graph, error) {
 		}
 	}
 	if h+6 > MaxPorts {
-		return nil, badArg("H", "a switch would have more than %d ports", MaxPorts)
+		return nil, badArg("H", "a switch would have more than %d ports (H hosts + up to 6 mesh neighbours)", MaxPorts)
 	}
 	sz := float64(x) * float64(y) * float64(z)
 	if err := checkSize(sz*float64(1+h), sz*float64(3+h)); err != nil {

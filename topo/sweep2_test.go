@@ -182,7 +182,7 @@ func TestGeneratorBoundaries(t *testing.T) {
 		{"CiscoDC H", func() (*Graph, error) { return CiscoDCHosts(1, 100, MaxPorts-3) }, "too large",
 			func() (*Graph, error) { return CiscoDCHosts(1, 1, MaxPorts-2) }, "H: bad value: an access switch would have more than 65535 ports (H+3)"},
 		{"Cube H", func() (*Graph, error) { return Cube(100, 100, 100, MaxPorts-6) }, "too large",
-			func() (*Graph, error) { return Cube(1, 1, 1, MaxPorts-5) }, "H: bad value: a switch would have more than 65535 ports"},
+			func() (*Graph, error) { return Cube(1, 1, 1, MaxPorts-5) }, "H: bad value: a switch would have more than 65535 ports (H hosts + up to 6 mesh neighbours)"},
 	} {
 		_, err := c.ok()
 		if c.okErr == "too large" && errors.Is(err, ErrTooLarge) {

@@ -98,7 +98,7 @@ does not, the rows are still reported, without ratios, and the command exits
 				return err
 			}
 			ties = tr.String() // as plan spain spells it: the report compares across runs
-			if err := checkRowsFlag(rows); err != nil {
+			if err := checkRowsFlag(rows, []string{"FatTree(4)"}); err != nil {
 				return err
 			}
 			if timeout <= 0 {
@@ -181,7 +181,7 @@ does not, the rows are still reported, without ratios, and the command exits
 	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (FatTree(48), HyperX(16), BCube(48,2), BCube(8,4))")
 	c.Flags().StringArrayVar(&rows, "rows", nil, "only rows whose name contains this, or the one row whose whole name it is (case-insensitive; repeat for several)")
 	c.Flags().IntVar(&trials, "trials", 1, "packing trials per plan (the planner's --trials)")
-	c.Flags().StringVar(&ties, "ties", "random", `Algorithm 1's tie-breaking: "random", "ordered" or "node"`)
+	c.Flags().StringVar(&ties, "ties", "random", `Algorithm 1's tie-breaking: "random", "ordered", "node" or "pair"`)
 	c.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "kill a row after this long and report it as a timeout")
 	c.Flags().Uint64Var(&seed, "seed", 1, "the planner's seed")
 	return c

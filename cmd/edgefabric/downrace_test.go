@@ -118,3 +118,28 @@ func TestCommandOwnedLab(t *testing.T) {
 		t.Errorf("down: exit %d, stderr %q, stdout\n got  %q\n want %q", code, errOut, out, want)
 	}
 }
+
+// TestUpTimeoutNotReady: an up whose --timeout ends before the fabric is
+// ready (STP forwards after 30 s) says the fabric was not ready, with the
+// hint to wait longer, and removes what it built. It said "stopped
+// before it was ready: interrupted (by a signal, or by edgefabric down)",
+// since the control socket's server, stopped on the way out, ended the
+// wait the way a down request does (found in review).
+func TestUpTimeoutNotReady(t *testing.T) {
+	bin, name := rootLab(t, "ut")
+	labCleanup(t, name)
+	for _, fg := range []bool{false, true} {
+		args := []string{"up", "ring:3", "--scheme", "stp", "--name", name, "--timeout", "3s"}
+		if fg {
+			args = append(args, "--foreground")
+		}
+		code, out, errOut := labBin(t, bin, false, "", args...)
+		if code != 1 || !strings.Contains(errOut, "fabric not ready after 3s") || !strings.Contains(errOut, "give --timeout above that") ||
+			strings.Contains(errOut, "interrupted") {
+			t.Errorf("foreground %v: exit %d, stdout %q, stderr %q; want exit 1 and the not-ready error with its hint", fg, code, out, errOut)
+		}
+		if n := nsCount(name); n != 0 {
+			t.Errorf("foreground %v: %d namespaces of %s left", fg, n, name)
+		}
+	}
+}

@@ -118,6 +118,8 @@ func TestLabBadInputExact(t *testing.T) {
 	}{
 		{[]string{"exec", "Bad-Name", "h1", "--", "true"}, badName, ""},
 		{[]string{"link", "Bad-Name", "s1", "s2", "down"}, badName, ""},
+		// The command's own flags, without -- before them (found in review).
+		{[]string{"exec", "lab1", "h1", "ip", "-br", "addr"}, "edgefabric: unknown shorthand flag: 'b' in -br (put -- before the command: edgefabric exec LAB NODE -- CMD [ARGS...]; see 'edgefabric exec --help')\n", ""},
 	}
 	if os.Geteuid() != 0 {
 		cases = append(cases, upBadInput(t)...)

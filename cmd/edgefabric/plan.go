@@ -81,9 +81,12 @@ switches, or in use): the VLANs take the lowest free IDs instead.
 default; first paths spread over every equal-cost route), ordered (lowest
 port first, as a plain shortest-path search scanning ports in order; every
 pair resolves ties alike, which is what the paper's figures reflect, and
-packs into fewer VLANs at the cost of load spread) or node (every node
+packs into fewer VLANs at the cost of load spread), node (every node
 prefers its ports in its own fixed order, drawn from the seed: pairs
-resolve a tie at a node alike, nodes differ).
+resolve a tie at a node alike, nodes differ) or pair (ordered, with every
+node's port scan starting at one offset drawn per pair: a pair resolves
+its ties alike at every node, pairs differ; on BCube a path corrects its
+address digits in a cyclic order).
 --trials N runs N trials of each packer: by default tree cover, first fit
 (Algorithm 2) and best fit, so 3N in all (first and best fit only up to
 2,000,000 paths); --serial runs N of Algorithm 2 alone. At most 10,000.
@@ -154,6 +157,14 @@ See docs/spain-plan.md.`,
 				// Refused now, not after minutes of planning.
 				if undo, err = prepareOutDir("--out", outDir); err != nil {
 					return err
+				}
+				// A directory (or anything but a file) where a file goes
+				// would fail the write after planning.
+				for _, name := range plan.OutFiles(withPaths) {
+					if err := plan.CheckOutFile(outDir, name); err != nil {
+						undo()
+						return badInput(fmt.Errorf("--out %s: %w: remove it or give another directory", outDir, err))
+					}
 				}
 			}
 			g, err := topoF.resolve(args[0])
@@ -231,7 +242,7 @@ See docs/spain-plan.md.`,
 	c.Flags().BoolVar(&withPaths, "paths", false, "with --out, also write paths.json: every computed path, its nodes and the VLANs that hold it (about 100 bytes a path)")
 	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
 	c.Flags().StringVar(&skipArg, "skip-vlans", "", "VLAN IDs the plan must not use, such as 1002-1005 (reserved on Cisco IOS) or IDs in use: the VLANs take the lowest free IDs")
-	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random", "ordered" (lowest port first) or "node" (a random fixed port preference per node)`)
+	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random", "ordered" (lowest port first), "node" (a random fixed port preference per node) or "pair" (one random port offset per pair, at every node)`)
 	// One seed drives the random topologies and the planner alike.
 	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
 	return c
@@ -249,7 +260,12 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
 	}
 	fmt.Fprintf(w, "  paths             %d (ties %s)\n", p.NumPaths, p.Ties)
-	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s); at most %d on one switch (%s)\n", p.NumVLANs, p.Root, p.MaxSwitchVLANs, p.MaxSwitchVLANsAt)
+	// On BCube the busiest bridge is often a relaying server: say so.
+	what := "switch"
+	if n, ok := p.F.G.Lookup(p.MaxSwitchVLANsAt); ok && p.F.G.Node(n).Kind != topo.Switch {
+		what = "relaying server"
+	}
+	fmt.Fprintf(w, "  VLANs             %d (VLAN 1 = 802.1D tree rooted at %s); at most %d on one %s (%s)\n", p.NumVLANs, p.Root, p.MaxSwitchVLANs, what, p.MaxSwitchVLANsAt)
 	if len(p.SkipVLANs) > 0 {
 		ids := make([]int, len(p.VLANs))
 		for i, v := range p.VLANs {
@@ -325,7 +341,7 @@ func parseKFlag(s string) (int, error) {
 func parseTiesFlag(s string) (paths.Ties, error) {
 	t, err := paths.ParseTies(strings.ToLower(s))
 	if err != nil || s == "" {
-		return 0, badInput(fmt.Errorf("--ties %q: want \"random\", \"ordered\" or \"node\"", s))
+		return 0, badInput(fmt.Errorf("--ties %q: want \"random\", \"ordered\", \"node\" or \"pair\"", s))
 	}
 	return t, nil
 }

@@ -130,7 +130,7 @@ func TestPlanSpainBadInput(t *testing.T) {
 		{[]string{"plan", "spain", "fattree:4", "--trials", "0"}, "trials"},
 		{[]string{"plan", "spain", "fattree:4", "--fail-prob", "2"}, "fail-prob"},
 		{[]string{"plan", "spain", "fattree:4", "--bogus"}, "unknown flag"},
-		{[]string{"plan", "spain", "fattree:4", "--ties", "lowest"}, `want "random", "ordered" or "node"`},
+		{[]string{"plan", "spain", "fattree:4", "--ties", "lowest"}, `want "random", "ordered", "node" or "pair"`},
 		{[]string{"plan", "spain"}, "argument"},
 		{[]string{"plan", "spain", "nosuch:3"}, "not a spec"},
 		{[]string{"plan", "spain", hostless}, "no hosts (SPAIN plans paths between switches with hosts: in a containerlab file, label host nodes edgefabric.kind: host"},
@@ -186,5 +186,43 @@ func TestPlanSpainLoosePaths(t *testing.T) {
 	code, out, _ = topoCLI("plan", "spain", "fattree:8", "--json")
 	if code != 0 || !strings.Contains(out, `"loose_paths": 0`) || strings.Contains(out, "loose_way") {
 		t.Fatalf("fattree:8 has no loose path:\n%.600s", out)
+	}
+}
+
+// On BCube the bridge in the most VLANs is often a relaying server, and
+// the summary says so rather than calling it a switch (found in review).
+func TestPlanSummaryRelayingServer(t *testing.T) {
+	code, out, errOut := topoCLI("plan", "spain", "bcube:3,2")
+	if code != 0 || errOut != "" || !strings.Contains(out, "; at most 5 on one relaying server (h1)\n") {
+		t.Errorf("exit %d, stderr %q, stdout\n%s", code, errOut, out)
+	}
+	code, out, _ = topoCLI("plan", "spain", "fattree:4")
+	if code != 0 || !strings.Contains(out, "; at most 4 on one switch (s14)\n") {
+		t.Errorf("fattree:4: exit %d, stdout\n%s", code, out)
+	}
+}
+
+// A directory where --out's files go is refused before planning (exit 2),
+// and the files there are left alone.
+func TestPlanOutTargetIsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := topoCLI("plan", "spain", "fattree:4", "--out", dir); code != 0 {
+		t.Fatalf("first plan: exit %d: %s", code, errOut)
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, "plan.json"))
+	sw := filepath.Join(dir, "switches.json")
+	if err := os.Remove(sw); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := topoCLI("plan", "spain", "spain-testbed", "--out", dir)
+	want := "edgefabric: --out " + dir + ": switches.json is a directory: remove it or give another directory\n"
+	if code != 2 || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(dir, "plan.json")); string(after) != string(before) {
+		t.Error("plan.json changed by a refused run")
 	}
 }

@@ -54,7 +54,7 @@ Reproductions:
 			if err != nil {
 				return badInput(err)
 			}
-			if err := checkRowsFlag(rows); err != nil {
+			if err := checkRowsFlag(rows, r.Rows(false)); err != nil {
 				return err
 			}
 			tr, err := parseTiesFlag(ties)
@@ -113,7 +113,7 @@ Reproductions:
 	c.Flags().Uint64Var(&seed, "seed", 1, "seed: SPAIN tables: tie-breaking, packing, failures and flows; dumbnet-fig12: the switch pairs (dumbnet-fig8 and -fig11 do not depend on it)")
 	c.Flags().IntVar(&slow, "slow-trials", 1, "SPAIN tables: packing trials on FatTree(48), BCube(48,2) and BCube(8,4), which run one by default (the other rows run 10); BCube(8,4) takes about a minute per trial and needs 2,524 VLANs in one, 2,391 in ten")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no per-row progress on stderr")
-	c.Flags().StringVar(&ties, "ties", "random", `SPAIN tables: Algorithm 1's tie-breaking, "random", "ordered" (lowest port first, as the paper's figures suggest) or "node" (a random fixed port preference per node)`)
+	c.Flags().StringVar(&ties, "ties", "random", `SPAIN tables: Algorithm 1's tie-breaking, "random", "ordered" (lowest port first, as the paper's figures suggest), "node" (a random fixed port preference per node) or "pair" (one random port offset per pair, at every node)`)
 	return c
 }
 
@@ -145,10 +145,16 @@ func listRows(names []string) string {
 	return strings.Join(names, sep)
 }
 
-func checkRowsFlag(rows []string) error {
+func checkRowsFlag(rows, names []string) error {
 	for _, r := range rows {
 		if strings.TrimSpace(r) == "" {
-			return badInput(errors.New("--rows: empty: give part of a row's name, e.g. --rows 'fattree(4)'"))
+			// The example is a row of this table (dumbnet-fig11 has no
+			// FatTree(4) row).
+			ex := "fattree(4)"
+			if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, ex) }) && len(names) > 0 {
+				ex = strings.ToLower(names[0])
+			}
+			return badInput(fmt.Errorf("--rows: empty: give part of a row's name, e.g. --rows '%s'", ex))
 		}
 	}
 	return nil

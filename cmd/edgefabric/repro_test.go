@@ -67,6 +67,13 @@ func TestEmptyRowsRefused(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
+	// A table without a FatTree(4) row suggests one of its own rows.
+	code, out, errOut := topoCLI("repro", "dumbnet-fig11", "--rows", "")
+	if code != 2 || out != "" || !strings.HasPrefix(errOut, "edgefabric: --rows: empty: give part of a row's name, e.g. --rows '") || strings.Contains(errOut, "fattree(4)") {
+		t.Errorf("dumbnet-fig11: exit %d, stdout %q, stderr %q", code, out, errOut)
+	} else {
+		t.Logf("dumbnet-fig11: %s", strings.TrimSpace(errOut))
+	}
 }
 
 // TestReproDumbNet runs one row of a DumbNet reproduction through the CLI:

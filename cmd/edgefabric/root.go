@@ -63,13 +63,22 @@ topology files, scenarios).`,
 			var err error
 			c.Flags().Visit(func(f *pflag.Flag) {
 				if err == nil && f.Value.Type() == "string" && f.Value.String() == "" {
-					err = badInput(fmt.Errorf("--%s: empty value (leave the flag out for its default; see '%s --help')", f.Name, c.CommandPath()))
+					if _, req := f.Annotations[requiredFlag]; req { // no default to fall back on (--scheme)
+						err = badInput(fmt.Errorf("--%s: empty value (it is required; see '%s --help' for its values)", f.Name, c.CommandPath()))
+					} else {
+						err = badInput(fmt.Errorf("--%s: empty value (leave the flag out for its default; see '%s --help')", f.Name, c.CommandPath()))
+					}
 				}
 			})
 			return err
 		},
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if c.Name() == "exec" {
+			// "exec LAB h1 ip -br addr": the command's own flags reach
+			// exec's parser unless -- comes first.
+			return badInput(fmt.Errorf("%w (put -- before the command: edgefabric exec LAB NODE -- CMD [ARGS...]; see '%s --help')", plainFlagError(err), c.CommandPath()))
+		}
 		return badInput(fmt.Errorf("%w (see '%s --help')", plainFlagError(err), c.CommandPath()))
 	})
 	for _, mk := range commands {
@@ -78,6 +87,10 @@ topology files, scenarios).`,
 	root.SetHelpCommand(newHelpCmd())
 	return root
 }
+
+// requiredFlag annotates a flag that has no default: given empty, it is
+// refused as required rather than with "leave the flag out".
+const requiredFlag = "edgefabric_required"
 
 // setOutput gives the commands their output streams, then adds cobra's
 // completion command (which keeps the stream it was made with; cobra adds

@@ -80,4 +80,9 @@ func TestEmptyStringOptionRefused(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", c.args, code, out, errOut)
 		}
 	}
+	// --scheme has no default to leave the flag out for (found in review).
+	const want = "edgefabric: --scheme: empty value (it is required; see 'edgefabric up --help' for its values)\n"
+	if code, out, errOut := topoCLI("up", "ring:3", "--scheme", "", "--name", "x"); code != 2 || out != "" || errOut != want {
+		t.Errorf("up --scheme '': exit %d, stdout %q, stderr %q, want %q", code, out, errOut, want)
+	}
 }

@@ -65,6 +65,7 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.scheme, "scheme", "", "fabric scheme (required): "+strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
+	_ = fl.SetAnnotation("scheme", requiredFlag, nil)
 	fl.StringVar(&f.name, "name", "lab", "lab name: 1-16 characters of a-z, 0-9 and _, the first a letter or digit (no -)")
 	fl.StringVar(&f.rate, "rate", "", `shape every link with tbf: a rate ("100M", "1G") or "topo" for each link's own rate`)
 	fl.StringVar(&f.delay, "delay", "", `delay every link in the emulator's own ports (no netem here): a delay ("5ms") or "topo" for each link's own; at least 100us: shorter ones the emulator cannot apply, and "topo" leaves such links undelayed (not with kernel-bridge)`)
@@ -348,6 +349,11 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 	}
 	l, err := emu.Up(upCtx, g, f.scheme, opts)
 	if err != nil {
+		// Only a down request ends the wait through upCtx alone; judge it
+		// before stopServe, whose Serve cancels upCtx on its way out. A
+		// fabric that was not ready in time says so, whatever Serve did
+		// meanwhile (it said "interrupted" after every --timeout).
+		interrupted := ctx.Err() == nil && upCtx.Err() != nil && !errors.Is(err, emu.ErrNotReady)
 		if serving {
 			stopServe()
 			<-serveErr // it removes the state file and socket
@@ -355,7 +361,7 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 		if claimed {
 			emu.ReleaseName(f.name) // ours, if it built nothing
 		}
-		if ctx.Err() == nil && upCtx.Err() != nil {
+		if interrupted {
 			err = fmt.Errorf("emu: lab %s: stopped before it was ready: %w", f.name, emu.ErrInterrupted)
 		}
 		emu.NotifyReady(err)

@@ -363,25 +363,21 @@ const PathsFile = "paths.json"
 // Without withPaths, a paths.json an earlier plan wrote there is removed,
 // so that the directory never holds the paths of another plan; removed
 // says so. A paths.json not in WritePathsJSON's format is left alone.
+//
+// The files are written under temporary names and renamed into place only
+// once all of them are written: a write that fails (a full disk, a
+// directory where a file goes) leaves the earlier plan's files as they
+// were, not some of this plan's beside some of that one's.
 func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
-	}
-	if !withPaths {
-		stale := filepath.Join(dir, PathsFile)
-		if ours, _ := writtenByPlan(stale); ours {
-			if err := os.Remove(stale); err != nil {
-				return nil, fmt.Errorf("plan: stale %s: %w", PathsFile, err)
-			}
-			removed = append(removed, PathsFile)
-		}
 	}
 	d := p.Deployment()
 	type outFile struct {
 		name  string
 		write func(io.Writer) error
 	}
-	files := []outFile{
+	files := []outFile{ // in OutFiles' order
 		{"plan.json", func(w io.Writer) error { return p.WriteJSON(w, ncp) }},
 		{"switches.json", d.WriteJSON},
 		{"switches.txt", func(w io.Writer) error { _, err := io.WriteString(w, d.Summary()); return err }},
@@ -390,11 +386,19 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 	if withPaths {
 		files = append(files, outFile{PathsFile, p.WritePathsJSON})
 	}
-	for _, f := range files {
-		out, err := os.Create(filepath.Join(dir, f.name))
-		if err != nil {
-			return removed, fmt.Errorf("plan: %w", err)
+	var temps []string
+	defer func() {
+		for _, t := range temps { // those not renamed: a failure
+			os.Remove(t)
 		}
+	}()
+	for _, f := range files {
+		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", f.name, os.Getpid()))
+		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+		temps = append(temps, tmp)
 		bw := bufio.NewWriterSize(out, 1<<20)
 		err = f.write(bw)
 		if err == nil {
@@ -404,10 +408,56 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 			err = cerr
 		}
 		if err != nil {
-			return removed, fmt.Errorf("plan: %s: %w", f.name, err)
+			return nil, fmt.Errorf("plan: %s: %w", f.name, err)
+		}
+	}
+	// Renaming over a directory would fail half-way through: check first.
+	for _, f := range files {
+		if err := CheckOutFile(dir, f.name); err != nil {
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
+	for i, f := range files {
+		if err := os.Rename(temps[i], filepath.Join(dir, f.name)); err != nil {
+			temps = temps[i:]
+			return nil, fmt.Errorf("plan: %w", err)
+		}
+	}
+	temps = nil
+	if !withPaths {
+		stale := filepath.Join(dir, PathsFile)
+		if ours, _ := writtenByPlan(stale); ours {
+			if err := os.Remove(stale); err != nil {
+				return nil, fmt.Errorf("plan: stale %s: %w", PathsFile, err)
+			}
+			removed = append(removed, PathsFile)
 		}
 	}
 	return removed, nil
+}
+
+// CheckOutFile reports an error when dir/name exists and is not a regular
+// file (a directory, a socket): WriteDir could not put its file there.
+func CheckOutFile(dir, name string) error {
+	fi, err := os.Lstat(filepath.Join(dir, name))
+	if err != nil || fi.Mode().IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	if fi.IsDir() {
+		what = "a directory"
+	}
+	return fmt.Errorf("%s is %s", name, what)
+}
+
+// OutFiles names the files WriteDir writes (with withPaths, paths.json
+// too), so that a caller can check the directory before planning.
+func OutFiles(withPaths bool) []string {
+	names := []string{"plan.json", "switches.json", "switches.txt", "vreach.json"}
+	if withPaths {
+		names = append(names, PathsFile)
+	}
+	return names
 }
 
 // writtenByPlan reports whether file begins as WritePathsJSON's output

@@ -76,7 +76,7 @@ type Plan struct {
 	Topology    string `json:"topology"`
 	K           int    `json:"k"`
 	KMode       string `json:"k_mode"` // "alpha" or "fixed"
-	Ties        string `json:"ties"`   // "random", "ordered" or "node"
+	Ties        string `json:"ties"`   // "random", "ordered", "node" or "pair"
 	Alpha       int    `json:"alpha"`
 	AlphaExact  bool   `json:"alpha_exact"`
 	EdgeNodes   int    `json:"edge_nodes"`
@@ -87,8 +87,9 @@ type Plan struct {
 	NumVLANs    int    `json:"num_vlans"`
 	// SkipVLANs are the IDs the plan was told not to use, ascending.
 	SkipVLANs []int `json:"skip_vlans"`
-	// MaxSwitchVLANs is the most VLANs one forwarding node is a member
-	// of (VLAN 1 included), at MaxSwitchVLANsAt: what a switch's VLAN
+	// MaxSwitchVLANs is the most VLANs one forwarding node (a switch, or
+	// a relaying server, which the deployment configures like one) is a
+	// member of (VLAN 1 included), at MaxSwitchVLANsAt: what its VLAN
 	// table must hold.
 	MaxSwitchVLANs   int     `json:"max_switch_vlans"`
 	MaxSwitchVLANsAt string  `json:"max_switch_vlans_at"`

@@ -384,6 +384,24 @@ func TestOrderedTies(t *testing.T) {
 	if p.NumVLANs != 12 || p.Coverage != 204.0/256 || p.Ties != "node" {
 		t.Errorf("node: %d VLANs, coverage %v, ties %q; want 12, 204/256, node", p.NumVLANs, p.Coverage, p.Ties)
 	}
+	// Pair ties spread first paths as random ones do (the offset differs
+	// between pairs): the FatTree(8) figures hold.
+	p = compute(t, "fattree:8", Options{Trials: 2, Seed: 1, Ties: paths.TiesPair})
+	if p.NumVLANs != 16 || p.Coverage != 1 || p.STPCoverage != 0.15625 || p.Ties != "pair" {
+		t.Errorf("pair: %d VLANs, coverage %v, STP coverage %v, ties %q; want 16, 1, 0.15625, pair", p.NumVLANs, p.Coverage, p.STPCoverage, p.Ties)
+	}
+}
+
+// Under pair ties BCube(4,4)'s paths correct their digits in cyclic
+// orders, and the planner needs fewer VLANs than under random ties, below
+// the paper's 256 (seed 1, one trial, pruned).
+func TestPairTiesBCube(t *testing.T) {
+	pair := compute(t, "bcube:4,4", Options{Trials: 1, Seed: 1, Ties: paths.TiesPair})
+	random := compute(t, "bcube:4,4", Options{Trials: 1, Seed: 1})
+	t.Logf("BCube(4,4), one trial: pair %d VLANs, random %d", pair.NumVLANs, random.NumVLANs)
+	if pair.NumVLANs != 239 || random.NumVLANs != 247 {
+		t.Errorf("BCube(4,4): pair %d VLANs, random %d; want 239 and 247", pair.NumVLANs, random.NumVLANs)
+	}
 }
 
 // NCP against a direct count: the same failure sets, then per pair the

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/paths"
@@ -237,15 +236,51 @@ func TestNaNRefused(t *testing.T) {
 	}
 }
 
-// A file WriteDir cannot create is reported with the system's error.
+// A file WriteDir cannot put in place is reported, and the directory is
+// left as it was: no file of this plan beside an earlier plan's, no
+// temporary file (found in review: plan.json was this plan's, the others
+// the earlier one's).
 func TestWriteDirCreateError(t *testing.T) {
-	p := triangle(t)
 	dir := t.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, "switches.json"), 0o755); err != nil {
+	old := compute(t, "fattree:4", Options{Trials: 1, Seed: 1})
+	if _, err := old.WriteDir(dir, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.WriteDir(dir, nil, false); !errors.Is(err, syscall.EISDIR) {
-		t.Errorf("switches.json a directory: %v, want EISDIR", err)
+	before := map[string]string{}
+	for _, name := range OutFiles(false) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before[name] = string(b)
+	}
+	// A directory where the last file goes.
+	last := OutFiles(false)[len(OutFiles(false))-1]
+	if err := os.Remove(filepath.Join(dir, last)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, last), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := triangle(t)
+	_, err := p.WriteDir(dir, nil, false)
+	if err == nil || !strings.Contains(err.Error(), last+" is a directory") {
+		t.Fatalf("%s a directory: %v", last, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != len(before) {
+		t.Errorf("%d entries in the directory, want the %d there before (no temporary file left)", len(ents), len(before))
+	}
+	for name, want := range before {
+		if name == last {
+			continue
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Errorf("%s changed by a write that failed", name)
+		}
+	}
+	if err := CheckOutFile(dir, last); err == nil || CheckOutFile(dir, "plan.json") != nil || CheckOutFile(dir, "absent") != nil {
+		t.Errorf("CheckOutFile: directory %v, file %v, absent %v", err, CheckOutFile(dir, "plan.json"), CheckOutFile(dir, "absent"))
 	}
 }
 
