@@ -5,16 +5,16 @@ import (
 	"testing"
 )
 
-// FuzzParseTies: --ties takes exactly random (or nothing), ordered and
-// node, each naming itself back; anything else is ErrBadTies.
+// FuzzParseTies: --ties takes exactly random (or nothing), ordered, node
+// and pair, each naming itself back; anything else is ErrBadTies.
 func FuzzParseTies(f *testing.F) {
-	for _, s := range []string{"", "random", "ordered", "node", "Random", "nodes", "ordered\x00"} {
+	for _, s := range []string{"", "random", "ordered", "node", "pair", "Random", "nodes", "pairs", "ordered\x00"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ties, err := ParseTies(s)
 		switch s {
-		case "", "random", "ordered", "node":
+		case "", "random", "ordered", "node", "pair":
 			want := s
 			if s == "" {
 				want = "random"

@@ -151,3 +151,49 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeDetect: Decode without a format, as Load reads a file, so
+// that DetectFormat picks it from the name and the contents (no other
+// target reaches detection, nor FormatJSON). Any input yields a graph
+// that round-trips in the detected format, or a one-line error.
+func FuzzDecodeDetect(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "golden", "*"))
+	for i, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(uint8(i), b)
+		}
+	}
+	for i := range detectNames {
+		f.Add(uint8(i), []byte("nodes:\n  - {name: a}\n  - {name: b, kind: host}\nlinks:\n  - [a, b]\n"))
+	}
+	f.Add(uint8(0), []byte(`{"nodes": [{"name": "a"}, {"name": "b", "kind": "host"}], "links": [["a", "b"]]}`))
+	f.Add(uint8(0), []byte("strict digraph x {\n a -> b\n}\n"))
+	f.Add(uint8(0), []byte("name: x\ntopology:\n  nodes:\n    a: {kind: srl}\n    b: {kind: linux}\n  links:\n    - endpoints: [\"a:e1-1\", \"b:eth1\"]\n"))
+	f.Add(uint8(0), []byte("\ufeff  <graphml><graph><node id=\"a\"/><node id=\"b\"/><edge source=\"a\" target=\"b\"/></graph></graphml>"))
+	f.Fuzz(func(t *testing.T, name uint8, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		file := detectNames[int(name)%len(detectNames)]
+		format := DetectFormat(file, data)
+		if again := DetectFormat(file, data); again != format {
+			t.Fatalf("DetectFormat not deterministic: %v then %v", format, again)
+		}
+		g, err := Decode(data, file, LoadOptions{ZooHosts: 1})
+		if format == FormatDOT {
+			if !errors.Is(err, ErrExportOnly) {
+				t.Fatalf("DOT input read: %v", err)
+			}
+			return
+		}
+		if err == nil && format == FormatGraphML && g.NumNodes() > 0 {
+			checkLoaded(t, g, nil, FormatGraphML) // Zoo graphs gain hosts
+			return
+		}
+		checkLoaded(t, g, err, format)
+	})
+}
+
+// detectNames are the file names FuzzDecodeDetect gives Decode: no
+// extension (contents decide), and one per extension DetectFormat knows.
+var detectNames = []string{"fuzz", "fuzz.yaml", "fuzz.json", "fuzz.clab.yml", "fuzz.graphml", "fuzz.xml", "fuzz.dot", "fuzz.gv"}
