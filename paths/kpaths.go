@@ -78,7 +78,7 @@ const (
 	// TiesPair draws one port offset per pair, from the pair's stream,
 	// and every node's scan starts at that offset (modulo its number of
 	// ports; then on in port order, wrapping); equal A* queue entries are
-	// ordered by node number shifted by the same draw. It is TiesOrdered
+	// ordered by node number, as under TiesOrdered. It is TiesOrdered
 	// with all adjacency lists rotated by one random amount per search. A
 	// pair's choices are alike at every node, so on BCube, whose servers'
 	// ports are its levels, a path corrects its address digits in a cyclic
@@ -445,7 +445,7 @@ type searcher struct {
 	// ordered: TiesOrdered (scan ports from the first, queue ties by node).
 	ordered bool
 	// rotate: TiesPair; offset is the current pair's draw (every scan
-	// starts at port offset mod degree, queue ties by node + offset).
+	// starts at port offset mod degree; queue ties by node number).
 	rotate bool
 	offset uint64
 	// pref: TiesNode's per-node preferences (nil under the other rules).
@@ -672,11 +672,8 @@ func (s *searcher) intN(n uint64) uint64 {
 
 // tie orders A* queue entries of equal cost and depth.
 func (s *searcher) tie(v topo.NodeID) uint32 {
-	if s.ordered {
+	if s.ordered || s.rotate {
 		return uint32(v)
-	}
-	if s.rotate {
-		return uint32(v) + uint32(s.offset)
 	}
 	if s.pref != nil {
 		return s.pref.rank[v]

@@ -2,6 +2,7 @@ package paths
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -149,4 +150,38 @@ func TestFitsLongMatchesFlat(t *testing.T) {
 	if yes == 0 || yes == agree {
 		t.Errorf("%d of %d paths fit: want both answers among the cases", yes, agree)
 	}
+}
+
+// After the stamp wraps, fitsLong answers as before: marks left under an
+// old stamp must not be taken for the new one's (found in review: a stamp
+// of 0 matched every node never marked, so a path that fits did not).
+func TestFitsLongStampWrap(t *testing.T) {
+	f := tailFabric(t, 300)
+	ps, err := ComputePathSets(f, PathOptions{K: 3, Seed: 1, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := ps.Sources()
+	for j := range ps.NumPaths() {
+		p := ps.Path(j)
+		if len(p) <= fitsFlatMax {
+			continue
+		}
+		st := newPackState(f, nil)
+		st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
+		want := st.fitsLong(0, p)
+		for _, s := range []uint32{math.MaxUint32, math.MaxUint32 - 1} {
+			st.stamp = s
+			for range 3 {
+				if got := st.fitsLong(0, p); got != want {
+					t.Fatalf("path %d, stamp from %d: fitsLong %v, want %v", j, s, got, want)
+				}
+			}
+		}
+		if !want {
+			t.Fatalf("path %d does not fit an empty subgraph", j)
+		}
+		return
+	}
+	t.Fatal("no long path")
 }

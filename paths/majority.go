@@ -197,7 +197,7 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 		}
 		// The tree's paths not placed yet, and their links, each once.
 		bundle, links = bundle[:0], links[:0]
-		st.stamp++
+		st.nextStamp()
 		for _, i := range list[off[ri]:off[ri+1]] {
 			if done[i] {
 				continue
@@ -299,7 +299,7 @@ func (st *packState) fitBundle(links []topo.LinkID) int {
 // of links added: the union-find of vl, overlaid with the links' unions.
 func (st *packState) bundleFits(vl int, links []topo.LinkID) bool {
 	uf := st.uf[vl]
-	st.stamp++
+	st.nextStamp()
 	follow := func(x int32) int32 {
 		for st.ovStamp[x] == st.stamp {
 			px := st.ovParent[x]

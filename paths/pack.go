@@ -525,7 +525,7 @@ func (st *packState) fitsLong(vl int, p []topo.LinkID) bool {
 		st.ovParent, st.ovStamp = make([]int32, n), make([]uint32, n)
 	}
 	uf := st.uf[vl]
-	st.stamp++
+	st.nextStamp()
 	follow := func(x int32) int32 {
 		for st.ovStamp[x] == st.stamp {
 			px := st.ovParent[x]
@@ -551,6 +551,18 @@ func (st *packState) fitsLong(vl int, p []topo.LinkID) bool {
 		st.ovParent[ra], st.ovStamp[ra] = rb, st.stamp
 	}
 	return true
+}
+
+// nextStamp advances the stamp of the per-link and per-node marks; when
+// it wraps, every mark is cleared, since a stamp of 0 (or any reused one)
+// would match marks left long ago.
+func (st *packState) nextStamp() {
+	st.stamp++
+	if st.stamp == 0 {
+		clear(st.linkStamp)
+		clear(st.ovStamp)
+		st.stamp = 1
+	}
 }
 
 // isBlocked reports whether some link of p that subgraph vl lacks is

@@ -48,6 +48,10 @@ type audit struct {
 	perSw   map[uint64]int        // links under audit per switch ID
 	out     int                   // probes out
 	started element.Time
+	// rescan: switches went stale for a reason (the controller cut off,
+	// a flap), not only for the periodic audit; its end rescans the
+	// ports where no link is known.
+	rescan bool
 }
 
 // add puts link k, between switches ends, under audit.
@@ -169,8 +173,9 @@ func (c *Controller) noteUnreached() {
 // for good (a flood relayed across links that failed unseen, a switch
 // beyond the notifications' hop limit whose hosts are all cut off), and
 // nothing else would ever correct the view. A view that is right costs
-// one probe per link, the rescan of the ports where no link is known
-// (auditPump) and no message to any host.
+// one probe per link and no message to any host: it rescans no port (a
+// full rescan probes every unknown port with every return port, and
+// publishes a new version, which is too much for every 30 s).
 func (c *Controller) periodicAudit() {
 	c.a.env.After(c.a.cfg.AuditEvery, c.periodicAudit)
 	if c.audit != nil || !c.a.nicUp {
@@ -180,7 +185,9 @@ func (c *Controller) periodicAudit() {
 	for _, id := range c.g.ids {
 		c.stale[id] = true
 	}
+	c.periodic = true
 	c.auditStale()
+	c.periodic = false
 }
 
 // flapped takes a switch's new alarm that port is up when its last one
@@ -292,6 +299,9 @@ func (c *Controller) auditStale() {
 	if added > 0 {
 		c.checksGen++ // the tree now leaves the links under audit out
 	}
+	if !c.periodic {
+		a.rescan = true
+	}
 	c.auditPump()
 }
 
@@ -343,9 +353,36 @@ func (c *Controller) auditPump() {
 	c.audit = nil
 	c.checksChanged() // the tree holds every link again: tell hosts their paths
 	c.resendPatches()
-	// A port that came up where no link was known was reported once too,
-	// perhaps while the controller was cut off: probe every such port
-	// again, for switches as well as hosts (a cable plugged in meanwhile).
+	if a.rescan {
+		c.auditRescan()
+	}
+}
+
+// AuditRescanGap spaces the rescans audits ask for: a forged flap alarm
+// starts an audit a second, and each full rescan probes every unknown
+// port and publishes a new version.
+const AuditRescanGap = 10 * element.Second
+
+// auditRescan rescans, once an audit that followed a cut-off or a flap
+// has ended, every switch port where no link is known, for switches as
+// well as hosts: a port that came up there was reported once too,
+// perhaps while the controller could not hear it (a cable plugged in
+// meanwhile). At most one such rescan starts per AuditRescanGap; one
+// asked for sooner waits for the gap's end.
+func (c *Controller) auditRescan() {
+	now := c.a.env.Now()
+	if now < c.nextAuditRescan {
+		if !c.auditRescanWaiting {
+			c.auditRescanWaiting = true
+			c.a.c.Inc("ctrl_audit_rescans_deferred")
+			c.a.env.After(c.nextAuditRescan-now, func() {
+				c.auditRescanWaiting = false
+				c.auditRescan()
+			})
+		}
+		return
+	}
+	c.nextAuditRescan = now + AuditRescanGap
 	c.a.c.Inc("ctrl_audit_rescans")
 	c.nextHostScan = 0
 	c.fullScan = true

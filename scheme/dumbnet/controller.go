@@ -96,6 +96,12 @@ type Controller struct {
 	waitingPorts []portID
 	// nextHostScan rate-limits rescans for missed hosts.
 	nextHostScan element.Time
+	// periodic: the periodic audit is marking switches stale (its audit
+	// rescans nothing); nextAuditRescan and auditRescanWaiting pace the
+	// rescans other audits ask for (auditRescan).
+	periodic           bool
+	nextAuditRescan    element.Time
+	auditRescanWaiting bool
 	// lateHost: a host the controller does not know answered after its
 	// round ended, while discovery ran; it is looked for at the end.
 	lateHost bool

@@ -299,6 +299,22 @@ func TestForgedReportsDuringAudit(t *testing.T) {
 // and s3 off, and used to start an audit every time one ended (199 audits
 // for 200 frames, found in review); now one a second at most.
 func TestForgedFlapsPaced(t *testing.T) {
+	l := forgeFlaps(t, 40)
+	l.s.Run(l.s.Now() + 3*time1s)
+	c := l.f.Agent(l.f.ControllerNode()).Counters()
+	if c["ctrl_audits"] > 3 || c["ctrl_flaps_deferred"] == 0 {
+		t.Fatalf("audits %d (want at most 3 in 2 s of forged flaps), flaps %d, deferred %d", c["ctrl_audits"], c["ctrl_flaps"], c["ctrl_flaps_deferred"])
+	}
+	if bad := viewErrors(l); len(bad) > 0 {
+		t.Fatalf("view wrong after forged flaps: %v", bad)
+	}
+}
+
+// forgeFlaps builds line:3 whose h2 forges n "port up" alarms for s1's
+// port to s2, 50 ms apart from now on: each repeats the last, so the
+// controller takes each for a flap.
+func forgeFlaps(t *testing.T, n int) *lab {
+	t.Helper()
 	g, err := topo.Parse("line:3", 1)
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +335,7 @@ func TestForgedFlapsPaced(t *testing.T) {
 	}
 	rmac, _, _ := l.g.HostAddr(rogue)
 	t0 := l.s.Now()
-	for k := range 40 {
+	for k := range n {
 		l.s.At(t0+element.Time(k)*50*element.Millisecond, func() {
 			m := wire.DumbNetPortStatus{SwitchID: SwitchIDOf(end.Node), Port: uint16(end.Port), State: wire.PortUp, HopLimit: 2, Seq: uint32(1000 + k)}
 			b, err := wire.AppendControlFrame(nil, wire.Broadcast, wire.MAC(rmac), &m)
@@ -330,13 +346,48 @@ func TestForgedFlapsPaced(t *testing.T) {
 			inj.env.Send(1, b)
 		})
 	}
-	l.s.Run(t0 + 3*time1s)
+	return l
+}
+
+// TestForgedFlapsRescansPaced: 10 s of forged flap alarms start an audit
+// a second, and each audit that follows a flap asks for a rescan of the
+// ports where no link is known, which probes them all and publishes a new
+// version. At most one such rescan starts per AuditRescanGap (found in
+// review: ten in 10 s, the version bumped at each).
+func TestForgedFlapsRescansPaced(t *testing.T) {
+	l := forgeFlaps(t, 200)
+	v0 := l.f.Controller().Version()
+	l.s.Run(l.s.Now() + 10500*element.Millisecond)
 	c := l.f.Agent(l.f.ControllerNode()).Counters()
-	if c["ctrl_audits"] > 3 || c["ctrl_flaps_deferred"] == 0 {
-		t.Fatalf("audits %d (want at most 3 in 2 s of forged flaps), flaps %d, deferred %d", c["ctrl_audits"], c["ctrl_flaps"], c["ctrl_flaps_deferred"])
+	if c["ctrl_audits"] < 5 || c["ctrl_audit_rescans"] != 2 || c["ctrl_audit_rescans_deferred"] == 0 {
+		t.Errorf("audits %d, audit rescans %d (deferred %d); want 5 or more audits, 2 rescans, some deferred",
+			c["ctrl_audits"], c["ctrl_audit_rescans"], c["ctrl_audit_rescans_deferred"])
 	}
+	t.Logf("%d audits, %d rescans, version %d -> %d", c["ctrl_audits"], c["ctrl_audit_rescans"], v0, l.f.Controller().Version())
 	if bad := viewErrors(l); len(bad) > 0 {
 		t.Fatalf("view wrong after forged flaps: %v", bad)
+	}
+}
+
+// TestPeriodicAuditRescansNothing: the periodic audit of a right view
+// probes each link and nothing else: no rescan of the unused ports, no new
+// version, no message to a host (found in review: on leafspine:2,8,2,
+// with audits every 2 s, 1,315 probes and 64 neighbour lists in 10 s, the
+// version bumped four times).
+func TestPeriodicAuditRescansNothing(t *testing.T) {
+	l := newLab(t, "leafspine:2,8,2", map[string]string{"auditevery": "2s"})
+	l.discover(t)
+	ctrl := l.f.Agent(l.f.ControllerNode())
+	before := ctrl.Counters()
+	v0 := l.f.Controller().Version()
+	l.s.Run(l.s.Now() + 10*time1s)
+	c := ctrl.Counters()
+	if c["ctrl_periodic_audits"]-before["ctrl_periodic_audits"] < 4 || c["ctrl_audit_rescans"] != 0 ||
+		c["ctrl_host_rescans"] != before["ctrl_host_rescans"] || c["ctrl_neighbor_lists"] != before["ctrl_neighbor_lists"] ||
+		l.f.Controller().Version() != v0 {
+		t.Errorf("periodic audits %d, audit rescans %d, host rescans %d -> %d, neighbour lists %d -> %d, version %d -> %d",
+			c["ctrl_periodic_audits"]-before["ctrl_periodic_audits"], c["ctrl_audit_rescans"], before["ctrl_host_rescans"], c["ctrl_host_rescans"],
+			before["ctrl_neighbor_lists"], c["ctrl_neighbor_lists"], v0, l.f.Controller().Version())
 	}
 }
 

@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -386,19 +389,35 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 	if withPaths {
 		files = append(files, outFile{PathsFile, p.WritePathsJSON})
 	}
+	// Where each file goes: through a symbolic link at its name (the
+	// link stays, its target is replaced), in the directory otherwise.
+	dests := make([]string, len(files))
+	for i, f := range files {
+		dests[i] = filepath.Join(dir, f.name)
+		if real, err := filepath.EvalSymlinks(dests[i]); err == nil {
+			dests[i] = real
+		}
+	}
 	var temps []string
 	defer func() {
 		for _, t := range temps { // those not renamed: a failure
 			os.Remove(t)
 		}
 	}()
-	for _, f := range files {
-		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d.tmp", f.name, os.Getpid()))
-		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	for i, f := range files {
+		out, err := createTemp(filepath.Dir(dests[i]), f.name)
 		if err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
-		temps = append(temps, tmp)
+		temps = append(temps, out.Name())
+		// A file that is there keeps its permissions.
+		if fi, err := os.Stat(dests[i]); err == nil && fi.Mode().IsRegular() {
+			err = out.Chmod(fi.Mode().Perm())
+			if err != nil {
+				out.Close()
+				return nil, fmt.Errorf("plan: %w", err)
+			}
+		}
 		bw := bufio.NewWriterSize(out, 1<<20)
 		err = f.write(bw)
 		if err == nil {
@@ -417,8 +436,8 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 	}
-	for i, f := range files {
-		if err := os.Rename(temps[i], filepath.Join(dir, f.name)); err != nil {
+	for i := range files {
+		if err := os.Rename(temps[i], dests[i]); err != nil {
 			temps = temps[i:]
 			return nil, fmt.Errorf("plan: %w", err)
 		}
@@ -436,10 +455,25 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 	return removed, nil
 }
 
+// createTemp creates a new file in dir for name's content, under a
+// hidden name no other writer can be using (O_EXCL, a random part), with
+// the permissions os.Create gives (0666 less the umask).
+func createTemp(dir, name string) (*os.File, error) {
+	for range 100 {
+		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d-%08x.tmp", name, os.Getpid(), rand.Uint32()))
+		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("%s: no free temporary name", dir)
+}
+
 // CheckOutFile reports an error when dir/name exists and is not a regular
-// file (a directory, a socket): WriteDir could not put its file there.
+// file (a directory, a socket), following a symbolic link: WriteDir could
+// not put its file there.
 func CheckOutFile(dir, name string) error {
-	fi, err := os.Lstat(filepath.Join(dir, name))
+	fi, err := os.Stat(filepath.Join(dir, name))
 	if err != nil || fi.Mode().IsRegular() {
 		return nil
 	}

@@ -516,3 +516,59 @@ func TestWriteDirMode(t *testing.T) {
 		t.Errorf("output directory mode %v, want %v", b.Mode(), a.Mode())
 	}
 }
+
+// WriteDir into a directory other writers use too (found in review): two
+// writers at once both succeed and leave whole files (temporary names
+// are unique: they collided within one process); a file behind a symbolic
+// link is replaced behind it, the link kept; a file's permissions stay.
+func TestWriteDirTempLinkMode(t *testing.T) {
+	dir := t.TempDir()
+	a, b := compute(t, "fattree:4", Options{Trials: 1, Seed: 1}), triangle(t)
+	errs := make(chan error, 2)
+	for _, p := range []*Plan{a, b} {
+		go func() { _, err := p.WriteDir(dir, nil, true); errs <- err }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent WriteDir: %v", err)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != len(OutFiles(true)) {
+		t.Errorf("%d entries after two writers, want %d (no temporary file left)", len(ents), len(OutFiles(true)))
+	}
+	for _, name := range OutFiles(true) {
+		if strings.HasSuffix(name, ".json") {
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			if !json.Valid(b) {
+				t.Errorf("%s is not whole JSON after two writers", name)
+			}
+		}
+	}
+	// A link at plan.json, a private switches.json.
+	real := filepath.Join(t.TempDir(), "real.json")
+	if err := os.WriteFile(real, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "plan.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, filepath.Join(dir, "plan.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(dir, "switches.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.WriteDir(dir, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "plan.json")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("plan.json no longer a link: %v", err)
+	}
+	if got, _ := os.ReadFile(real); !json.Valid(got) || !strings.Contains(string(got), `"topology": "fattree:4"`) {
+		t.Errorf("the link's target holds %.60q, want the plan", got)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "switches.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("switches.json mode %v (%v), want 0600 kept", fi.Mode().Perm(), err)
+	}
+}
