@@ -84,6 +84,7 @@ topology files, scenarios).`,
 	for _, mk := range commands {
 		root.AddCommand(mk())
 	}
+	registerCompletions(root)
 	root.SetHelpCommand(newHelpCmd())
 	return root
 }

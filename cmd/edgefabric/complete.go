@@ -1,0 +1,78 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/edgefabric/edgefabric/emu"
+	"github.com/edgefabric/edgefabric/experiment"
+	"github.com/edgefabric/edgefabric/scheme/all"
+)
+
+// flagValues are the values shell completion offers for a flag, by name,
+// wherever the flag is defined: the same names the commands accept.
+func flagValues() map[string][]string {
+	return map[string][]string{
+		"ties":   {"random", "ordered", "node", "pair"},
+		"scheme": append(all.Registry().Names(), emu.KernelBridge),
+		"engine": {"emu", "sim"},
+		"format": {"yaml", "json", "dot", "clab", "graphml"},
+		"log":    {"off", "error", "warn", "info", "debug"},
+		"trace":  {"full", "headers"},
+	}
+}
+
+// registerCompletions teaches shell completion the values of the flags
+// above, lab names for the lab verbs, and the names of reproductions and
+// benchmarks: completion offered file names for all of them.
+func registerCompletions(root *cobra.Command) {
+	values := flagValues()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for name, vals := range values {
+			if c.LocalNonPersistentFlags().Lookup(name) != nil {
+				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		switch c.Name() {
+		case "down", "status", "exec", "link":
+			c.ValidArgsFunction = labArgs
+		case "repro":
+			c.ValidArgsFunction = firstArg(func() []string {
+				var names []string
+				for _, r := range experiment.All() {
+					names = append(names, r.Name)
+				}
+				return names
+			})
+		case "bench":
+			c.ValidArgsFunction = firstArg(func() []string { return []string{"spain-plan"} })
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// labArgs completes a lab verb's first argument with the labs that exist
+// (link's fourth with down and up); the others are left to the user.
+func labArgs(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	switch {
+	case len(args) == 0:
+		labs, _ := emu.Labs()
+		return labs, cobra.ShellCompDirectiveNoFileComp
+	case c.Name() == "link" && len(args) == 3:
+		return []string{"down", "up"}, cobra.ShellCompDirectiveNoFileComp
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// firstArg completes a command's one argument from names.
+func firstArg(names func() []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return names(), cobra.ShellCompDirectiveNoFileComp
+	}
+}
