@@ -300,22 +300,12 @@ func (st *packState) fitBundle(links []topo.LinkID) int {
 func (st *packState) bundleFits(vl int, links []topo.LinkID) bool {
 	uf := st.uf[vl]
 	st.nextStamp()
-	follow := func(x int32) int32 {
-		for st.ovStamp[x] == st.stamp {
-			px := st.ovParent[x]
-			if st.ovStamp[px] == st.stamp { // path halving
-				st.ovParent[x] = st.ovParent[px]
-			}
-			x = px
-		}
-		return x
-	}
 	for _, l := range links {
 		if st.has(vl, l) {
 			continue
 		}
 		a, b := st.f.Ends(l)
-		ra, rb := follow(find(uf, int32(a))), follow(find(uf, int32(b)))
+		ra, rb := st.ovFind(find(uf, int32(a))), st.ovFind(find(uf, int32(b)))
 		if ra == rb {
 			return false
 		}

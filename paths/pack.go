@@ -526,16 +526,6 @@ func (st *packState) fitsLong(vl int, p []topo.LinkID) bool {
 	}
 	uf := st.uf[vl]
 	st.nextStamp()
-	follow := func(x int32) int32 {
-		for st.ovStamp[x] == st.stamp {
-			px := st.ovParent[x]
-			if st.ovStamp[px] == st.stamp { // path halving
-				st.ovParent[x] = st.ovParent[px]
-			}
-			x = px
-		}
-		return x
-	}
 	for i, l := range p {
 		if st.has(vl, l) {
 			continue
@@ -545,12 +535,25 @@ func (st *packState) fitsLong(vl int, p []topo.LinkID) bool {
 			st.blocked[int(l)*st.words+vl/64] |= 1 << (vl % 64)
 			return false
 		}
-		if ra, rb = follow(ra), follow(rb); ra == rb {
+		if ra, rb = st.ovFind(ra), st.ovFind(rb); ra == rb {
 			return false
 		}
 		st.ovParent[ra], st.ovStamp[ra] = rb, st.stamp
 	}
 	return true
+}
+
+// ovFind follows node x's tentative unions under the current stamp: the
+// overlay fitsLong and bundleFits lay over a subgraph's union-find.
+func (st *packState) ovFind(x int32) int32 {
+	for st.ovStamp[x] == st.stamp {
+		px := st.ovParent[x]
+		if st.ovStamp[px] == st.stamp { // path halving
+			st.ovParent[x] = st.ovParent[px]
+		}
+		x = px
+	}
+	return x
 }
 
 // nextStamp advances the stamp of the per-link and per-node marks; when
