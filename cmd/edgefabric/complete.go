@@ -55,7 +55,8 @@ func registerCompletions(root *cobra.Command) {
 }
 
 // labArgs completes a lab verb's first argument with the labs that exist
-// (link's fourth with down and up); the others are left to the user.
+// (link's fourth with down and up, exec's command with file names); the
+// others are left to the user.
 func labArgs(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	switch {
 	case len(args) == 0:
@@ -63,6 +64,9 @@ func labArgs(c *cobra.Command, args []string, _ string) ([]string, cobra.ShellCo
 		return labs, cobra.ShellCompDirectiveNoFileComp
 	case c.Name() == "link" && len(args) == 3:
 		return []string{"down", "up"}, cobra.ShellCompDirectiveNoFileComp
+	case c.Name() == "exec" && len(args) >= 2:
+		// The command and its arguments: a node shares the host's files.
+		return nil, cobra.ShellCompDirectiveDefault
 	}
 	return nil, cobra.ShellCompDirectiveNoFileComp
 }

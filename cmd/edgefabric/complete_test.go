@@ -24,6 +24,7 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"bench", ""}, "spain-plan\n:4\n"},
 		{[]string{"link", "lab1", "s1", "s2", ""}, "down\nup\n:4\n"},
 		{[]string{"exec", "lab1", ""}, ":4\n"},
+		{[]string{"exec", "lab1", "h1", "--", "cat", ""}, ":0\n"}, // file names
 	} {
 		code, out, _ := topoCLI(append([]string{"__complete"}, c.args...)...)
 		// cobra filters by the prefix typed only in the shell script, so

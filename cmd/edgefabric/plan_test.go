@@ -226,3 +226,31 @@ func TestPlanOutTargetIsDirectory(t *testing.T) {
 		t.Error("plan.json changed by a refused run")
 	}
 }
+
+// A link at an --out file to a file in a directory where nothing can be
+// created (here /proc) is refused before planning, with the link's target
+// named; a dangling link is replaced by the file (found in review: the
+// first was refused after planning, naming a hidden temporary file).
+func TestPlanOutLinks(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink("/proc/version", filepath.Join(dir, "plan.json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := topoCLI("plan", "spain", "fattree:4", "--out", dir)
+	want := "edgefabric: --out " + dir + ": plan.json links to /proc/version, in a directory where no file can be created ("
+	if code != 2 || out != "" || !strings.HasPrefix(errOut, want) || !strings.HasSuffix(errOut, "): remove it or give another directory\n") {
+		t.Errorf("link into /proc: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if err := os.Remove(filepath.Join(dir, "plan.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("missing.json", filepath.Join(dir, "plan.json")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := topoCLI("plan", "spain", "fattree:4", "--out", dir); code != 0 {
+		t.Fatalf("dangling link: exit %d: %s", code, errOut)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "plan.json")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("dangling link: plan.json is %v (%v), want the file", fi.Mode(), err)
+	}
+}

@@ -48,10 +48,6 @@ type audit struct {
 	perSw   map[uint64]int        // links under audit per switch ID
 	out     int                   // probes out
 	started element.Time
-	// rescan: switches went stale for a reason (the controller cut off,
-	// a flap), not only for the periodic audit; its end rescans the
-	// ports where no link is known.
-	rescan bool
 }
 
 // add puts link k, between switches ends, under audit.
@@ -98,6 +94,7 @@ func (c *Controller) nicChange(up bool) {
 	}
 	if !up {
 		c.a.c.Inc("ctrl_cut_off")
+		c.wantRescan = true
 		for _, id := range c.g.ids {
 			c.stale[id] = true
 		}
@@ -165,6 +162,7 @@ func (c *Controller) noteUnreached() {
 	for i, d := range sc.dist[:c.g.numSwitches()] {
 		if d < 0 {
 			c.stale[c.g.ids[i]] = true
+			c.wantRescan = true
 		}
 	}
 }
@@ -173,7 +171,8 @@ func (c *Controller) noteUnreached() {
 // for good (a flood relayed across links that failed unseen, a switch
 // beyond the notifications' hop limit whose hosts are all cut off), and
 // nothing else would ever correct the view. A view that is right costs
-// one probe per link and no message to any host: it rescans no port (a
+// one probe per link and no message to any host: it rescans no port
+// unless switches went out of reach since the last rescan (wantRescan; a
 // full rescan probes every unknown port with every return port, and
 // publishes a new version, which is too much for every 30 s).
 func (c *Controller) periodicAudit() {
@@ -207,6 +206,11 @@ func (c *Controller) flapped(sw uint64, port uint16) {
 	c.g.setUp(i, port, true)
 	n := 0
 	for j, d := range sc.dist[:c.g.numSwitches()] {
+		if d < 0 {
+			// Even when they are stale already (a periodic audit has
+			// them), the rescan after the audit that takes them is due.
+			c.wantRescan = true
+		}
 		if d < 0 && !c.stale[c.g.ids[j]] {
 			c.stale[c.g.ids[j]] = true
 			n++
@@ -300,7 +304,7 @@ func (c *Controller) auditStale() {
 		c.checksGen++ // the tree now leaves the links under audit out
 	}
 	if !c.periodic {
-		a.rescan = true
+		c.wantRescan = true
 	}
 	c.auditPump()
 }
@@ -353,7 +357,8 @@ func (c *Controller) auditPump() {
 	c.audit = nil
 	c.checksChanged() // the tree holds every link again: tell hosts their paths
 	c.resendPatches()
-	if a.rescan {
+	if c.wantRescan {
+		c.wantRescan = false
 		c.auditRescan()
 	}
 }

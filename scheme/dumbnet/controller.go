@@ -97,9 +97,13 @@ type Controller struct {
 	// nextHostScan rate-limits rescans for missed hosts.
 	nextHostScan element.Time
 	// periodic: the periodic audit is marking switches stale (its audit
-	// rescans nothing); nextAuditRescan and auditRescanWaiting pace the
-	// rescans other audits ask for (auditRescan).
+	// rescans nothing). wantRescan: switches went out of reach (the
+	// controller cut off, a partition, a flap) or were audited for such a
+	// reason, so the next audit to end rescans the ports where no link is
+	// known; nextAuditRescan and auditRescanWaiting pace those rescans
+	// (auditRescan).
 	periodic           bool
+	wantRescan         bool
 	nextAuditRescan    element.Time
 	auditRescanWaiting bool
 	// lateHost: a host the controller does not know answered after its

@@ -407,7 +407,7 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 	for i, f := range files {
 		out, err := createTemp(filepath.Dir(dests[i]), f.name)
 		if err != nil {
-			return nil, fmt.Errorf("plan: %w", err)
+			return nil, fmt.Errorf("plan: %s: %w", f.name, err)
 		}
 		temps = append(temps, out.Name())
 		// A file that is there keeps its permissions.
@@ -469,19 +469,35 @@ func createTemp(dir, name string) (*os.File, error) {
 	return nil, fmt.Errorf("%s: no free temporary name", dir)
 }
 
-// CheckOutFile reports an error when dir/name exists and is not a regular
-// file (a directory, a socket), following a symbolic link: WriteDir could
-// not put its file there.
+// CheckOutFile reports an error when WriteDir could not put dir/name in
+// place: it exists and is not a regular file (a directory, a socket),
+// following a symbolic link, or it is a link to a file in a directory
+// where no file can be created (the new file is written beside the old
+// one and renamed over it). A dangling link is replaced by the file.
 func CheckOutFile(dir, name string) error {
-	fi, err := os.Stat(filepath.Join(dir, name))
-	if err != nil || fi.Mode().IsRegular() {
+	p := filepath.Join(dir, name)
+	fi, err := os.Stat(p)
+	if err != nil {
 		return nil
 	}
-	what := "not a regular file"
-	if fi.IsDir() {
-		what = "a directory"
+	if !fi.Mode().IsRegular() {
+		what := "not a regular file"
+		if fi.IsDir() {
+			what = "a directory"
+		}
+		return fmt.Errorf("%s is %s", name, what)
 	}
-	return fmt.Errorf("%s is %s", name, what)
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || filepath.Dir(real) == filepath.Clean(dir) {
+		return nil
+	}
+	f, err := createTemp(filepath.Dir(real), name)
+	if err != nil {
+		return fmt.Errorf("%s links to %s, in a directory where no file can be created (%w)", name, real, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
 }
 
 // OutFiles names the files WriteDir writes (with withPaths, paths.json
