@@ -207,7 +207,16 @@ See docs/spain-plan.md.`,
 				ncp = &n
 			}
 			if outDir != "" {
-				removed, err := p.WriteDir(outDir, ncp, withPaths)
+				// A signal while writing (a paths.json can take minutes)
+				// stops the write, which removes its temporary files;
+				// before and after, signals keep their default action.
+				ctx, stop := stopContext()
+				removed, err := p.WriteDirContext(ctx, outDir, ncp, withPaths)
+				interrupted := ctx.Err() != nil
+				stop()
+				if err != nil && interrupted {
+					return fmt.Errorf("plan: interrupted while writing into %s: its files are as they were", outDir)
+				}
 				if err != nil {
 					return err
 				}

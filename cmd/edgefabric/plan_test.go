@@ -3,9 +3,14 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/edgefabric/edgefabric/scheme/spain/plan"
 )
 
 func TestPlanSpainFatTree8(t *testing.T) {
@@ -252,5 +257,48 @@ func TestPlanOutLinks(t *testing.T) {
 	}
 	if fi, err := os.Lstat(filepath.Join(dir, "plan.json")); err != nil || !fi.Mode().IsRegular() {
 		t.Errorf("dangling link: plan.json is %v (%v), want the file", fi.Mode(), err)
+	}
+}
+
+// Ctrl-C while plan --out writes (a paths.json can take minutes) stops
+// the write and leaves no temporary file behind: exit 1 and the directory
+// as it was, or, if the write ended first, exit 0 and whole files.
+func TestPlanOutInterrupted(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "plan", "spain", "fattree:32", "--trials", "1", "--out", dir, "--paths")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ents, _ := os.ReadDir(dir)
+		if slices.ContainsFunc(ents, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".tmp") }) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	switch {
+	case code == 1 && stderr.String() == "edgefabric: plan: interrupted while writing into "+dir+": its files are as they were\n":
+		if len(names) != 0 {
+			t.Errorf("interrupted: left %v", names)
+		}
+	case code == 0:
+		t.Logf("the write ended before the signal: %v", names)
+		if len(names) != len(plan.OutFiles(true)) {
+			t.Errorf("finished: %v", names)
+		}
+	default:
+		t.Errorf("exit %d (%v), stderr %q, left %v", code, err, stderr.String(), names)
 	}
 }

@@ -3,6 +3,7 @@ package plan
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -372,6 +373,13 @@ const PathsFile = "paths.json"
 // directory where a file goes) leaves the earlier plan's files as they
 // were, not some of this plan's beside some of that one's.
 func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string, err error) {
+	return p.WriteDirContext(context.Background(), dir, ncp, withPaths)
+}
+
+// WriteDirContext is WriteDir that stops writing once ctx is done (a
+// signal: a paths.json can take minutes), removing its temporary files
+// and leaving the directory as it was.
+func (p *Plan) WriteDirContext(ctx context.Context, dir string, ncp *NCP, withPaths bool) (removed []string, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
@@ -418,7 +426,7 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 				return nil, fmt.Errorf("plan: %w", err)
 			}
 		}
-		bw := bufio.NewWriterSize(out, 1<<20)
+		bw := bufio.NewWriterSize(ctxWriter{ctx, out}, 1<<20)
 		err = f.write(bw)
 		if err == nil {
 			err = bw.Flush()
@@ -429,6 +437,9 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 		if err != nil {
 			return nil, fmt.Errorf("plan: %s: %w", f.name, err)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
 	}
 	// Renaming over a directory would fail half-way through: check first.
 	for _, f := range files {
@@ -453,6 +464,19 @@ func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string,
 		}
 	}
 	return removed, nil
+}
+
+// ctxWriter fails its writes once ctx is done.
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.w.Write(b)
 }
 
 // createTemp creates a new file in dir for name's content, under a
