@@ -32,11 +32,7 @@ func tailFabric(t *testing.T, n int) *Fabric {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := NewFabric(g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f
+	return mustFabric(t, g)
 }
 
 // rootsOnPaths keeps only the nodes among a path's first maxPathRoots,
