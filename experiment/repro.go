@@ -49,7 +49,7 @@ func (o Options) command(name string) string {
 	for _, r := range o.Rows {
 		c += " --rows '" + r + "'"
 	}
-	if o.Ties != paths.TiesRandom {
+	if o.Ties != paths.TiesPair {
 		c += " --ties " + o.Ties.String()
 	}
 	if o.SlowTrials > 1 {

@@ -35,7 +35,7 @@ type spainRow struct {
 var spainRows = []spainRow{
 	{name: "testbed", spec: "spain-testbed", optimum: f64(4), heuristic: f64(4), trialsForBest: f64(4),
 		switches: 4, links: 6, hosts: 80, covSTP: -1, covSPAIN: -1, ncpSTP: -1, ncpSPAIN: -1, vlans: 4, gain1: -1, gainAlpha: -1},
-	{name: "FatTree(4)", spec: "fattree:4", note3: ftNote, note2: ft2Note, optimum: f64(4), heuristic: f64(4), trialsForBest: f64(1),
+	{name: "FatTree(4)", spec: "fattree:4", note3: ftNote, optimum: f64(4), heuristic: f64(4), trialsForBest: f64(1),
 		switches: 20, links: 32, hosts: 16, covSTP: 37.50, covSPAIN: 100, ncpSTP: 35.00, ncpSPAIN: 0, vlans: 4, gain1: 1.00, gainAlpha: 2.00},
 	{name: "FatTree(8)", spec: "fattree:8", note3: ftNote, note2: ft2Note, optimum: f64(16), heuristic: f64(16), trialsForBest: f64(1),
 		switches: 80, links: 256, hosts: 128, covSTP: 15.62, covSPAIN: 100, ncpSTP: 17.00, ncpSPAIN: 0, vlans: 16, gain1: 1.00, gainAlpha: 4.00},
@@ -67,39 +67,40 @@ var spainRows = []spainRow{
 		switches: 2048, links: 16384, hosts: 4096, covSTP: 31.82, covSPAIN: 100, ncpSTP: 43.19, ncpSPAIN: 0, vlans: 2048, gain1: 1.68, gainAlpha: 1.59},
 	// Table 2 only.
 	{name: "BCube(2,3)", spec: "bcube:2,3", note2: bc23Note, optimum: f64(12), heuristic: f64(12), trialsForBest: f64(290), vlans: -1},
-	{name: "BCube(3,2)", spec: "bcube:3,2", note2: bcPruned, optimum: f64(6), heuristic: f64(6), trialsForBest: f64(6), vlans: -1},
+	{name: "BCube(3,2)", spec: "bcube:3,2", optimum: f64(6), heuristic: f64(6), trialsForBest: f64(6), vlans: -1},
 }
 
 // Per-family explanations of the differences (docs/spain-plan.md has the
 // long form).
 const (
-	ftNote    = "Gain PS=1: the paper's 1.00 means its Algorithm 1 broke ties the same way for every pair (all first paths through one core, like STP); ours breaks them at random, so first paths spread over the cores. PS=α: our α is p/2 (max-flow between edge switches), the paper's (p/2)²; random spreading lifts our gain above p/2. NCP STP: ours is the share of edge-switch pairs cut off, averaged over 10 random failure sets (noisy on small rows: FatTree(4) has 32 links, 1.3 failures per set); its expectation is about 14–16 % on every FatTree (FatTree(4) 14.2 %, FatTree(16) 14.5 %), below the paper's 35, 17, 21, 17 %, which we cannot reproduce: the paper does not say which node pairs it counts."
+	ftNote    = "Gain PS=1: the paper's 1.00 means its Algorithm 1 broke ties the same way for every pair (all first paths through one core, like STP); ours starts every pair's port scans at its own random offset (--ties pair), so first paths spread over the cores (with --ties ordered, 1.00 as in the paper: docs/repro/ordered). PS=α: our α is p/2 (max-flow between edge switches), the paper's (p/2)²; the spreading lifts our gain above p/2 from FatTree(8) on. NCP STP: ours is the share of edge-switch pairs cut off, averaged over 10 random failure sets (noisy on small rows: FatTree(4) has 32 links, 1.3 failures per set); its expectation is about 14–16 % on every FatTree (FatTree(4) 14.2 %, FatTree(16) 14.5 %), below the paper's 35, 17, 21, 17 %, which we cannot reproduce: the paper does not say which node pairs it counts."
 	hxNote    = "Fewer VLANs than the paper: the parallel tree-cover packer (with its majority round for the paths in no BFS tree) and pruning (Table 2 shows what the serial Algorithm 2 gives). NCP STP below the paper's: the 802.1D tree of a HyperX is shallow (every switch is within two hops of the root), so tree paths have at most four links. Gains above the paper's: see the throughput note in docs/spain-plan.md."
-	ft2Note   = "The serial Algorithm 2 misses the paper's (p/2)² in one trial: first fit in random subgraph order lets paths through different cores share a subgraph until it can take no more, whatever the tie-breaking (FatTree(8), seed 1: 62 VLANs with random ties, 19 with ordered ones; with k = (p/2)² = 16, 212 with random ties and 211 with ordered ones; docs/spain-plan.md). The parallel tree-cover packer reaches the optimum."
+	ft2Note   = "The serial Algorithm 2 misses the paper's (p/2)² in one trial: first fit in random subgraph order lets paths through different cores share a subgraph until it can take no more, whatever the tie-breaking (FatTree(8), seed 1: 66 VLANs with pair ties, 62 with random ones, 19 with ordered ones; with k = (p/2)² = 16, 209, 212 and 211; docs/spain-plan.md). The parallel tree-cover packer reaches the optimum."
 	hx2Note   = "The serial Algorithm 2 needs more VLANs than the paper's 475/304-trial best; we run 10 trials."
-	cdNote    = "The uncovered links are the aggregation-pair and core-core links, as in the paper. More VLANs than the paper: random tie-breaking in Algorithm 1 diversifies the three paths per pair (the paper's deterministic ties give path sets that share more)."
+	cdNote    = "The uncovered links are the aggregation-pair and core-core links, as in the paper. More VLANs than the paper: a random port offset per pair in Algorithm 1 diversifies the paths of different pairs (with --ties ordered, every pair resolving ties alike, 7, 8, 9 and 14 VLANs, fewer than the paper's: docs/repro/ordered)."
 	cdBadRow  = "The paper's coverage figures for CiscoDC(3,2) and (4,3) (34.15/92.68 % and 35.53/94.74 %) imply 41 and 76 links, not the 46 and 81 it lists; our counts follow the listed topology."
 	cd2Note   = "The paper's best took up to 1549 trials (CiscoDC(2,2)); we run 10."
 	bcNote    = "Servers relay, so they are both the path endpoints and bridges; VLAN 1 is rooted at the level-0 switch with the lowest bridge ID, which reproduces the paper's STP coverage of the two-level rows. Our gains are far above the paper's: under STP every flow between servers of different level-0 groups crosses the root switch's links, which our unit-capacity, max-load model makes the bottleneck; the paper's near-1 gains at saturation point to a host-side limit its text does not specify (see docs/spain-plan.md)."
-	bc84VLANs = "More VLANs than the paper's p^(l−1)·l = 2048 (one per switch). With random ties a path corrects the servers' address digits in a random order, and a loop-free VLAN around one switch holds one order per server: tree cover's BFS trees hold four fifths of the 33.5 M paths, the majority round places most of the rest along the trees their majority follows, and the 1.3 M paths whose order lost every vote need about 420 VLANs more, placed longest first (best fit alone for all the loose paths: 3245; seed 1, one trial; with --slow-trials 10, 2391). Packings of exactly p^(l−1)·l exist for the random-tie path sets of BCube(4,4) and (5,4): a local search over the trees' parent choices finds them. From BCube(6,4) on it stalls, and stopped early it needs more VLANs, not fewer (docs/spain-plan.md). With --ties ordered the planner needs 1523 (docs/repro/ordered) and with --ties node 1902 (docs/repro/node), below 2048: p^(l−1)·l is the optimum of the paper's path set, not a lower bound for every Algorithm 1 path set."
+	bc84VLANs = "One trial (seed 1) needs one VLAN more than the paper's p^(l−1)·l = 2048 (one per switch); with --slow-trials 10 the best trial needs 2048. With pair ties a path corrects the servers' address digits in a cyclic order from a random start, which a VLAN around one switch can hold; with --ties random (every tie at random) a path corrects them in any order and the same packer needs 2524 in one trial and 2391 in ten (docs/repro/random). With --ties ordered it needs 1523 (docs/repro/ordered) and with --ties node 1902 (docs/repro/node), below 2048: p^(l−1)·l is the optimum of the paper's path set, not a lower bound for every Algorithm 1 path set."
 	bc84Note  = bc84VLANs + " STP coverage below the paper's: 802.1D gives ties at equal root cost to the lowest bridge ID; ours number level-0 switches first, which leaves 1464 of the 2048 switches as leaves of the tree (links to them carry no host traffic); the paper's figure implies 930 leaves, another bridge-ID order it does not give."
 	bc23Note  = "Both our packers need fewer VLANs than the paper's 12 for our k = α = 3 path set: the paper's optimum is for its own path set, not a lower bound for every Algorithm 1 path set."
-	bcPruned  = "Where fewer VLANs than the paper's optimum p^(l−1)·l: tree cover reaches it (one VLAN per switch), then pruning moves every path of one VLAN into others that stay loop-free with it. The paper's optimum is for its own path set; ours (random ties) fits into fewer, verified like every plan."
+	bcPruned  = "Where fewer VLANs than the paper's optimum p^(l−1)·l: tree cover reaches it (one VLAN per switch), then pruning moves every path of one VLAN into others that stay loop-free with it. The paper's optimum is for its own path set; ours fits into fewer, verified like every plan."
 )
 
 // tiesWords names a tie-breaking rule in the tables' notes. The per-row
-// explanations are written for the default, random ties; other runs leave
+// explanations are written for the default, pair ties; other runs leave
 // them out and point to the discussion instead.
 func tiesWords(t paths.Ties) string {
+	const left = "per-row explanations, written for pair ties, are left out: see docs/spain-plan.md"
 	switch t {
+	case paths.TiesRandom:
+		return "at random, at every node anew (--ties random; " + left + ")"
 	case paths.TiesOrdered:
-		return "in port order, the same way for every pair (--ties ordered; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
+		return "in port order, the same way for every pair (--ties ordered; " + left + ")"
 	case paths.TiesNode:
-		return "by a fixed port preference per node drawn from the seed, the same way for every pair (--ties node; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
-	case paths.TiesPair:
-		return "in port order from one random offset per pair, the same way at every node (--ties pair; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)"
+		return "by a fixed port preference per node drawn from the seed, the same way for every pair (--ties node; " + left + ")"
 	}
-	return "at random"
+	return "in port order from one random offset per pair, the same way at every node"
 }
 
 // plural is "1 trial" or "10 trials".
@@ -230,7 +231,7 @@ func SpainTable2(opt Options) (*Report, error) {
 		} else {
 			note += fmt.Sprintf(" Serial not run: %d paths.", p.NumPaths)
 		}
-		if row.note2 != "" && opt.Ties == paths.TiesRandom {
+		if row.note2 != "" && opt.Ties == paths.TiesPair {
 			note += " " + row.note2
 		}
 		r.Rows = append(r.Rows, Row{Name: row.name, Values: vals, Note: note, Seconds: time.Since(t0).Seconds()})
@@ -315,7 +316,7 @@ func SpainTable3(opt Options) (*Report, error) {
 			note += fmt.Sprintf(", pruned %d → %d VLANs", p.NumVLANs+p.Packing.Pruned, p.NumVLANs)
 		}
 		note += fmt.Sprintf(", VLAN 1 rooted at %s, throughput by %s.", p.Root, method)
-		if row.note3 != "" && opt.Ties == paths.TiesRandom {
+		if row.note3 != "" && opt.Ties == paths.TiesPair {
 			note += " " + row.note3
 		}
 		r.Rows = append(r.Rows, Row{Name: row.name, Values: vals, Note: note, Seconds: time.Since(t0).Seconds()})

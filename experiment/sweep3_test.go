@@ -79,10 +79,10 @@ func TestReportWriteModesAndErrors(t *testing.T) {
 // The notes name the tie-breaking rule: each rule its own words.
 func TestTiesWords(t *testing.T) {
 	for ties, want := range map[paths.Ties]string{
-		paths.TiesRandom:  "at random",
-		paths.TiesOrdered: "in port order, the same way for every pair (--ties ordered; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)",
-		paths.TiesNode:    "by a fixed port preference per node drawn from the seed, the same way for every pair (--ties node; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)",
-		paths.TiesPair:    "in port order from one random offset per pair, the same way at every node (--ties pair; per-row explanations, written for random ties, are left out: see docs/spain-plan.md)",
+		paths.TiesPair:    "in port order from one random offset per pair, the same way at every node",
+		paths.TiesRandom:  "at random, at every node anew (--ties random; per-row explanations, written for pair ties, are left out: see docs/spain-plan.md)",
+		paths.TiesOrdered: "in port order, the same way for every pair (--ties ordered; per-row explanations, written for pair ties, are left out: see docs/spain-plan.md)",
+		paths.TiesNode:    "by a fixed port preference per node drawn from the seed, the same way for every pair (--ties node; per-row explanations, written for pair ties, are left out: see docs/spain-plan.md)",
 	} {
 		if got := tiesWords(ties); got != want {
 			t.Errorf("%v: %q, want %q", ties, got, want)

@@ -58,9 +58,22 @@ func (ps *PathSet) PairPaths(i int) (lo, hi int) { return int(ps.PairOff[i]), in
 type Ties uint8
 
 const (
-	// TiesRandom breaks every tie at random, from a stream per pair: first
-	// paths spread over all equal-cost routes (edgefabric's default).
-	TiesRandom Ties = iota
+	// TiesPair, edgefabric's default, draws one port offset per pair,
+	// from the pair's stream, and every node's scan starts at that offset
+	// (modulo its number of ports; then on in port order, wrapping);
+	// equal A* queue entries are ordered by node number, as under
+	// TiesOrdered. It is TiesOrdered with all adjacency lists rotated by
+	// one random amount per search. A pair's choices are alike at every
+	// node, so on BCube, whose servers' ports are its levels, a path
+	// corrects its address digits in a cyclic order (BCube's own
+	// multi-path construction is built of such rotations) and the paper's
+	// p^(l−1)·l VLANs suffice; different pairs start at different places,
+	// so first paths spread over equal-cost routes.
+	TiesPair Ties = iota
+	// TiesRandom breaks every tie at random, from a stream per pair, at
+	// every node anew: first paths spread over all equal-cost routes, and
+	// on BCube a path corrects the address digits in a random order.
+	TiesRandom
 	// TiesOrdered breaks ties as a plain search that scans ports in order
 	// does: the lowest-numbered port first at every node, and among equal
 	// queue entries the lowest node number. Every pair then resolves the
@@ -75,32 +88,23 @@ const (
 	// prefer different ports: what a plain search over adjacency lists in
 	// an arbitrary order does.
 	TiesNode
-	// TiesPair draws one port offset per pair, from the pair's stream,
-	// and every node's scan starts at that offset (modulo its number of
-	// ports; then on in port order, wrapping); equal A* queue entries are
-	// ordered by node number, as under TiesOrdered. It is TiesOrdered
-	// with all adjacency lists rotated by one random amount per search. A
-	// pair's choices are alike at every node, so on BCube, whose servers'
-	// ports are its levels, a path corrects its address digits in a cyclic
-	// order (BCube's own multi-path construction is built of such
-	// rotations); different pairs start at different places.
-	TiesPair
 )
 
 // ErrBadTies: an unknown tie-breaking name.
-var ErrBadTies = errors.New(`unknown tie-breaking rule (want "random", "ordered", "node" or "pair")`)
+var ErrBadTies = errors.New(`unknown tie-breaking rule (want "pair", "random", "ordered" or "node")`)
 
-// ParseTies parses "random", "ordered", "node" or "pair".
+// ParseTies parses "pair", "random", "ordered" or "node"; "" is the
+// default, "pair".
 func ParseTies(s string) (Ties, error) {
 	switch s {
-	case "random", "":
+	case "pair", "":
+		return TiesPair, nil
+	case "random":
 		return TiesRandom, nil
 	case "ordered":
 		return TiesOrdered, nil
 	case "node":
 		return TiesNode, nil
-	case "pair":
-		return TiesPair, nil
 	}
 	return 0, fmt.Errorf("paths: ties %q: %w", s, ErrBadTies)
 }
@@ -160,7 +164,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 	if opt.K < 1 {
 		return nil, fmt.Errorf("paths: k=%d: %w", opt.K, ErrBadK)
 	}
-	if opt.Ties > TiesPair {
+	if opt.Ties > TiesNode {
 		return nil, fmt.Errorf("paths: %v: %w", opt.Ties, ErrBadTies)
 	}
 	ne := len(f.Edges)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestParseTies(t *testing.T) {
-	for s, want := range map[string]Ties{"random": TiesRandom, "": TiesRandom, "ordered": TiesOrdered, "node": TiesNode, "pair": TiesPair} {
+	for s, want := range map[string]Ties{"random": TiesRandom, "": TiesPair, "ordered": TiesOrdered, "node": TiesNode, "pair": TiesPair} {
 		got, err := ParseTies(s)
 		if err != nil || got != want {
 			t.Errorf("ParseTies(%q) = %v, %v; want %v", s, got, err, want)
@@ -24,7 +24,7 @@ func TestParseTies(t *testing.T) {
 		}
 	}
 	f := fabricOf(t, "fattree:4")
-	for _, bad := range []Ties{TiesPair + 1, 7} {
+	for _, bad := range []Ties{TiesNode + 1, 7} {
 		if _, err := ComputePathSets(f, PathOptions{K: 1, Ties: bad}); !errors.Is(err, ErrBadTies) {
 			t.Errorf("%v: err %v, want ErrBadTies", bad, err)
 		}

@@ -181,7 +181,7 @@ does not, the rows are still reported, without ratios, and the command exits
 	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (FatTree(48), HyperX(16), BCube(48,2), BCube(8,4))")
 	c.Flags().StringArrayVar(&rows, "rows", nil, "only rows whose name contains this, or the one row whose whole name it is (case-insensitive; repeat for several)")
 	c.Flags().IntVar(&trials, "trials", 1, "packing trials per plan (the planner's --trials)")
-	c.Flags().StringVar(&ties, "ties", "random", `Algorithm 1's tie-breaking: "random", "ordered", "node" or "pair"`)
+	c.Flags().StringVar(&ties, "ties", "pair", `Algorithm 1's tie-breaking: "pair", "random", "ordered" or "node"`)
 	c.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "kill a row after this long and report it as a timeout")
 	c.Flags().Uint64Var(&seed, "seed", 1, "the planner's seed")
 	return c

@@ -12,7 +12,7 @@ import (
 // wherever the flag is defined: the same names the commands accept.
 func flagValues() map[string][]string {
 	return map[string][]string{
-		"ties":   {"random", "ordered", "node", "pair"},
+		"ties":   {"pair", "random", "ordered", "node"},
 		"scheme": append(all.Registry().Names(), emu.KernelBridge),
 		"engine": {"emu", "sim"},
 		"format": {"yaml", "json", "dot", "clab", "graphml"},

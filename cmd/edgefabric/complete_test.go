@@ -13,8 +13,8 @@ func TestCompletionValues(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"plan", "spain", "fattree:4", "--ties", ""}, "random\nordered\nnode\npair\n:4\n"},
-		{[]string{"repro", "spain-table3", "--ties", "o"}, "random\nordered\nnode\npair\n:4\n"},
+		{[]string{"plan", "spain", "fattree:4", "--ties", ""}, "pair\nrandom\nordered\nnode\n:4\n"},
+		{[]string{"repro", "spain-table3", "--ties", "o"}, "pair\nrandom\nordered\nnode\n:4\n"},
 		{[]string{"up", "ring:3", "--scheme", ""}, "dumbnet\nstp\nkernel-bridge\n:4\n"},
 		{[]string{"demo", "--engine", ""}, "emu\nsim\n:4\n"},
 		{[]string{"topo", "export", "ring:3", "--format", ""}, "yaml\njson\ndot\nclab\ngraphml\n:4\n"},

@@ -56,13 +56,13 @@ path verified to lie inside one VLAN before anything is printed or written.
 
 Each tree-cover trial uses every core; its trees scan ports in another
 regular order, so more trials can only lower the count. Paths that lie in
-none of its shortest-path trees (loose paths: a fifth on BCube with random
-ties) are placed two ways at once, keeping the one that needs fewer VLANs:
+none of its shortest-path trees (loose paths: a fifth on BCube(8,4)) are
+placed two ways at once, keeping the one that needs fewer VLANs:
 best fit alone, or first the majority round (for every root, the tree most
 of those paths follow, taken as a bundle while it holds at least half as
 many as the first) and then best fit; the summary says how many paths were
 loose and which way won. On the largest fabrics a trial takes seconds
-(FatTree(48): 3 s, 30 s for the default ten; BCube(8,4): about a minute):
+(FatTree(48): 3 s, 30 s for the default ten; BCube(8,4): 40 s):
 --trials 1 gives a first plan sooner.
 
 The parallel packer then prunes: newest first, it tries to move every path
@@ -77,16 +77,17 @@ GraphML file gives) and vreach.json (V_reach per edge switch); with --paths
 also paths.json, every pair's paths with the VLANs that hold each.
 --skip-vlans 1002-1005,3968-4094 keeps IDs out of the plan (reserved on the
 switches, or in use): the VLANs take the lowest free IDs instead.
---ties picks how Algorithm 1 chooses among equal-cost paths: random (the
-default; first paths spread over every equal-cost route), ordered (lowest
-port first, as a plain shortest-path search scanning ports in order; every
-pair resolves ties alike, which is what the paper's figures reflect, and
-packs into fewer VLANs at the cost of load spread), node (every node
+--ties picks how Algorithm 1 chooses among equal-cost paths: pair (the
+default: a plain shortest-path search scanning ports in order, with every
+node's scan starting at one offset drawn per pair; a pair resolves its
+ties alike at every node, pairs differ, so first paths spread over the
+equal-cost routes, and on BCube a path corrects its address digits in a
+cyclic order, which packs into the paper's p^(l−1)·l VLANs), random (every
+tie at random, at every node anew), ordered (lowest port first; every
+pair resolves ties alike, as the paper's FatTree gains of 1.00 reflect,
+and packs into fewer VLANs at the cost of load spread) or node (every node
 prefers its ports in its own fixed order, drawn from the seed: pairs
-resolve a tie at a node alike, nodes differ) or pair (ordered, with every
-node's port scan starting at one offset drawn per pair: a pair resolves
-its ties alike at every node, pairs differ; on BCube a path corrects its
-address digits in a cyclic order).
+resolve a tie at a node alike, nodes differ).
 --trials N runs N trials of each packer: by default tree cover, first fit
 (Algorithm 2) and best fit, so 3N in all (first and best fit only up to
 2,000,000 paths); --serial runs N of Algorithm 2 alone. At most 10,000.
@@ -251,7 +252,7 @@ See docs/spain-plan.md.`,
 	c.Flags().BoolVar(&withPaths, "paths", false, "with --out, also write paths.json: every computed path, its nodes and the VLANs that hold it (about 100 bytes a path)")
 	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
 	c.Flags().StringVar(&skipArg, "skip-vlans", "", "VLAN IDs the plan must not use, such as 1002-1005 (reserved on Cisco IOS) or IDs in use: the VLANs take the lowest free IDs")
-	c.Flags().StringVar(&tiesArg, "ties", "random", `Algorithm 1's tie-breaking among equal-cost paths: "random", "ordered" (lowest port first), "node" (a random fixed port preference per node) or "pair" (one random port offset per pair, at every node)`)
+	c.Flags().StringVar(&tiesArg, "ties", "pair", `Algorithm 1's tie-breaking among equal-cost paths: "pair" (one random port offset per pair, at every node), "random" (at random at every node), "ordered" (lowest port first) or "node" (a random fixed port preference per node)`)
 	// One seed drives the random topologies and the planner alike.
 	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
 	return c
@@ -350,7 +351,7 @@ func parseKFlag(s string) (int, error) {
 func parseTiesFlag(s string) (paths.Ties, error) {
 	t, err := paths.ParseTies(strings.ToLower(s))
 	if err != nil || s == "" {
-		return 0, badInput(fmt.Errorf("--ties %q: want \"random\", \"ordered\", \"node\" or \"pair\"", s))
+		return 0, badInput(fmt.Errorf("--ties %q: want \"pair\", \"random\", \"ordered\" or \"node\"", s))
 	}
 	return t, nil
 }

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/scheme/spain/plan"
 	"github.com/edgefabric/edgefabric/sim"
 	"github.com/edgefabric/edgefabric/sim/scenario"
@@ -70,7 +69,7 @@ func TestSweep2PlanSummary(t *testing.T) {
 	want := `SPAIN plan for spain-testbed
   edge nodes        3 (3 pairs), fabric links 6
   k                 2 (fixed; alpha = 3)
-  paths             6 (ties random)
+  paths             6 (ties pair)
   VLANs             3 (VLAN 1 = 802.1D tree rooted at TS); at most 3 on one switch (S1)
   packing           parallel, 3 trials, best: trial 0 (tree-cover)
   coverage          SPAIN 100.00 %, STP 50.00 %
@@ -108,7 +107,7 @@ func TestSweep2PlanSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := plan.Compute(g, plan.Options{Trials: 1, Seed: 1, Ties: paths.TiesRandom})
+	p, err := plan.Compute(g, plan.Options{Trials: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +140,7 @@ func TestSweep2ReproOutputs(t *testing.T) {
 		args               []string
 		command, note, end string
 	}{
-		{nil, "edgefabric repro spain-table3 --rows 'fattree(4)'", "broken at random", "(1 on FatTree(48)"},
+		{nil, "edgefabric repro spain-table3 --rows 'fattree(4)'", "broken in port order from one random offset per pair", "(1 on FatTree(48)"},
 		{[]string{"--ties", "ordered", "--seed", "3", "--slow-trials", "2"}, "edgefabric repro spain-table3 --rows 'fattree(4)' --ties ordered --slow-trials 2 --seed 3", "broken in port order", "(2 on FatTree(48)"},
 	} {
 		code, out, _ := topoCLI(append([]string{"repro", "spain-table3", "--rows", "fattree(4)", "--json"}, c.args...)...)
@@ -181,8 +180,8 @@ func TestSweep2Bench(t *testing.T) {
 	for k := range rep {
 		keys = append(keys, k)
 	}
-	if len(keys) != 7 || string(rep["name"]) != `"spain-plan"` || string(rep["command"]) != `"edgefabric plan spain SPEC --trials 2 --ties random --seed 1 --json"` ||
-		string(rep["trials"]) != "2" || string(rep["ties"]) != `"random"` || string(rep["goal_seconds"]) != "10" {
+	if len(keys) != 7 || string(rep["name"]) != `"spain-plan"` || string(rep["command"]) != `"edgefabric plan spain SPEC --trials 2 --ties pair --seed 1 --json"` ||
+		string(rep["trials"]) != "2" || string(rep["ties"]) != `"pair"` || string(rep["goal_seconds"]) != "10" {
 		t.Errorf("report %s", out)
 	}
 	var base, rows []map[string]any
@@ -208,7 +207,7 @@ func TestSweep2Bench(t *testing.T) {
 	}
 	code, out, errOut = topoCLI("bench", "spain-plan", "--rows", "fattree(4)")
 	if code != 0 || !regexp.MustCompile(`^baseline FatTree\(16\): ok, \d+\.\d s\nFatTree\(4\): ok, \d+\.\d s\nbaseline FatTree\(16\): ok, \d+\.\d s\n$`).MatchString(errOut) ||
-		!strings.HasPrefix(out, "SPAIN planner benchmark: edgefabric plan spain SPEC --trials 1 --ties random --seed 1 --json, one process per row\n") {
+		!strings.HasPrefix(out, "SPAIN planner benchmark: edgefabric plan spain SPEC --trials 1 --ties pair --seed 1 --json, one process per row\n") {
 		t.Errorf("text: exit %d, stderr %q, stdout\n%s", code, errOut, out)
 	}
 	// FatTree(48) is slow, not out of reach: without --quick it is run
@@ -335,7 +334,7 @@ func TestSweep2HelpDefaults(t *testing.T) {
 		}},
 		{[]string{"repro"}, []string{
 			"      --seed uint          seed: SPAIN tables: tie-breaking, packing, failures and flows; dumbnet-fig12: the switch pairs (dumbnet-fig8 and -fig11 do not depend on it) (default 1)\n",
-			"which run one by default (the other rows run 10); BCube(8,4) takes about a minute per trial and needs 2,524 VLANs in one, 2,391 in ten (default 1)\n",
+			"which run one by default (the other rows run 10); BCube(8,4) takes about 40 s per trial and needs 2,049 VLANs in one, 2,048 (the paper's figure) in ten (default 1)\n",
 		}},
 		{[]string{"bench"}, []string{
 			"      --seed uint          the planner's seed (default 1)\n",

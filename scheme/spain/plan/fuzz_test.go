@@ -46,7 +46,7 @@ func FuzzCompute(f *testing.F) {
 			return
 		}
 		// k also picks the tie rule: k%5 is K, k/5%3 the rule.
-		opt := Options{K: int(k % 5), Trials: 2, Seed: 1, Workers: 2, Ties: paths.Ties(k / 5 % 3)}
+		opt := Options{K: int(k % 5), Trials: 2, Seed: 1, Workers: 2, Ties: paths.Ties(k / 5 % 4)}
 		p, err := Compute(g, opt)
 		if errors.Is(err, paths.ErrNoHosts) || errors.Is(err, paths.ErrDisconnected) {
 			return // the generator's bad topologies: refused, as they must be

@@ -254,8 +254,8 @@ func TestPlanSummaryFields(t *testing.T) {
 		n += hi - lo
 	}
 	if p.Topology != "fattree:4" || p.EdgeNodes != 8 || p.FabricLinks != 32 || p.Pairs != 28 || p.NumPaths != 56 || n != 56 ||
-		p.Alpha != 2 || p.K != 2 || p.KMode != "alpha" || p.Root != "s1" || p.Ties != "random" {
-		t.Errorf("fattree:4: %q edges %d links %d pairs %d paths %d (counted %d) α %d k %d %s root %s ties %s; want fattree:4 8 32 28 56 56 2 2 alpha s1 random",
+		p.Alpha != 2 || p.K != 2 || p.KMode != "alpha" || p.Root != "s1" || p.Ties != "pair" {
+		t.Errorf("fattree:4: %q edges %d links %d pairs %d paths %d (counted %d) α %d k %d %s root %s ties %s; want fattree:4 8 32 28 56 56 2 2 alpha s1 pair",
 			p.Topology, p.EdgeNodes, p.FabricLinks, p.Pairs, p.NumPaths, n, p.Alpha, p.K, p.KMode, p.Root, p.Ties)
 	}
 	if pk := p.Packing; pk.Algorithm != "parallel" || pk.Trials != 30 || len(pk.TrialVLANs) != 30 || pk.Strategy != "tree-cover" {

@@ -45,7 +45,7 @@ type Options struct {
 	// the parallel packer runs the same trials plus the tree-cover and
 	// best-fit variants on every core and keeps the best.
 	Serial bool
-	// Ties is Algorithm 1's tie-breaking rule (random by default).
+	// Ties is Algorithm 1's tie-breaking rule (pair by default, the zero value).
 	Ties    paths.Ties
 	Workers int
 	// NoPrune keeps the parallel packer's best trial as it came out;
@@ -76,7 +76,7 @@ type Plan struct {
 	Topology    string `json:"topology"`
 	K           int    `json:"k"`
 	KMode       string `json:"k_mode"` // "alpha" or "fixed"
-	Ties        string `json:"ties"`   // "random", "ordered", "node" or "pair"
+	Ties        string `json:"ties"`   // "pair", "random", "ordered" or "node"
 	Alpha       int    `json:"alpha"`
 	AlphaExact  bool   `json:"alpha_exact"`
 	EdgeNodes   int    `json:"edge_nodes"`

@@ -76,8 +76,9 @@ func TestPruneBelowTheOptimum(t *testing.T) {
 		{"bcube:8,2", 16, 15},
 		{"bcube:3,2", 6, 5},
 	} {
-		raw := compute(t, c.spec, Options{Trials: 1, Seed: 1, NoPrune: true})
-		p := compute(t, c.spec, Options{Trials: 1, Seed: 1})
+		// Random ties: under pair ties BCube(3,2)'s one trial stays at 6.
+		raw := compute(t, c.spec, Options{Trials: 1, Seed: 1, NoPrune: true, Ties: paths.TiesRandom})
+		p := compute(t, c.spec, Options{Trials: 1, Seed: 1, Ties: paths.TiesRandom})
 		if raw.NumVLANs != c.optimum || raw.Packing.Pruned != 0 {
 			t.Errorf("%s --no-prune: %d VLANs (pruned %d), want the optimum %d", c.spec, raw.NumVLANs, raw.Packing.Pruned, c.optimum)
 		}
@@ -373,7 +374,7 @@ func TestOrderedTies(t *testing.T) {
 	if p.NumVLANs != 4 || p.Coverage != 160.0/256 || p.Ties != "ordered" {
 		t.Errorf("ordered: %d VLANs, coverage %v, ties %q; want 4, 0.625, ordered", p.NumVLANs, p.Coverage, p.Ties)
 	}
-	p = compute(t, "fattree:8", Options{Trials: 2, Seed: 1})
+	p = compute(t, "fattree:8", Options{Trials: 2, Seed: 1, Ties: paths.TiesRandom})
 	if p.NumVLANs != 16 || p.Coverage != 1 || p.Ties != "random" {
 		t.Errorf("random: %d VLANs, coverage %v, ties %q; want 16, 1, random", p.NumVLANs, p.Coverage, p.Ties)
 	}
@@ -386,18 +387,18 @@ func TestOrderedTies(t *testing.T) {
 	}
 	// Pair ties spread first paths as random ones do (the offset differs
 	// between pairs): the FatTree(8) figures hold.
-	p = compute(t, "fattree:8", Options{Trials: 2, Seed: 1, Ties: paths.TiesPair})
+	p = compute(t, "fattree:8", Options{Trials: 2, Seed: 1}) // the default
 	if p.NumVLANs != 16 || p.Coverage != 1 || p.STPCoverage != 0.15625 || p.Ties != "pair" {
 		t.Errorf("pair: %d VLANs, coverage %v, STP coverage %v, ties %q; want 16, 1, 0.15625, pair", p.NumVLANs, p.Coverage, p.STPCoverage, p.Ties)
 	}
 }
 
-// Under pair ties BCube(4,4)'s paths correct their digits in cyclic
+// Under pair ties (the default) BCube(4,4)'s paths correct their digits in cyclic
 // orders, and the planner needs fewer VLANs than under random ties, below
 // the paper's 256 (seed 1, one trial, pruned).
 func TestPairTiesBCube(t *testing.T) {
-	pair := compute(t, "bcube:4,4", Options{Trials: 1, Seed: 1, Ties: paths.TiesPair})
-	random := compute(t, "bcube:4,4", Options{Trials: 1, Seed: 1})
+	pair := compute(t, "bcube:4,4", Options{Trials: 1, Seed: 1})
+	random := compute(t, "bcube:4,4", Options{Trials: 1, Seed: 1, Ties: paths.TiesRandom})
 	t.Logf("BCube(4,4), one trial: pair %d VLANs, random %d", pair.NumVLANs, random.NumVLANs)
 	if pair.NumVLANs != 239 || random.NumVLANs != 247 {
 		t.Errorf("BCube(4,4): pair %d VLANs, random %d; want 239 and 247", pair.NumVLANs, random.NumVLANs)
