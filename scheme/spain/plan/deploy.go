@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode"
 	"unicode/utf8"
 
@@ -371,7 +372,10 @@ const PathsFile = "paths.json"
 // The files are written under temporary names and renamed into place only
 // once all of them are written: a write that fails (a full disk, a
 // directory where a file goes) leaves the earlier plan's files as they
-// were, not some of this plan's beside some of that one's.
+// were, not some of this plan's beside some of that one's. Two writers
+// into one directory rename their files under a lock on it, one after the
+// other, so the directory ends with the files of one plan (the last to
+// take the lock), not some of each.
 func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string, err error) {
 	return p.WriteDirContext(context.Background(), dir, ncp, withPaths)
 }
@@ -441,6 +445,12 @@ func (p *Plan) WriteDirContext(ctx context.Context, dir string, ncp *NCP, withPa
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	// Only the renames are serialized: the long writes above run at once.
+	unlock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	defer unlock()
 	// Renaming over a directory would fail half-way through: check first.
 	for _, f := range files {
 		if err := CheckOutFile(dir, f.name); err != nil {
@@ -451,6 +461,9 @@ func (p *Plan) WriteDirContext(ctx context.Context, dir string, ncp *NCP, withPa
 		if err := os.Rename(temps[i], dests[i]); err != nil {
 			temps = temps[i:]
 			return nil, fmt.Errorf("plan: %w", err)
+		}
+		if afterRename != nil {
+			afterRename(dir, i)
 		}
 	}
 	temps = nil
@@ -464,6 +477,35 @@ func (p *Plan) WriteDirContext(ctx context.Context, dir string, ncp *NCP, withPa
 		}
 	}
 	return removed, nil
+}
+
+// afterRename, when set (by tests), runs after WriteDir renamed file i
+// into dir, with the directory's lock held.
+var afterRename func(dir string, i int)
+
+// lockDir waits for an exclusive lock on dir and takes it: flock on the
+// directory itself, so no lock file is left behind; closing releases it.
+// Where the file system cannot lock (some network ones), writers go
+// unserialized, as before the lock existed.
+func lockDir(dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, syscall.ENOLCK), errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.EINVAL):
+	default:
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
+	return func() { f.Close() }, nil
 }
 
 // ctxWriter fails its writes once ctx is done.
