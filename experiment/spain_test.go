@@ -279,7 +279,7 @@ func TestThroughputGainOneHost(t *testing.T) {
 	}
 }
 
-// With --ties ordered the per-row explanations (written for random ties)
+// With --ties ordered the per-row explanations (written for pair ties)
 // are left out, the gains are means over the trials (not sums), and the
 // Table 2-only rows stay out of Table 3 and its topology list.
 func TestSpainTable3OrderedAndRowSet(t *testing.T) {
@@ -292,7 +292,7 @@ func TestSpainTable3OrderedAndRowSet(t *testing.T) {
 	}
 	r := rep.Rows[0]
 	if strings.Contains(r.Note, ftNote) {
-		t.Errorf("ordered ties: note carries the random-ties explanation: %q", r.Note)
+		t.Errorf("ordered ties: note carries the pair-ties explanation: %q", r.Note)
 	}
 	// α = 2: first paths in port order share links like STP's (gain 1),
 	// random ones among α spread the load, by less than 3 times.

@@ -41,11 +41,11 @@ func TestMaxPathsIsAllowed(t *testing.T) {
 			prev = s
 		}
 	})
-	ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: MaxPaths / 10, Seed: 1})
+	ps, err := ComputePathSets(f, PathOptions{K: MaxPaths / 10, Seed: 1})
 	if err != nil || ps.NumPaths() != 10 {
 		t.Fatalf("k = MaxPaths/10 on 10 pairs: %v, want 10 paths", err)
 	}
-	if _, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: MaxPaths/10 + 1, Seed: 1}); !errors.Is(err, ErrTooLarge) {
+	if _, err := ComputePathSets(f, PathOptions{K: MaxPaths/10 + 1, Seed: 1}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("k = MaxPaths/10+1 on 10 pairs: %v, want ErrTooLarge", err)
 	}
 }
@@ -330,7 +330,7 @@ func TestRootsOnPathsLineOfThree(t *testing.T) {
 			prev = s
 		}
 	})
-	ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: 2, Seed: 1})
+	ps, err := ComputePathSets(f, PathOptions{K: 2, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,7 +594,7 @@ func TestPathSetsHubBeyondBytePorts(t *testing.T) {
 			b.Connect(hub, s)
 		}
 	})
-	ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: 1, Seed: 1})
+	ps, err := ComputePathSets(f, PathOptions{K: 1, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -872,7 +872,7 @@ func (h *astarHeap) pop() astarItem {
 }
 
 // astar appends to s.buf the minimum-weight path src→target under weights
-// 1 + |E|·use(l), with random tie-breaking.
+// 1 + |E|·use(l), ties broken as s's rule says.
 func (s *searcher) astar(src topo.NodeID, E int64) bool {
 	st := s.nextStamp()
 	f := s.f

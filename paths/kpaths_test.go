@@ -209,7 +209,7 @@ func BenchmarkPathSetsLarge(b *testing.B) {
 		b.Run(spec, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: k, Seed: 1})
+				ps, err := ComputePathSets(f, PathOptions{K: k, Seed: 1})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -293,7 +293,7 @@ func TestPathTooLong(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: 1, Seed: 1}); !errors.Is(err, ErrTooLarge) {
+	if _, err := ComputePathSets(f, PathOptions{K: 1, Seed: 1}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a path of %d links: %v, want ErrTooLarge", n-1, err)
 	}
 }

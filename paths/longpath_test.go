@@ -40,7 +40,7 @@ func tailFabric(t *testing.T, n int) *Fabric {
 // is never taken.
 func TestRootsOnPathsFirstNodesOnly(t *testing.T) {
 	f := tailFabric(t, 2000)
-	ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: 3, Seed: 1, Workers: 2})
+	ps, err := ComputePathSets(f, PathOptions{K: 3, Seed: 1, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestRootsOnPathsFirstNodesOnly(t *testing.T) {
 func TestFitsLongMatchesFlat(t *testing.T) {
 	f := tailFabric(t, 300)
 	r := rand.New(rand.NewPCG(5, 6))
-	ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: 3, Seed: 1, Workers: 2})
+	ps, err := ComputePathSets(f, PathOptions{K: 3, Seed: 1, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestFitsLongMatchesFlat(t *testing.T) {
 // of 0 matched every node never marked, so a path that fits did not).
 func TestFitsLongStampWrap(t *testing.T) {
 	f := tailFabric(t, 300)
-	ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: 3, Seed: 1, Workers: 2})
+	ps, err := ComputePathSets(f, PathOptions{K: 3, Seed: 1, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 func TestMajorityTreesFollowTheVotes(t *testing.T) {
 	for _, spec := range []string{"bcube:3,3", "hyperx:4", "ciscodc:2,2"} {
 		f := mustFabric(t, mustTopo(t, spec))
-		ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: Alpha(f).Alpha, Seed: 3})
+		ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,10 @@ func TestParseTies(t *testing.T) {
 			t.Errorf("ParseTies(%q): err %v, want ErrBadTies", s, err)
 		}
 	}
+	// Pair is the default: the zero value, as Options{} leaves it.
+	if (PathOptions{}).Ties != TiesPair || Ties(0).String() != "pair" {
+		t.Errorf("zero Ties is %v, want pair", Ties(0))
+	}
 	f := fabricOf(t, "fattree:4")
 	for _, bad := range []Ties{TiesNode + 1, 7} {
 		if _, err := ComputePathSets(f, PathOptions{K: 1, Ties: bad}); !errors.Is(err, ErrBadTies) {

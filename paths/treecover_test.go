@@ -396,7 +396,7 @@ func TestTreeCoverSkipsRootsOnNoPath(t *testing.T) {
 			t.Fatal(err)
 		}
 		f := mustFabric(t, g)
-		ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: 2, Seed: 1})
+		ps, err := ComputePathSets(f, PathOptions{K: 2, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +437,7 @@ func TestTreeCoverParallelLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := mustFabric(t, g)
-	ps, err := ComputePathSets(f, PathOptions{Ties: TiesRandom, K: Alpha(f).Alpha, Seed: 1})
+	ps, err := ComputePathSets(f, PathOptions{K: Alpha(f).Alpha, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

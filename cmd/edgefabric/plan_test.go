@@ -160,9 +160,9 @@ func TestPlanSpainBadInput(t *testing.T) {
 
 // Tree cover's loose paths and the way that placed them are reported:
 // BCube(4,4), seed 1, random ties, one trial, unpruned: 23,774 paths in
-// no BFS tree, the majority round's 255 VLANs (best fit alone: 277; under
-// the default pair ties best fit wins, 249 VLANs for 22,548 loose paths). A FatTree has
-// none, and the JSON then has no loose_way.
+// no BFS tree, the majority round's 255 VLANs (best fit alone: 277); under
+// the default pair ties best fit alone wins, 249 VLANs for 22,548 loose
+// paths. A FatTree has none, and the JSON then has no loose_way.
 func TestPlanSpainLoosePaths(t *testing.T) {
 	code, out, errOut := topoCLI("plan", "spain", "bcube:4,4", "--ties", "random", "--trials", "1", "--no-prune", "--json")
 	if code != 0 {
@@ -188,6 +188,10 @@ func TestPlanSpainLoosePaths(t *testing.T) {
 	code, out, _ = topoCLI("plan", "spain", "bcube:4,4", "--ties", "random", "--trials", "1", "--no-prune")
 	if code != 0 || !strings.Contains(out, "loose paths       23774 (in no BFS tree of tree cover), placed by majority round") {
 		t.Fatalf("summary:\n%s", out)
+	}
+	code, out, _ = topoCLI("plan", "spain", "bcube:4,4", "--trials", "1", "--no-prune")
+	if code != 0 || !strings.Contains(out, "  VLANs             249 ") || !strings.Contains(out, "loose paths       22548 (in no BFS tree of tree cover), placed by best fit") {
+		t.Fatalf("default ties, summary:\n%s", out)
 	}
 	code, out, _ = topoCLI("plan", "spain", "fattree:8", "--json")
 	if code != 0 || !strings.Contains(out, `"loose_paths": 0`) || strings.Contains(out, "loose_way") {

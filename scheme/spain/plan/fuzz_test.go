@@ -45,7 +45,7 @@ func FuzzCompute(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// k also picks the tie rule: k%5 is K, k/5%3 the rule.
+		// k also picks the tie rule: k%5 is K, k/5%4 the rule (all four).
 		opt := Options{K: int(k % 5), Trials: 2, Seed: 1, Workers: 2, Ties: paths.Ties(k / 5 % 4)}
 		p, err := Compute(g, opt)
 		if errors.Is(err, paths.ErrNoHosts) || errors.Is(err, paths.ErrDisconnected) {
