@@ -66,9 +66,10 @@ const (
 	// one random amount per search. A pair's choices are alike at every
 	// node, so on BCube, whose servers' ports are its levels, a path
 	// corrects its address digits in a cyclic order (BCube's own
-	// multi-path construction is built of such rotations) and the paper's
-	// p^(l−1)·l VLANs suffice; different pairs start at different places,
-	// so first paths spread over equal-cost routes.
+	// multi-path construction is built of such rotations) and the packer
+	// needs about the paper's p^(l−1)·l VLANs (BCube(8,4): 2,049 in one
+	// trial, 2,048 in ten); different pairs start at different places, so
+	// first paths spread over equal-cost routes.
 	TiesPair Ties = iota
 	// TiesRandom breaks every tie at random, from a stream per pair, at
 	// every node anew: first paths spread over all equal-cost routes, and

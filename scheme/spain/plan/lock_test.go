@@ -22,15 +22,7 @@ func TestWriteDirTwoWritersOnePlan(t *testing.T) {
 		if _, err := p.WriteDir(d, nil, false); err != nil {
 			t.Fatal(err)
 		}
-		files := map[string]string{}
-		for _, name := range OutFiles(false) {
-			data, err := os.ReadFile(filepath.Join(d, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			files[name] = string(data)
-		}
-		return files
+		return readOutFiles(t, d)
 	}
 	wantA, wantB := want(a), want(b)
 
@@ -63,12 +55,8 @@ func TestWriteDirTwoWritersOnePlan(t *testing.T) {
 		t.Fatalf("writes: %v, %v", errA, errB)
 	}
 	fromA, fromB := 0, 0
-	for _, name := range OutFiles(false) {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch string(data) {
+	for name, data := range readOutFiles(t, dir) {
+		switch data {
 		case wantA[name]:
 			fromA++
 		case wantB[name]:
@@ -83,4 +71,19 @@ func TestWriteDirTwoWritersOnePlan(t *testing.T) {
 	if ents, _ := os.ReadDir(dir); len(ents) != len(OutFiles(false)) {
 		t.Errorf("%d entries, want %d (no temporary file left)", len(ents), len(OutFiles(false)))
 	}
+}
+
+// readOutFiles reads the files WriteDir writes without paths from dir,
+// by name.
+func readOutFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	for _, name := range OutFiles(false) {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(data)
+	}
+	return files
 }

@@ -247,14 +247,7 @@ func TestWriteDirCreateError(t *testing.T) {
 	if _, err := old.WriteDir(dir, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	before := map[string]string{}
-	for _, name := range OutFiles(false) {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		before[name] = string(b)
-	}
+	before := readOutFiles(t, dir)
 	// A directory where the last file goes.
 	last := OutFiles(false)[len(OutFiles(false))-1]
 	if err := os.Remove(filepath.Join(dir, last)); err != nil {
