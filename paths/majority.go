@@ -170,24 +170,27 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 	st.ovParent = make([]int32, f.G.NumNodes())
 	st.ovStamp = make([]uint32, f.G.NumNodes())
 	inTree, lw := majorityTrees(f, ps, src, loose, roots, rootIdx, workers)
-	done := make([]bool, len(loose)) // placed, or held by a subgraph
+	done := newPathBits(len(loose)) // placed, or held by a subgraph
 	pr := pathRoots[R](f, ps, src, loose, inTree, lw, rootIdx, st, done, workers)
 	inTree = nil
 	off, list := rootLists(pr, nr, len(loose), workers)
-	count := make([]int32, nr)
+	pr = rootsOfPaths[R]{}
 	h := &coverHeap{}
 	top := int32(0)
 	for ri := range nr {
-		count[ri] = int32(off[ri+1] - off[ri])
-		top = max(top, count[ri])
-		if count[ri] > 0 {
-			heap.Push(h, coverItem{count[ri], uint32(ri), int32(ri)})
+		c := int32(off[ri+1] - off[ri])
+		top = max(top, c)
+		if c > 0 {
+			heap.Push(h, coverItem{c, uint32(ri), int32(ri)})
 		}
 	}
+	// A tree's count is counted afresh when the heap needs it, as in the
+	// cover (coverWith).
+	current := func(ri int32) int32 { return done.uncoveredIn(list[off[ri]:off[ri+1]]) }
 	var bundle []uint32
 	var links []topo.LinkID
 	for {
-		it, ok := h.popCurrent(count)
+		it, ok := h.popCurrent(current)
 		if !ok {
 			break
 		}
@@ -199,13 +202,10 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 		bundle, links = bundle[:0], links[:0]
 		st.nextStamp()
 		for _, i := range list[off[ri]:off[ri+1]] {
-			if done[i] {
+			if done.has(i) {
 				continue
 			}
-			done[i] = true
-			for _, r2 := range pr.roots[pr.off[i]:pr.off[i+1]] {
-				count[r2]--
-			}
+			done.set(i)
 			p := ps.Path(int(loose[i]))
 			if st.covered(p) {
 				continue
@@ -237,7 +237,7 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 	}
 	var rest []uint32
 	for i, j := range loose {
-		if !done[i] {
+		if !done.has(uint32(i)) {
 			rest = append(rest, j)
 		}
 	}

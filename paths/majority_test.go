@@ -123,7 +123,7 @@ func TestFitBundleMatchesBruteForce(t *testing.T) {
 	for j := ps.NumPaths() / 2; j < ps.NumPaths(); j++ {
 		rest = append(rest, uint32(j))
 	}
-	done := make([]bool, len(rest))
+	done := newPathBits(len(rest))
 	pr := pathRoots[uint16](f, ps, src, rest, inTree, lw, rootIdx, st, done, 2)
 	off, list := rootLists(pr, len(roots), len(rest), 2)
 	var into, opened int
@@ -132,10 +132,10 @@ func TestFitBundleMatchesBruteForce(t *testing.T) {
 		var links []topo.LinkID
 		seen := map[topo.LinkID]bool{}
 		for _, i := range list[off[ri]:off[ri+1]] {
-			if done[i] || len(bundle) == 12 {
+			if done.has(i) || len(bundle) == 12 {
 				continue
 			}
-			done[i] = true
+			done.set(i)
 			p := ps.Path(int(rest[i]))
 			if st.covered(p) {
 				continue
