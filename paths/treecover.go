@@ -165,8 +165,10 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 	// whenever the heap needs it (uncoveredIn), rather than kept up to
 	// date by lowering the count of every tree holding each newly covered
 	// path: that touched each path's root list at a random place, a cache
-	// miss or two per path (a sixth of FatTree(48)'s CPU time), where the
-	// recount reads a list in order against a bitset that stays in cache.
+	// miss or two per path (a sixth of FatTree(48)'s CPU profile, though
+	// the plan's wall time gained less than the machine's noise), where
+	// the recount reads a list in order against a bitset that stays in
+	// cache.
 	// Both give every tree the same count whenever the heap looks at it,
 	// hence the same packing.
 	r := rand.New(rand.NewPCG(seed^0x636f_7665_72, trial))
@@ -831,7 +833,8 @@ func (st *packState) exclMask() []uint64 {
 // covered or placed. A bit per path, not a bool, keeps the marks of
 // FatTree(48)'s 15.9 M paths in 2 MB, in cache for the many lookups of the
 // greedy steps. set may run while other goroutines set other bits of the
-// same word, and has while others set bits; both are atomic.
+// same word, and has while others set bits; both are atomic. uncoveredIn
+// reads plainly: no bit may be set while it runs.
 type pathBits []uint64
 
 func newPathBits(n int) pathBits { return make(pathBits, (n+63)/64) }
