@@ -538,6 +538,11 @@ func TestPruneMatchesReference(t *testing.T) {
 				}
 				want := refPrune(f, ps, pk.VLANs)
 				before := len(pk.VLANs)
+				if pk.BestStrategy == TreeCover {
+					checkHints(t, spec, ps, pk.PathVLAN, pk.VLANs)
+				} else if pk.PathVLAN != nil {
+					t.Fatalf("%s: %s packing with hints", spec, pk.BestStrategy)
+				}
 				pk.Pruned = 3
 				n := Prune(f, ps, pk)
 				if fmt.Sprint(pk.VLANs) != fmt.Sprint(want) || n != before-len(want) || pk.Pruned != 3+n {
@@ -545,6 +550,9 @@ func TestPruneMatchesReference(t *testing.T) {
 						spec, seed, len(base), n, before, pk.Pruned, before-len(want), 3+before-len(want), pk.VLANs, want)
 				}
 				verifyPacking(t, f, ps, pk)
+				if n > 0 && pk.PathVLAN != nil {
+					t.Fatalf("%s: %d VLANs pruned, hints kept", spec, n)
+				}
 				deleted += n
 				cases++
 			}
@@ -607,5 +615,47 @@ func TestPathSetsHubBeyondBytePorts(t *testing.T) {
 		if !slices.Equal(nodes, []topo.NodeID{pr.A, hub, pr.B}) {
 			t.Fatalf("pair %v: path through %v, want through the hub", pr, nodes)
 		}
+	}
+}
+
+// Pack hands tree cover's hints on (Packing.PathVLAN) when tree cover's
+// trial wins and nothing is pruned, and drops them when pruning renumbers
+// the VLANs (PruneEach, or Prune deleting one): a stale hint would only
+// cost the plan's check a search, but a hint is meant to be right.
+func TestPackPathVLAN(t *testing.T) {
+	covers, pruned := 0, 0
+	for _, spec := range []string{"fattree:8", "bcube:3,4", "hyperx:4", "ciscodc:3,2"} {
+		f, ps := mustAlphaPaths(t, spec)
+		base := STP(f).Links
+		pk, err := Pack(f, ps, base, PackOptions{Trials: 2, Seed: 1, Parallel: true, Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pk.BestStrategy != TreeCover {
+			if pk.PathVLAN != nil {
+				t.Fatalf("%s: %s packing with hints", spec, pk.BestStrategy)
+			}
+			continue
+		}
+		covers++
+		checkHints(t, spec, ps, pk.PathVLAN, pk.VLANs)
+		if n := Prune(f, ps, pk); n > 0 {
+			pruned++
+			if pk.PathVLAN != nil {
+				t.Errorf("%s: %d VLANs pruned, hints kept", spec, n)
+			}
+		} else {
+			checkHints(t, spec+" after pruning nothing", ps, pk.PathVLAN, pk.VLANs)
+		}
+		pk, err = Pack(f, ps, base, PackOptions{Trials: 2, Seed: 1, Parallel: true, Workers: 2, PruneEach: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pk.PathVLAN != nil {
+			t.Errorf("%s: every trial pruned, hints kept", spec)
+		}
+	}
+	if covers == 0 || pruned == 0 {
+		t.Fatalf("%d tree-cover packings, %d pruned: want both", covers, pruned)
 	}
 }

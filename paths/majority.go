@@ -195,6 +195,7 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 	current := func(ri int32) int32 { return done.uncoveredIn(list[off[ri]:off[ri+1]]) }
 	var links []topo.LinkID
 	var ends []topo.NodeID // per link of links, its two ends as the first path with it crosses it
+	var members []uint32   // the bundle's paths, which its VLAN will hold
 	for {
 		it, ok := h.popCurrent(current)
 		if !ok {
@@ -209,7 +210,7 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 		// (and oriented alike): the bundle goes in as those links, so
 		// that no path is read twice (a bundle's paths, thousands on
 		// BCube(8,4), are out of cache by the time it is placed).
-		links, ends = links[:0], ends[:0]
+		links, ends, members = links[:0], ends[:0], members[:0]
 		st.nextStamp()
 		for _, i := range list[off[ri]:off[ri+1]] {
 			if done.has(i) {
@@ -218,9 +219,11 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 			done.set(i)
 			j := loose[i]
 			p := ps.Path(int(j))
-			if st.covered(p) {
+			if vl := st.holder(p); vl >= 0 {
+				st.setHint(j, vl)
 				continue
 			}
+			members = append(members, j)
 			st.nodes = f.PathNodes(src[j], p, st.nodes[:0])
 			for k, l := range p {
 				if st.linkStamp[l] != st.stamp {
@@ -244,6 +247,9 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 			if !st.has(vl, l) {
 				st.add(vl, l, ends[2*k], ends[2*k+1])
 			}
+		}
+		for _, j := range members {
+			st.setHint(j, vl)
 		}
 	}
 	var rest []uint32
@@ -339,6 +345,9 @@ func (st *packState) clone() *packState {
 	c.vlinks = make([][]topo.LinkID, len(st.vlinks))
 	for i, ls := range st.vlinks {
 		c.vlinks[i] = append([]topo.LinkID(nil), ls...)
+	}
+	if st.hint != nil {
+		c.hint = append([]uint16(nil), st.hint...)
 	}
 	return c
 }

@@ -213,6 +213,7 @@ func TestPlaceLooseKeepsTheBetterWay(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s: limit hit", spec)
 				}
+				checkHints(t, fmt.Sprintf("%s trial %d, way %d, %d workers", spec, trial, way, workers), ps, st.hint, st.vlinks)
 				return len(st.vlinks), packingDigest(st)
 			}
 			nBest, dBest := run(looseBestFitOnly, 2)

@@ -3,6 +3,7 @@ package paths
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
@@ -115,6 +116,14 @@ type Packing struct {
 	// PruneSeconds is the time PruneEach spent pruning, summed over the
 	// trials (which may run at once: it can exceed the wall time).
 	PruneSeconds float64
+	// PathVLAN, when not nil, is per path (PathSet order) the index in
+	// VLANs of a VLAN the packer placed it in or found it inside, or
+	// math.MaxUint16 where it kept none. A hint for the plan's check that
+	// every path lies in a VLAN (one bit per link to test instead of a
+	// search over all VLANs), never a result: the check tests it and
+	// searches where it fails. Tree cover keeps it; the other strategies
+	// and pruning (which renumbers VLANs) leave it nil.
+	PathVLAN []uint16
 }
 
 // Pack maps the path set onto loop-free subgraphs (VLANs) with Algorithm
@@ -233,6 +242,9 @@ func Pack(f *Fabric, ps *PathSet, base []topo.LinkID, opt PackOptions) (*Packing
 	res.BestStrategy = jobs[bestIdx].strat
 	res.Pruned = res.TrialVLANs[bestIdx] - len(bestSG.vlinks)
 	res.Loose, res.LooseWay = bestSG.loose, bestSG.looseWay
+	if res.Pruned == 0 && !opt.PruneEach {
+		res.PathVLAN = bestSG.hint // pruning deletes and renumbers subgraphs
+	}
 	for _, ls := range bestSG.vlinks {
 		ls = slices.Clone(ls)
 		slices.Sort(ls)
@@ -279,6 +291,9 @@ type packState struct {
 	// Tree cover's loose paths and the way that placed them (Packing).
 	loose    int
 	looseWay string
+	// hint, when not nil, is per path the subgraph found to hold it
+	// (Packing.PathVLAN): tree cover records it as it goes.
+	hint []uint16
 	// The majority round's: a stamp, and per link (linkStamp) and per
 	// node (ovStamp, ovParent: a union-find overlay) what it marks.
 	stamp     uint32
@@ -446,10 +461,14 @@ func (st *packState) markGiant(vl int, r int32) {
 }
 
 // covered reports whether one subgraph holds every link of the path.
-func (st *packState) covered(p []topo.LinkID) bool {
+func (st *packState) covered(p []topo.LinkID) bool { return st.holder(p) >= 0 }
+
+// holder returns the lowest-numbered subgraph holding every link of the
+// path, or -1.
+func (st *packState) holder(p []topo.LinkID) int {
 	for _, l := range p {
 		if !st.inAny[l] {
-			return false
+			return -1
 		}
 	}
 	w := st.words
@@ -462,10 +481,21 @@ func (st *packState) covered(p []topo.LinkID) bool {
 			}
 		}
 		if acc != 0 {
-			return true
+			return k*64 + bits.TrailingZeros64(acc)
 		}
 	}
-	return false
+	return -1
+}
+
+// noHint marks a path with no recorded subgraph in packState.hint and
+// Packing.PathVLAN.
+const noHint = math.MaxUint16
+
+// setHint records, when hints are kept, that subgraph vl holds path j.
+func (st *packState) setHint(j uint32, vl int) {
+	if st.hint != nil {
+		st.hint[j] = uint16(vl)
+	}
 }
 
 // fits reports whether adding the path (nodes st.nodes, links p) to

@@ -31,6 +31,9 @@ func Prune(f *Fabric, ps *PathSet, pk *Packing) int {
 		pk.VLANs = append(pk.VLANs, ls)
 	}
 	pk.Pruned += n
+	if n > 0 {
+		pk.PathVLAN = nil // VLANs deleted and renumbered, paths moved
+	}
 	return n
 }
 

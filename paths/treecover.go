@@ -147,6 +147,13 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 	// roots are pr.roots[pr.off[j]:pr.off[j+1]]). Paths already inside
 	// VLAN 1 get none and are covered.
 	covered := newPathBits(np)
+	// Which VLAN holds each path, as the cover and the loose ways find
+	// out anyway: the plan's check then tests one VLAN per path instead of
+	// searching them all (Packing.PathVLAN).
+	st.hint = make([]uint16, np)
+	for j := range st.hint {
+		st.hint[j] = noHint
+	}
 	pr := pathRoots[R](f, ps, src, nil, inTree, lw, rootIdx, st, covered, workers)
 	inTree = nil
 	var loose []uint32 // paths in no candidate tree
@@ -200,8 +207,12 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 		parts(nw, len(paths), func(w, lo, hi int) {
 			s := settled[w]
 			for _, j := range paths[lo:hi] {
-				if !covered.has(j) && st.covered(ps.Path(int(j))) {
+				if covered.has(j) {
+					continue
+				}
+				if vl := st.holder(ps.Path(int(j))); vl >= 0 {
 					s = append(s, j)
+					st.setHint(j, vl)
 				}
 			}
 			settled[w] = s
@@ -233,6 +244,7 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 					continue
 				}
 				covered.set(j)
+				st.setHint(j, vl)
 				for _, l := range ps.Path(int(j)) {
 					nl[l/64] |= 1 << (l % 64)
 				}
@@ -345,16 +357,20 @@ const (
 func (st *packState) bestFitLoose(ps *PathSet, src []topo.NodeID, loose []uint32, r *rand.Rand, bound func() int64) bool {
 	for _, j := range longestFirst(ps, loose) {
 		p := ps.Path(int(j))
-		if st.covered(p) {
+		if vl := st.holder(p); vl >= 0 {
+			st.setHint(j, vl)
 			continue
 		}
 		st.nodes = st.f.PathNodes(src[j], p, st.nodes[:0])
-		if !st.placeBestFit(p, r) {
-			st.commit(st.newVLAN(), p)
+		vl := st.placeBestFit(p, r)
+		if vl < 0 {
+			vl = st.newVLAN()
+			st.commit(vl, p)
 			if int64(len(st.vlinks)) > bound() {
 				return false
 			}
 		}
+		st.setHint(j, vl)
 	}
 	return true
 }
@@ -491,8 +507,9 @@ func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, sel []uin
 				pj = int(sel[j])
 			}
 			p := ps.Path(pj)
-			if st.covered(p) {
+			if vl := st.holder(p); vl >= 0 {
 				covered.set(uint32(j))
+				st.setHint(uint32(pj), vl)
 				continue
 			}
 			nodes = f.PathNodes(src[pj], p, nodes[:0])
@@ -679,8 +696,9 @@ func ParallelFor(workers, n int, fn func(lo, hi int)) {
 // lists only the subgraphs of the count levels it tests, and draws random
 // numbers only for the subgraphs it tests (place lists, shuffles and
 // sorts every sharing subgraph, a thousand or more per path on BCube).
-// The path (nodes st.nodes) must lie in no subgraph yet (covered).
-func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
+// The path (nodes st.nodes) must lie in no subgraph yet (covered). It
+// returns the subgraph the path went into, or -1 when none takes it.
+func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) int {
 	w := st.words
 	sl, nb := st.countShared(p)
 	// excl: the subgraphs a link of the path is blocked in (isBlocked),
@@ -755,9 +773,8 @@ func (st *packState) placeBestFit(p []topo.LinkID, r *rand.Rand) bool {
 	}
 	if placed >= 0 {
 		st.commit(placed, p)
-		return true
 	}
-	return false
+	return placed
 }
 
 // countShared counts, for every subgraph at once, how many of links it

@@ -340,13 +340,26 @@ func (p *Plan) Verify() error {
 		return err
 	}
 	// The path checks only read: all cores (tens of millions of paths on
-	// the largest rows). The first path in no VLAN is reported.
+	// the largest rows). The first path in no VLAN is reported. Where the
+	// packer says which VLAN holds a path (PathVLAN), that VLAN is tested
+	// first, one bit per link; only where it does not hold the path are
+	// all VLANs searched, so a wrong hint costs time, never the verdict.
+	// (BCube(8,4), 33.5 M paths: the search alone took 2.9 s, the hinted
+	// test 0.3 s.)
 	var bad atomic.Int64
 	np := p.PS.NumPaths()
 	bad.Store(int64(np))
+	hint := p.Pack.PathVLAN
+	if len(hint) != np {
+		hint = nil
+	}
 	paths.ParallelFor(runtime.GOMAXPROCS(0), np, func(lo, hi int) {
 		for j := lo; j < hi && int64(j) < bad.Load(); j++ {
-			if p.vlanOf(p.PS.Path(j)) < 0 {
+			path := p.PS.Path(j)
+			if hint != nil && p.holds(int(hint[j]), path) {
+				continue
+			}
+			if p.vlanOf(path) < 0 {
 				for b := bad.Load(); int64(j) < b && !bad.CompareAndSwap(b, int64(j)); b = bad.Load() {
 				}
 				return
@@ -425,6 +438,20 @@ func (p *Plan) verifyPaths() error {
 		return fmt.Errorf("plan: %w: pair %s-%s has no path, or one that is not a walk between them over fabric links", ErrVerify, f.G.Node(pr.A).Name, f.G.Node(pr.B).Name)
 	}
 	return nil
+}
+
+// holds reports whether VLAN index i exists and holds every link of path.
+func (p *Plan) holds(i int, path []topo.LinkID) bool {
+	if i < 0 || i >= len(p.Pack.VLANs) {
+		return false
+	}
+	w, m := i/64, uint64(1)<<(i%64)
+	for _, l := range path {
+		if p.linkVLANs[int(l)*p.words+w]&m == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // vlanOf returns the index of the lowest VLAN holding every link of path,

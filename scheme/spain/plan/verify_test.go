@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -145,6 +146,70 @@ func TestRanges(t *testing.T) {
 	} {
 		if got := ranges(c.ids); got != c.want {
 			t.Errorf("ranges(%v) = %q, want %q", c.ids, got, c.want)
+		}
+	}
+}
+
+// The packer's hints (paths.Packing.PathVLAN) only speed the check that
+// every path lies in a VLAN: right hints pass, wrong or missing ones fall
+// back to the search and still pass, and no hint lets a path that no VLAN
+// holds through.
+func TestVerifyHints(t *testing.T) {
+	p := compute(t, "fattree:4", Options{Trials: 1, Seed: 1})
+	np := p.PS.NumPaths()
+	if err := p.Verify(); err != nil { // builds linkVLANs for holds and vlanOf
+		t.Fatal(err)
+	}
+	right := make([]uint16, np)
+	wrong := make([]uint16, np)
+	nWrong := 0
+	for j := range np {
+		right[j] = uint16(p.vlanOf(p.PS.Path(j)))
+		wrong[j] = 0xffff
+		for i := range p.Pack.VLANs {
+			if !p.holds(i, p.PS.Path(j)) {
+				wrong[j] = uint16(i)
+				break
+			}
+		}
+		if wrong[j] != 0xffff {
+			nWrong++
+		}
+	}
+	if nWrong == 0 {
+		t.Fatal("every VLAN holds every path: no wrong hint to test")
+	}
+	for _, c := range []struct {
+		name string
+		hint []uint16
+	}{
+		{"right", right},
+		{"wrong", wrong},
+		{"too short", right[:np-1]},
+		{"none", nil},
+	} {
+		p.Pack.PathVLAN = c.hint
+		if err := p.Verify(); err != nil {
+			t.Errorf("%s hints: %v", c.name, err)
+		}
+	}
+	// Drop VLAN 2: the paths only it held lie in no VLAN, whatever the
+	// hints say (the right hints name index 1, now the old VLAN 3).
+	p.Pack.VLANs = append(p.Pack.VLANs[:1], p.Pack.VLANs[2:]...)
+	first := -1
+	for _, hint := range [][]uint16{right, wrong, nil} {
+		p.Pack.PathVLAN = hint
+		err := p.Verify()
+		if first < 0 {
+			for j := range np {
+				if p.vlanOf(p.PS.Path(j)) < 0 {
+					first = j
+					break
+				}
+			}
+		}
+		if want := fmt.Sprintf("path %d lies in no single VLAN", first); first < 0 || !errors.Is(err, ErrVerify) || !strings.Contains(err.Error(), want) {
+			t.Errorf("VLAN 2 dropped, hints %v...: %v, want ErrVerify %q", hint[:min(len(hint), 4)], err, want)
 		}
 	}
 }
