@@ -659,3 +659,18 @@ func TestPackPathVLAN(t *testing.T) {
 		t.Fatalf("%d tree-cover packings, %d pruned: want both", covers, pruned)
 	}
 }
+
+// The prefetch helpers never read past a path set's ends: an empty last
+// path (its offset at the end of the links), the last items of a list,
+// and indices past it.
+func TestPrefetchBounds(t *testing.T) {
+	ps := &PathSet{Links: []topo.LinkID{1, 2, 3}, PathOff: []uint32{0, 2, 3, 3}}
+	seg := []uint32{0, 1, 2, 2, 1, 0}
+	for i := range len(seg) + 2*prefetchAhead + 1 {
+		ps.prefetchPath(seg, i)
+	}
+	for j := range uint32(3) {
+		ps.prefetchOff(j)
+		ps.prefetchLinks(j)
+	}
+}

@@ -111,7 +111,11 @@ func majorityTrees(f *Fabric, ps *PathSet, src []topo.NodeID, sel []uint32, root
 			root := roots[ri]
 			dist = f.BFS(root, dist)
 			clear(votes)
-			for _, ro := range through[off[ri]:off[ri+1]] {
+			thr := through[off[ri]:off[ri+1]]
+			for t, ro := range thr {
+				if t+prefetchAhead < len(thr) {
+					prefetchAddr(addrOf(recs, thr[t+prefetchAhead]))
+				}
 				h := recs[ro+2 : ro+2+uint32(recs[ro])]
 				nodes = append(nodes[:0], topo.NodeID(recs[ro+1]))
 				for _, a := range h {
@@ -212,7 +216,14 @@ func majorityRound[R rootIndex](st *packState, ps *PathSet, src []topo.NodeID, l
 		// BCube(8,4), are out of cache by the time it is placed).
 		links, ends, members = links[:0], ends[:0], members[:0]
 		st.nextStamp()
-		for _, i := range list[off[ri]:off[ri+1]] {
+		tl := list[off[ri]:off[ri+1]]
+		for t, i := range tl {
+			if k := t + 2*prefetchAhead; k < len(tl) {
+				ps.prefetchOff(loose[tl[k]])
+			}
+			if k := t + prefetchAhead; k < len(tl) {
+				ps.prefetchLinks(loose[tl[k]])
+			}
 			if done.has(i) {
 				continue
 			}

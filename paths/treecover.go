@@ -206,7 +206,9 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 		// tests only read the VLANs, so they run on all cores.
 		parts(nw, len(paths), func(w, lo, hi int) {
 			s := settled[w]
-			for _, j := range paths[lo:hi] {
+			seg := paths[lo:hi]
+			for i, j := range seg {
+				ps.prefetchPath(seg, i)
 				if covered.has(j) {
 					continue
 				}
@@ -239,7 +241,9 @@ func coverWith[R rootIndex](f *Fabric, ps *PathSet, base []topo.LinkID, roots []
 		// VLAN's links do not depend on the number of workers).
 		parts(nw, len(paths), func(w, lo, hi int) {
 			nl := newLinks[w]
-			for _, j := range paths[lo:hi] {
+			seg := paths[lo:hi]
+			for i, j := range seg {
+				ps.prefetchPath(seg, i)
 				if covered.has(j) {
 					continue
 				}
@@ -355,7 +359,9 @@ const (
 // new subgraph), longest first (longestFirst), and returns false as soon
 // as the subgraphs number more than bound(). Giant tracking must be on.
 func (st *packState) bestFitLoose(ps *PathSet, src []topo.NodeID, loose []uint32, r *rand.Rand, bound func() int64) bool {
-	for _, j := range longestFirst(ps, loose) {
+	order := longestFirst(ps, loose)
+	for t, j := range order {
+		ps.prefetchPath(order, t)
 		p := ps.Path(int(j))
 		if vl := st.holder(p); vl >= 0 {
 			st.setHint(j, vl)
@@ -505,6 +511,7 @@ func pathRoots[R rootIndex](f *Fabric, ps *PathSet, src []topo.NodeID, sel []uin
 			pj := j
 			if sel != nil {
 				pj = int(sel[j])
+				ps.prefetchPath(sel[:hi], j)
 			}
 			p := ps.Path(pj)
 			if vl := st.holder(p); vl >= 0 {
