@@ -214,18 +214,30 @@ func Serve(ctx context.Context, l *Lab) error {
 	if err != nil {
 		return fmt.Errorf("emu: control socket: %w", err)
 	}
+	// Whoever may connect may take links down or stop the lab: root
+	// only, whatever the umask made of the file.
+	if err := os.Chmod(socketPath(l.name), 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("emu: control socket: %w", err)
+	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
 		<-ctx.Done()
 		ln.Close()
 	}()
+	// The caller calls lab.Down once Serve returns: the requests still
+	// being answered finish first (Down refuses any that come later).
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			break
 		}
+		inflight.Add(1)
 		go func() {
+			defer inflight.Done()
 			defer c.Close()
 			c.SetDeadline(time.Now().Add(30 * time.Second))
 			line, err := bufio.NewReaderSize(io.LimitReader(c, maxRequest+1), maxRequest+1).ReadBytes('\n')
@@ -665,6 +677,9 @@ func writeOwner(name string) error {
 // whole (rename), so that a reader never takes a half-written one for no
 // owner, a crash.
 func writeOwnerOf(name string, pid int, daemon bool) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(LabDir(name), 0o755); err != nil {
 		return fmt.Errorf("emu: %w", err)
 	}
@@ -723,6 +738,9 @@ func OwnerIsCommand(name string) bool {
 
 func readOwner(name string) (owner, bool) {
 	var o owner
+	if ValidateName(name) != nil {
+		return o, false // not a lab's name: no path under StateDir
+	}
 	data, err := os.ReadFile(ownerPath(name))
 	if err != nil || json.Unmarshal(data, &o) != nil || o.Pid <= 0 {
 		return owner{}, false
@@ -831,6 +849,9 @@ func lockClaims() (unlock func(), err error) {
 }
 
 func claimName(name string) error {
+	if err := ValidateName(name); err != nil {
+		return err
+	}
 	if labs, err := Labs(); err != nil {
 		return fmt.Errorf("emu: %w", err)
 	} else if slices.Contains(labs, name) {

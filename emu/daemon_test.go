@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if name := os.Getenv(daemonEnv); name != "" {
 		os.Exit(testDaemon(name))
 	}
+	if name := os.Getenv(panicEnv); name != "" {
+		os.Exit(testPanicLab(name))
+	}
 	os.Exit(m.Run())
 }
 
@@ -80,6 +83,12 @@ func TestDaemonLifecycle(t *testing.T) {
 	}
 	if !st.Ready || len(st.Nodes) != 3 || st.Pid == 0 {
 		t.Fatalf("status: %+v", st)
+	}
+	// Only root may take the lab's links down or stop it.
+	if fi, err := os.Stat(socketPath(name)); err != nil {
+		t.Fatal(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("control socket mode %v, want 0600", fi.Mode().Perm())
 	}
 	if err := RemoteSetLink(name, "h1", "s1", false); err != nil {
 		t.Fatal(err)

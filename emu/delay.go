@@ -143,7 +143,11 @@ type delayedPort struct {
 	inner   frameIO
 	delay   time.Duration
 	out, in *delayLine // in is nil without ingress
-	wg      sync.WaitGroup
+	// The writer and the reader: Close stops the writer before it
+	// closes the inner port (it writes through the socket's fd number,
+	// which a closed socket's successor may reuse), and the reader after
+	// (only closing the port ends its read).
+	wg, rwg sync.WaitGroup
 	// lateErrs counts writes that failed after their delay (the element
 	// was told the frame was sent: it was queued, as in a NIC's queue);
 	// inFull counts frames read while the ingress line was full.
@@ -156,7 +160,7 @@ func newDelayedPort(inner frameIO, delay time.Duration, ingress bool) *delayedPo
 	go p.writer()
 	if ingress {
 		p.in = newDelayLine()
-		p.wg.Add(1)
+		p.rwg.Add(1)
 		go p.reader()
 	}
 	return p
@@ -178,7 +182,7 @@ func (p *delayedPort) writer() {
 // reader reads the inner port as fast as frames come and stamps each with
 // its due time; ReadFrame hands them out when due.
 func (p *delayedPort) reader() {
-	defer p.wg.Done()
+	defer p.rwg.Done()
 	for {
 		buf := make([]byte, maxFrame+1)
 		n, err := p.inner.ReadFrame(buf)
@@ -233,12 +237,13 @@ func (p *delayedPort) WriteFrame(frame []byte) error {
 
 // Close implements frameIO.
 func (p *delayedPort) Close() error {
-	err := p.inner.Close()
 	p.out.close()
+	p.wg.Wait()
 	if p.in != nil {
 		p.in.close()
 	}
-	p.wg.Wait()
+	err := p.inner.Close()
+	p.rwg.Wait()
 	return err
 }
 

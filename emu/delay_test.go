@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -150,5 +151,61 @@ func TestDelayedPortCloseLongDelay(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close waited for the delay")
+	}
+}
+
+// slowWriter is a frameIO whose writes block until released, and which
+// records a Close that came while a write was under way.
+type slowWriter struct {
+	*fakeIO
+	writing, release chan struct{}
+	inWrite          atomic.Bool
+	closedMidWrite   atomic.Bool
+}
+
+func (s *slowWriter) WriteFrame(fr []byte) error {
+	s.inWrite.Store(true)
+	defer s.inWrite.Store(false)
+	s.writing <- struct{}{}
+	<-s.release
+	return s.fakeIO.WriteFrame(fr)
+}
+
+func (s *slowWriter) Close() error {
+	if s.inWrite.Load() {
+		s.closedMidWrite.Store(true)
+	}
+	return s.fakeIO.Close()
+}
+
+// TestDelayedPortCloseStopsWriterFirst: Close lets a write under way end
+// before it closes the inner port. The writer writes through the socket's
+// fd number: closed first, the number may already name another socket
+// (another lab's, a netlink one) when the write lands.
+func TestDelayedPortCloseStopsWriterFirst(t *testing.T) {
+	s := &slowWriter{fakeIO: newFakeIO(), writing: make(chan struct{}, 1), release: make(chan struct{})}
+	p := newDelayedPort(s, 0, true)
+	if err := p.WriteFrame([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	<-s.writing
+	done := make(chan struct{})
+	go func() { p.Close(); close(done) }()
+	select {
+	case <-done:
+		t.Fatal("Close returned while a write was under way")
+	case <-time.After(50 * time.Millisecond): // time for a Close that does not wait to close the port
+	}
+	close(s.release)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return once the write ended")
+	}
+	if s.closedMidWrite.Load() {
+		t.Fatal("the inner port was closed while a write was under way")
+	}
+	if s.sent() != 1 {
+		t.Fatalf("%d frames written, want 1", s.sent())
 	}
 }

@@ -190,7 +190,7 @@ var labSeq atomic.Int32
 
 // labName returns a lab name unique to this test process.
 func labName() string {
-	return fmt.Sprintf("t%d_%d", os.Getpid()%100000, labSeq.Add(1))
+	return fmt.Sprintf("t%d_%d", os.Getpid(), labSeq.Add(1))
 }
 
 // star builds hosts h1..hn on one switch s1.

@@ -84,7 +84,15 @@ type Lab struct {
 	nodes        []*labNode // by NodeID
 	links        []bool     // link state, by LinkID
 
-	mu      sync.Mutex // guards links and closed
+	mu sync.Mutex // guards links
+	// ops is held for reading by every use of the nodes' netlink and
+	// namespace handles from outside Up (SetLink, Status), and for
+	// writing by Down while it sets closed. A netlink handle that
+	// Down has closed does not fail: the library runs the request in
+	// the calling thread's namespace, the machine's own (a link request
+	// during teardown once set the root namespace's eth0 down).
+	ops     sync.RWMutex
+	closed  bool // Down has begun: the handles are closed or closing
 	once    sync.Once
 	downErr error
 }
@@ -424,7 +432,19 @@ func (l *Lab) attach(ln *labNode, ifindex []int, tap *tapPort) error {
 	}
 	seed := l.opts.Scheme.Seed ^ uint64(ln.id+1)*0x9e3779b97f4a7c15
 	ln.run = newRunner(ln.name, ln.el, ports, ios, l.start, seed, l.log)
+	ln.run.onPanic = func(v any, stack []byte) { l.elementPanicked(ln.name, v, stack) }
 	return nil
+}
+
+// elementPanicked takes the lab down after the element of node panicked,
+// then panics on: a bug must not pass unseen, and must not leave the
+// lab's namespaces and processes behind either.
+func (l *Lab) elementPanicked(node string, v any, stack []byte) {
+	note := "the lab was taken down"
+	if err := l.Down(); err != nil {
+		note = fmt.Sprintf("taking the lab down: %v", err)
+	}
+	panic(fmt.Sprintf("emu: lab %s: the element of %s panicked: %v (%s)\n\n%s", l.name, node, v, note, stack))
 }
 
 // setupBridge makes br0 over the node's ports with the configured STP.
@@ -615,6 +635,10 @@ func (l *Lab) bridgeStates(ln *labNode) (map[string]uint8, error) {
 // (their veths, bridges, qdiscs and TAPs go with them). It is idempotent.
 func (l *Lab) Down() error {
 	l.once.Do(func() {
+		// Wait for the requests in flight, and refuse the later ones.
+		l.ops.Lock()
+		l.closed = true
+		l.ops.Unlock()
 		// Closing an AF_PACKET socket waits for an RCU grace period
 		// (synchronize_net in packet_release), tens of milliseconds on a
 		// busy machine: close them all at once, not one after another.
@@ -666,6 +690,7 @@ func (l *Lab) Down() error {
 		for _, ln := range l.nodes {
 			if ln.nl != nil {
 				ln.nl.Close()
+				ln.nl = nil
 			}
 			if ln.h >= 0 {
 				ln.h.Close()
@@ -687,6 +712,19 @@ func (l *Lab) Down() error {
 	})
 	return l.downErr
 }
+
+// hold reports whether the lab's handles may be used, and if so keeps
+// Down from closing them until release.
+func (l *Lab) hold() bool {
+	l.ops.RLock()
+	if l.closed {
+		l.ops.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (l *Lab) release() { l.ops.RUnlock() }
 
 // node finds a node by name.
 func (l *Lab) node(name string) (*labNode, error) {
@@ -711,6 +749,10 @@ func (l *Lab) SetLink(a, b string, up bool) error {
 	if err != nil {
 		return err
 	}
+	if !l.hold() {
+		return fmt.Errorf("emu: lab %s: %w", l.name, ErrLabDown)
+	}
+	defer l.release()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	found := false

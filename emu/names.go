@@ -23,6 +23,7 @@ var (
 	ErrNotHost     = errors.New("not a host")
 	ErrBadOption   = errors.New("bad option")
 	ErrDaemon      = errors.New("lab daemon")
+	ErrLabDown     = errors.New("lab is shutting down")
 	ErrNotReady    = errors.New("fabric not ready")
 	// ErrInterrupted: Up's context was cancelled (a signal to the
 	// process building the lab, or down stopping it). It is also

@@ -3,6 +3,7 @@ package emu
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -101,6 +102,13 @@ func createNS(name string, ipv6 bool) (netns.NsHandle, error) {
 		}
 		defer orig.Close()
 		h, err = netns.NewNamed(name) // switches this thread into it
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			// The file was made but the bind mount failed: an empty
+			// file, ours, that would make the next up of this lab
+			// refuse the name (a name taken by someone else is EEXIST,
+			// and stays).
+			removeIfNotNS(filepath.Join(netnsDir, name))
+		}
 		if err != nil {
 			// NewNamed may have moved the thread already.
 			if serr := netns.Set(orig); serr == nil {
@@ -147,6 +155,19 @@ func nsSysctls(ipv6 bool) error {
 		return err
 	}
 	return linkUpHere(lo)
+}
+
+// isNSFile reports whether path is a namespace's bind mount (on nsfs).
+func isNSFile(path string) bool {
+	var fs unix.Statfs_t
+	return unix.Statfs(path, &fs) == nil && fs.Type == unix.NSFS_MAGIC
+}
+
+// removeIfNotNS removes path when it is a plain file, not a namespace.
+func removeIfNotNS(path string) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && !isNSFile(path) {
+		os.Remove(path)
+	}
 }
 
 // deleteNS removes a named namespace. The kernel destroys its devices (and
@@ -214,7 +235,9 @@ func killNSProcesses(names []string, spare ...int) []int {
 	inodes := map[uint64]bool{}
 	for _, n := range names {
 		var st unix.Stat_t
-		if unix.Stat(filepath.Join(netnsDir, n), &st) == nil {
+		// Only a namespace's inode: an empty file left by a failed
+		// mount has a tmpfs inode number, which some namespace may have.
+		if p := filepath.Join(netnsDir, n); isNSFile(p) && unix.Stat(p, &st) == nil {
 			inodes[st.Ino] = true
 		}
 	}

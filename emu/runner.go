@@ -3,9 +3,11 @@ package emu
 import (
 	"container/heap"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +81,11 @@ type runner struct {
 	badPort atomic.Uint64 // Sends to a port that does not exist
 	stopped atomic.Bool
 	started atomic.Bool // run was called; a lab that failed midway has runners never started
+	// onPanic, when set, is called on a goroutine of its own once the
+	// element's goroutine has ended in a panic (a bug in the element):
+	// the lab takes itself down before the process dies, instead of
+	// leaving its namespaces behind. Unset, the panic goes on.
+	onPanic func(v any, stack []byte)
 }
 
 func newRunner(name string, el element.Element, ports []element.PortInfo, ios []frameIO, start time.Time, seed uint64, log *slog.Logger) *runner {
@@ -199,6 +206,7 @@ func (r *runner) reader(p element.Port, io frameIO) {
 func (r *runner) loop() {
 	defer r.wg.Done()
 	defer close(r.loopDone)
+	defer r.recoverPanic()
 	r.el.Attach(r, r.ports)
 	tm := time.NewTimer(time.Hour)
 	tm.Stop()
@@ -226,6 +234,22 @@ func (r *runner) loop() {
 			return
 		}
 	}
+}
+
+// recoverPanic, deferred by loop, hands a panic of the element to onPanic.
+// It runs before loop's goroutine is marked done, so the lab's Down, which
+// waits for that, can be called by onPanic.
+func (r *runner) recoverPanic() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	stack := debug.Stack()
+	if r.onPanic == nil {
+		panic(fmt.Sprintf("%v\n\n%s", v, stack))
+	}
+	r.log.Error("element panicked", "panic", fmt.Sprint(v))
+	go r.onPanic(v, stack)
 }
 
 func (r *runner) handle(ev event) {

@@ -83,6 +83,11 @@ func (l *Lab) Status() Status {
 	if st.Topology == "" {
 		st.Topology = l.g.Name
 	}
+	if !l.hold() {
+		st.NotReady = ErrLabDown.Error()
+		return st
+	}
+	defer l.release()
 	st.NotReady = l.notReady()
 	st.Ready = st.NotReady == ""
 	for _, ln := range l.nodes {

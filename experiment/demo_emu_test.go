@@ -30,7 +30,7 @@ var demoLabSeq atomic.Int32
 // whatever of that lab is left when the test ends.
 func demoLab(t *testing.T) string {
 	t.Helper()
-	name := fmt.Sprintf("rd%d_%d", os.Getpid()%100000, demoLabSeq.Add(1))
+	name := fmt.Sprintf("rd%d_%d", os.Getpid(), demoLabSeq.Add(1))
 	t.Cleanup(func() {
 		if _, err := emu.Cleanup(name, 10*time.Second); err != nil && !errors.Is(err, emu.ErrNoLab) {
 			t.Errorf("cleanup: %v", err)

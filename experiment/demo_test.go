@@ -103,7 +103,7 @@ func TestDemoEmuCutEdge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()
-	rep, err := Demo(ctx, DemoOptions{Engine: "emu", Topology: "line:2", Name: fmt.Sprintf("dc%d", os.Getpid()%1000000)})
+	rep, err := Demo(ctx, DemoOptions{Engine: "emu", Topology: "line:2", Name: fmt.Sprintf("dc%d", os.Getpid())})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,8 +24,8 @@ func TestHungDaemonTimeout(t *testing.T) {
 	// A daemon, and an up --foreground that serves its ready lab (not a
 	// daemon: it was told "still starting", and link not that the link
 	// may have changed).
-	hungLab(t, fmt.Sprintf("ht%d", os.Getpid()%1000000), "daemon", map[string]any{"daemon": true})
-	hungLab(t, fmt.Sprintf("hf%d", os.Getpid()%1000000), "process", map[string]any{"stops_on_term": true})
+	hungLab(t, fmt.Sprintf("ht%d", os.Getpid()), "daemon", map[string]any{"daemon": true})
+	hungLab(t, fmt.Sprintf("hf%d", os.Getpid()), "process", map[string]any{"stops_on_term": true})
 }
 
 func hungLab(t *testing.T, name, who string, ownerFields map[string]any) {

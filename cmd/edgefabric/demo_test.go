@@ -69,7 +69,7 @@ func TestDemoLabInUse(t *testing.T) {
 			t.Skipf("%s not installed", tool)
 		}
 	}
-	name := fmt.Sprintf("rd%d", os.Getpid()%1000000)
+	name := fmt.Sprintf("rd%d", os.Getpid())
 	fakeLab(t, name, map[string]any{"pid": os.Getpid()}, nil)
 	code, out, errOut := topoCLI("demo", "-q", "--name", name, "--engine", "emu", "--topology", "leafspine:2,2,1")
 	want := fmt.Sprintf("edgefabric: demo: lab %s is running (pid %d): choose another --name or run 'edgefabric down %s'\n", name, os.Getpid(), name)

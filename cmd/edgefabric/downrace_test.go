@@ -100,7 +100,7 @@ func TestCommandOwnedLab(t *testing.T) {
 	if err := emu.CheckRoot(os.Geteuid()); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	name := fmt.Sprintf("co%d", os.Getpid()%1000000)
+	name := fmt.Sprintf("co%d", os.Getpid())
 	cmd := startChild(t, "sleep", "600")
 	pid := cmd.Process.Pid
 	fakeLab(t, name, map[string]any{"pid": pid, "stops_on_term": true}, nil)

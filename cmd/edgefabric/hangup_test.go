@@ -102,3 +102,50 @@ func TestHangupRemovesDaemonLab(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestBrokenPipeKeepsForegroundLab: an up --foreground whose stdout is a
+// closed pipe (up --foreground | head, once head has gone) keeps its lab
+// running until it is stopped, and then removes it. Go's default for a
+// write to a broken stdout is to die of SIGPIPE at once, which left the
+// lab's namespaces behind.
+func TestBrokenPipeKeepsForegroundLab(t *testing.T) {
+	bin, name := rootLab(t, "bp")
+	labCleanup(t, name)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // nobody reads: the status line up prints once ready meets a broken pipe
+	up := &foreground{cmd: exec.Command(bin, "up", "line:2", "--scheme", "kernel-bridge", "-p", "stp=off", "--name", name, "--foreground"), done: make(chan error, 1)}
+	up.cmd.Stdout, up.cmd.Stderr = w, &up.stderr
+	if err := up.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	go func() { up.done <- up.cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if st, err := emu.RemoteStatus(name); err == nil && st.Ready {
+			break
+		}
+		select {
+		case err := <-up.done:
+			t.Fatalf("up --foreground exited before it was ready: %v\n%s", err, up.stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			up.cmd.Process.Kill()
+			t.Fatal("lab not ready within 60 s")
+		}
+	}
+	select {
+	case err := <-up.done:
+		t.Fatalf("up --foreground exited on the broken pipe: %v\n%s", err, up.stderr.String())
+	case <-time.After(time.Second):
+	}
+	up.cmd.Process.Signal(syscall.SIGTERM)
+	up.wait(t, "SIGTERM")
+	if labs, _ := emu.Labs(); contains(labs, name) {
+		t.Errorf("lab %s still there after SIGTERM", name)
+	}
+}

@@ -117,7 +117,7 @@ func TestLabSweepExecBadState(t *testing.T) {
 	if err := emu.CheckRoot(os.Geteuid()); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	name := fmt.Sprintf("wb%d", os.Getpid()%1000000)
+	name := fmt.Sprintf("wb%d", os.Getpid())
 	fakeLab(t, name, nil, emu.State{Name: "other", Scheme: "stp", Topology: "line:2", Pid: os.Getpid(), PidStart: 1, Prefix: emu.Prefix("other"),
 		Nodes: []emu.StateNode{{Name: "h1", Kind: "host", Namespace: emu.Prefix("other") + "h1"}}})
 	want := "edgefabric: emu: bad state file: " + filepath.Join(emu.LabDir(name), "state.json") + " names lab \"other\"\n"
@@ -143,7 +143,7 @@ func TestLabSweepDown(t *testing.T) {
 	if err := emu.CheckRoot(os.Geteuid()); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	name := fmt.Sprintf("wt%d", os.Getpid()%1000000)
+	name := fmt.Sprintf("wt%d", os.Getpid())
 	ignoresTERM := startChild(t, "sh", "-c", `trap "" TERM; exec sleep 600`)
 	fakeLab(t, name, map[string]any{"pid": ignoresTERM.Process.Pid, "daemon": true}, nil)
 	// Until sh has set the trap and exec'd sleep (same pid).
@@ -162,7 +162,7 @@ func TestLabSweepDown(t *testing.T) {
 		t.Errorf("down --timeout 200ms: exit %d after %v, stderr %q, stdout\n got  %q\n want %q", code, took.Round(time.Millisecond), errOut, out, want)
 	}
 
-	dead := fmt.Sprintf("wd%d", os.Getpid()%1000000)
+	dead := fmt.Sprintf("wd%d", os.Getpid())
 	fakeLab(t, dead, nil, emu.State{Name: dead, Scheme: "stp", Topology: "line:2", Pid: os.Getpid(), PidStart: 1, Prefix: emu.Prefix(dead)})
 	ns := emu.Prefix(dead) + "n1"
 	if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {

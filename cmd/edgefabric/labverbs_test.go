@@ -203,7 +203,7 @@ func TestLabNoSuchLab(t *testing.T) {
 	if err := emu.CheckRoot(os.Geteuid()); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	name := fmt.Sprintf("lq%d", os.Getpid()%1000000)
+	name := fmt.Sprintf("lq%d", os.Getpid())
 	for _, c := range []struct {
 		args []string
 		want string
@@ -586,7 +586,7 @@ func TestLabDownReportsFailure(t *testing.T) {
 	if err := emu.CheckRoot(os.Geteuid()); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	name := fmt.Sprintf("lf%d", os.Getpid()%1000000)
+	name := fmt.Sprintf("lf%d", os.Getpid())
 	state := emu.State{Name: name, Scheme: "stp", Topology: "line:2", Pid: os.Getpid(), PidStart: 1, Prefix: emu.Prefix(name)}
 	fakeLab(t, name, nil, nil)
 	stuck := immutableFile(t, filepath.Join(emu.LabDir(name), "stuck"))

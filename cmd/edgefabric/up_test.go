@@ -90,7 +90,7 @@ func TestEmuVerbsLifecycle(t *testing.T) {
 		t.Skip("skipping: ping is not installed (apt-get install iputils-ping)")
 	}
 	bin := buildBinary(t)
-	name := fmt.Sprintf("c%d", os.Getpid()%1000000)
+	name := fmt.Sprintf("c%d", os.Getpid())
 	t.Cleanup(func() {
 		emu.Cleanup(name, 10*time.Second) // also when the test failed midway
 		if labs, _ := emu.Labs(); contains(labs, name) {
@@ -269,7 +269,7 @@ func rootLab(t *testing.T, prefix string) (bin, name string) {
 		t.Skipf("skipping: %v", err)
 	}
 	bin = buildBinary(t)
-	name = fmt.Sprintf("%s%d", prefix, os.Getpid()%1000000)
+	name = fmt.Sprintf("%s%d", prefix, os.Getpid())
 	t.Cleanup(func() { emu.Cleanup(name, 10*time.Second) })
 	return bin, name
 }
@@ -282,7 +282,7 @@ func TestUpForegroundJSON(t *testing.T) {
 		t.Skipf("skipping: %v", err)
 	}
 	bin := buildBinary(t)
-	name := fmt.Sprintf("f%d", os.Getpid()%1000000)
+	name := fmt.Sprintf("f%d", os.Getpid())
 	t.Cleanup(func() {
 		emu.Cleanup(name, 10*time.Second)
 		if labs, _ := emu.Labs(); contains(labs, name) {

@@ -59,7 +59,7 @@ func emuLabScheme(t testing.TB, name, spec, schemeName string, params map[string
 		defer cancel()
 	}
 	// Unique per process: other engineers' test runs share the machine.
-	name = fmt.Sprintf("%s%d", name, os.Getpid()%100000)
+	name = fmt.Sprintf("%s%d", name, os.Getpid())
 	l, err := emu.Up(ctx, g, schemeName, emu.Options{Name: name, Registry: reg, Topology: spec,
 		Scheme: scheme.Options{Seed: 1, Params: params}, ReadyTimeout: ready})
 	if err != nil {
