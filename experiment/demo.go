@@ -88,12 +88,17 @@ type DemoReport struct {
 	IperfFrom  string  `json:"iperf_from" demo:"iperf3"`
 	IperfTo    string  `json:"iperf_to" demo:"iperf3"`
 
-	FailedLink       [2]string `json:"failed_link" demo:"failover"`
-	FailoverOutageMS float64   `json:"failover_outage_ms" demo:"failover"`
-	FailoverLost     int       `json:"failover_probes_lost" demo:"failover"`
-	FailoverSent     int       `json:"failover_probes_sent" demo:"failover"`
-	FailoverProbeMS  float64   `json:"failover_probe_interval_ms" demo:"failover"`
-	Recovered        bool      `json:"recovered" demo:"failover"`
+	FailedLink [2]string `json:"failed_link" demo:"failover"`
+	// FailedLinkOnIperf says the failed link carried the bulk stream as
+	// well as the probes. The agents hash each flow onto one of the k
+	// paths, so the two streams may share no switch-to-switch link; the
+	// link then fails on the probes' path, where the outage is measured.
+	FailedLinkOnIperf bool    `json:"failed_link_on_iperf3_path" demo:"failover"`
+	FailoverOutageMS  float64 `json:"failover_outage_ms" demo:"failover"`
+	FailoverLost      int     `json:"failover_probes_lost" demo:"failover"`
+	FailoverSent      int     `json:"failover_probes_sent" demo:"failover"`
+	FailoverProbeMS   float64 `json:"failover_probe_interval_ms" demo:"failover"`
+	Recovered         bool    `json:"recovered" demo:"failover"`
 
 	// Error is why the run stopped before its end; the fields above hold
 	// what it had measured by then.
@@ -352,8 +357,12 @@ func (r *DemoReport) Text() string {
 		fmt.Fprintf(&b, "  %-14s %s\n", what, notReached)
 	}
 	if r.reached(DemoFailover) {
-		fmt.Fprintf(&b, "  failover       link %s-%s failed mid-run: outage %.1f ms (%d of %d probes lost at %.1f ms), recovered: %v\n",
-			r.FailedLink[0], r.FailedLink[1], r.FailoverOutageMS, r.FailoverLost, r.FailoverSent, r.FailoverProbeMS, r.Recovered)
+		where := ""
+		if !r.FailedLinkOnIperf {
+			where = fmt.Sprintf(" (on the probes' path; the %s stream took another)", what)
+		}
+		fmt.Fprintf(&b, "  failover       link %s-%s failed mid-run%s: outage %.1f ms (%d of %d probes lost at %.1f ms), recovered: %v\n",
+			r.FailedLink[0], r.FailedLink[1], where, r.FailoverOutageMS, r.FailoverLost, r.FailoverSent, r.FailoverProbeMS, r.Recovered)
 	} else {
 		fmt.Fprintf(&b, "  failover       %s\n", notReached)
 	}

@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/host"
@@ -99,24 +101,34 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 	rep.done = DemoPing
 	o.step("ping: %d/%d host pairs answer", rep.PingPairsOK, rep.PingPairsTotal)
 
-	// Bulk TCP between two pods with a probe stream beside it; fail the
-	// middle switch-to-switch link of the path the source's agent uses
-	// (the third of four on a fat tree: core to aggregation in the
-	// destination pod) a second in.
+	// Bulk TCP between two pods with a probe stream beside it; a second
+	// in, fail a switch-to-switch link that both cross: the middle one of
+	// those the two paths share (on a fat tree, when the streams take one
+	// path, the third of four: core to aggregation in the destination
+	// pod). The source's agent hashes each flow onto one of its k paths,
+	// so the streams may share none: then the middle link of the probes'
+	// path fails, where the outage is measured, and the report says so.
 	src, dst := farHosts(g)
 	sn, dn := g.Node(src).Name, g.Node(dst).Name
+	smac, sip, _ := g.HostAddr(src)
 	dmac, dip, _ := g.HostAddr(dst)
-	_, sip, _ := g.HostAddr(src)
-	e := f.Agent(src).PathTable().Lookup(wire.MAC(dmac))
+	agent := f.Agent(src)
+	e := agent.PathTable().Lookup(wire.MAC(dmac))
 	if e == nil || len(e.Paths) == 0 {
 		return fmt.Errorf("demo: %s has no path to %s after the pings", sn, dn)
 	}
-	links, err := tagLinks(g, src, e.Paths[0])
-	if err != nil {
+	if _, err := tagLinks(g, src, e.Paths[0]); err != nil {
 		return err
 	}
-	fail := links[len(links)/2]
-	lk := g.Link(fail)
+	var fail topo.LinkID
+	var failErr error
+	streamLinks := func(proto byte, sport, dport uint16) ([]topo.LinkID, error) {
+		path := agent.FlowPath(flowFrame(smac, dmac, sip.Addr().As4(), dip.Addr().As4(), proto, sport, dport))
+		if path == nil {
+			return nil, fmt.Errorf("demo: %s has no path to %s", sn, dn)
+		}
+		return tagLinks(g, src, path)
+	}
 
 	start := s.Now()
 	var bulk *host.TCPConn
@@ -134,7 +146,31 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 		probe = hosts[src].UDP(dip.Addr(), demoProbePort, demoProbeRate, demoProbeSize, demoRun-demoFailAfter+demoProbeGap)
 	})
 	s.At(start+demoFailAfter, func() {
+		pl, err := streamLinks(17, probe.Result().SrcPort, demoProbePort)
+		if err != nil {
+			failErr = err
+			s.Stop()
+			return
+		}
+		bl, err := streamLinks(6, bulk.Flow().LocalPort, demoBulkPort)
+		if err != nil {
+			failErr = err
+			s.Stop()
+			return
+		}
+		var shared []topo.LinkID
+		for _, l := range pl {
+			if slices.Contains(bl, l) {
+				shared = append(shared, l)
+			}
+		}
+		if rep.FailedLinkOnIperf = len(shared) > 0; rep.FailedLinkOnIperf {
+			fail = shared[len(shared)/2]
+		} else {
+			fail = pl[len(pl)/2]
+		}
 		if err := s.SetLink(fail, false); err != nil {
+			failErr = err
 			s.Stop()
 		}
 	})
@@ -143,6 +179,10 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 	if err := s.Err(); err != nil {
 		return err
 	}
+	if failErr != nil {
+		return failErr
+	}
+	lk := g.Link(fail)
 	rep.IperfFrom, rep.IperfTo = sn, dn
 	rep.Iperf3Mbps = float64(acked) * 8 / demoRun.Seconds() / 1e6
 	rep.FailedLink = [2]string{g.Node(lk.A.Node).Name, g.Node(lk.B.Node).Name}
@@ -157,6 +197,23 @@ func demoSim(g *topo.Graph, o DemoOptions, rep *DemoReport, want *dumbnet.Topolo
 	o.step("tcp %s -> %s: %.1f Mb/s; link %s-%s failed: outage %.1f ms, recovered %v",
 		rep.IperfFrom, rep.IperfTo, rep.Iperf3Mbps, rep.FailedLink[0], rep.FailedLink[1], rep.FailoverOutageMS, rep.Recovered)
 	return nil
+}
+
+// flowFrame is the start of an IPv4 TCP or UDP frame of the flow: what an
+// agent's flow hash reads (addresses, protocol, ports), for FlowPath.
+func flowFrame(src, dst [6]byte, sip, dip [4]byte, proto byte, sport, dport uint16) []byte {
+	f := make([]byte, 14+20+4)
+	copy(f[0:6], dst[:])
+	copy(f[6:12], src[:])
+	binary.BigEndian.PutUint16(f[12:14], uint16(wire.EtherTypeIPv4))
+	ip := f[14:]
+	ip[0] = 0x45 // version 4, 20-byte header
+	ip[9] = proto
+	copy(ip[12:16], sip[:])
+	copy(ip[16:20], dip[:])
+	binary.BigEndian.PutUint16(ip[20:22], sport)
+	binary.BigEndian.PutUint16(ip[22:24], dport)
+	return f
 }
 
 // tagLinks walks a DumbNet tag path from host src's switch and returns the

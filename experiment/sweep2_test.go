@@ -348,7 +348,7 @@ func TestDemoReportText(t *testing.T) {
 		ExpectedSwitches: 20, ExpectedLinks: 32, ExpectedHosts: 16, DiscoveredSwitches: 19, DiscoveredLinks: 30, DiscoveredHosts: 15,
 		DiscoveryDiff: []string{"missing switch 0x5"}, DiscoveryMS: 12.34, DiscoveryProbes: 297,
 		PingPairsOK: 239, PingPairsTotal: 240, PingFailed: []string{"h1->h2"},
-		Iperf3Mbps: 923.57, IperfFrom: "h1", IperfTo: "h16", FailedLink: [2]string{"s11", "s2"},
+		Iperf3Mbps: 923.57, IperfFrom: "h1", IperfTo: "h16", FailedLink: [2]string{"s11", "s2"}, FailedLinkOnIperf: true,
 		FailoverOutageMS: 2, FailoverLost: 2, FailoverSent: 2001, FailoverProbeMS: 1, Recovered: true}
 	want := "DumbNet demo on fattree:4 (sim)\n" +
 		"note: not root\n" +
@@ -360,6 +360,13 @@ func TestDemoReportText(t *testing.T) {
 		"  failover       link s11-s2 failed mid-run: outage 2.0 ms (2 of 2001 probes lost at 1.0 ms), recovered: true\n"
 	if got := r.Text(); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	// A link the bulk flow did not cross is said to be on the probes' path
+	// only (the emulator names its bulk flow iperf3).
+	r.FailedLinkOnIperf, r.Engine, r.Note = false, "emu", ""
+	line := "  failover       link s11-s2 failed mid-run (on the probes' path; the iperf3 stream took another): outage 2.0 ms (2 of 2001 probes lost at 1.0 ms), recovered: true\n"
+	if got := r.Text(); !strings.HasSuffix(got, line) {
+		t.Errorf("got:\n%s\nwant it to end in:\n%s", got, line)
 	}
 	r = &DemoReport{Engine: "emu", Topology: "x", DiscoveryExact: true}
 	if got := r.Text(); strings.Contains(got, "note:") || strings.Contains(got, "answered late") || !strings.Contains(got, ": ok\n") || !strings.Contains(got, "  iperf3         ") {
@@ -390,25 +397,26 @@ func TestRecordDiscovery(t *testing.T) {
 	}
 }
 
-// The simulated demo with seed 1: the link failed (s11–s2, a
-// core–aggregation link of the path), the probes sent (one per ms from 1
+// The simulated demo with seed 1: the link failed (s20–s11, the
+// destination pod's aggregation–edge link, the middle one of the two the
+// probe stream and the bulk flow share), the probes sent (one per ms from 1
 // ms before the failure to the end: 2001), probes for discovery, and a
 // TCP figure below the 1 Gb/s link rate. Seed 0 is a seed of its own (it
 // once stood for 1, so `demo --seed 0` repeated seed 1): its draws fail
-// s11–s1.
+// s20–s12.
 func TestDemoSimSeed1(t *testing.T) {
 	rep, err := Demo(context.Background(), DemoOptions{Engine: "sim", Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.FailedLink != [2]string{"s11", "s2"} || rep.FailoverSent != 2001 || rep.DiscoveryProbes == 0 || rep.Iperf3Mbps > 1000 || rep.Iperf3Mbps < 500 {
+	if rep.FailedLink != [2]string{"s20", "s11"} || !rep.FailedLinkOnIperf || rep.FailoverSent != 2001 || rep.DiscoveryProbes == 0 || rep.Iperf3Mbps > 1000 || rep.Iperf3Mbps < 500 {
 		t.Errorf("%+v", rep)
 	}
 	zero, err := Demo(context.Background(), DemoOptions{Engine: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if zero.FailedLink != [2]string{"s11", "s1"} || !zero.OK() {
+	if zero.FailedLink != [2]string{"s20", "s12"} || !zero.OK() {
 		t.Errorf("seed 0: %+v", zero)
 	}
 }

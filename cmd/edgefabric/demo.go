@@ -25,8 +25,11 @@ fabric engineer would check first:
      compared with the generated topology, switch IDs, both port numbers of
      every link and every host;
   3. every ordered pair of hosts pings;
-  4. iperf3 runs between two pods; a second in, the busiest switch link on
-     its path fails while a 1 ms ping stream measures the outage.
+  4. iperf3 runs between two pods; a second in, a switch link fails while a
+     1 ms ping stream between the same hosts measures the outage: the
+     busiest link of the ping stream's path (found by a burst of pings
+     first), which iperf3 crosses too unless the agents hashed the two
+     flows onto paths that share no switch link (the report then says so).
 
 As root it runs in the emulator with real, unmodified Linux hosts (network
 namespaces, the kernel's stack, ping and iperf3) in a lab named by --name,

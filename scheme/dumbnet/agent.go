@@ -529,6 +529,34 @@ func (a *Agent) choose(e *PathEntry, frame []byte) []uint8 {
 	return fb.path
 }
 
+// FlowPath returns the tag path the agent gives frame's flow now: the path
+// the flow is bound to, or, for a flow it has not seen (or has forgotten),
+// the path its next frame would get. Nil when the agent has no path to the
+// frame's destination. It changes nothing; like every call into an element,
+// it must be made on the engine's goroutine.
+func (a *Agent) FlowPath(frame []byte) []uint8 {
+	if len(frame) < 14 {
+		return nil
+	}
+	e := a.table.Lookup(wire.Frame(frame).Dst())
+	if e == nil || len(e.Paths) == 0 {
+		return nil
+	}
+	h := a.flowHash(frame)
+	var flowlet uint64
+	if fb := a.flows[h]; fb != nil {
+		if slices.ContainsFunc(e.Paths, func(p []uint8) bool { return bytes.Equal(p, fb.path) }) {
+			return fb.path
+		}
+		flowlet = fb.flowlet
+	}
+	// As choose picks a path for a flow without one.
+	if a.cfg.Flowlets {
+		return e.Paths[mix(h^flowlet)%uint64(len(e.Paths))]
+	}
+	return e.Paths[h%uint64(len(e.Paths))]
+}
+
 // flowHash hashes the frame's destination and, for IPv4, its addresses,
 // protocol and TCP/UDP ports.
 func (a *Agent) flowHash(frame []byte) uint64 {

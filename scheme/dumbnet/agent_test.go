@@ -481,3 +481,55 @@ func TestAgentRecoversFromForgedNeighbors(t *testing.T) {
 		t.Fatalf("real list not taken: %v", a.neighbors)
 	}
 }
+
+// TestFlowPath: FlowPath names the path the flow's next frame takes, for
+// flows the agent has not seen and for flows bound to a path, with and
+// without flowlets, and binds nothing itself.
+func TestFlowPath(t *testing.T) {
+	for _, flowlets := range []bool{false, true} {
+		a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 3, Flowlets: flowlets, FlowletGap: element.Second})
+		withPaths(a, env, threePaths)
+		seen := map[string]bool{}
+		for port := uint16(40000); port < 40064; port++ {
+			ip := make([]byte, 28)
+			ip[0], ip[9] = 0x45, 17
+			copy(ip[12:16], ipA.AsSlice())
+			copy(ip[16:20], ipB.AsSlice())
+			ip[20], ip[21], ip[22], ip[23] = byte(port>>8), byte(port), 0x1b, 0x58
+			frame := wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, ip)
+			flows := len(a.flows)
+			want := a.FlowPath(frame)
+			if len(a.flows) != flows {
+				t.Fatalf("flowlets %v: FlowPath bound a flow", flowlets)
+			}
+			for range 2 { // unseen, then bound
+				a.Receive(2, frame)
+				out := env.take()
+				if len(out) != 1 {
+					t.Fatalf("flowlets %v: %d frames sent, want 1", flowlets, len(out))
+				}
+				tags, _, _, err := wire.ParseDumbNet(out[0].frame)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.HasPrefix(want, tags) || len(tags) == 0 || len(want)-len(tags) > 1 {
+					t.Fatalf("flowlets %v, port %d: FlowPath %v, the frame took %v", flowlets, port, want, tags)
+				}
+				if got := a.FlowPath(frame); !bytes.Equal(got, want) {
+					t.Fatalf("flowlets %v, port %d: FlowPath of the bound flow %v, want %v", flowlets, port, got, want)
+				}
+			}
+			seen[string(want)] = true
+		}
+		if len(seen) != 3 {
+			t.Fatalf("flowlets %v: 64 flows took %d paths, want all 3", flowlets, len(seen))
+		}
+	}
+	a, _ := newTestAgent()
+	if p := a.FlowPath(make([]byte, 10)); p != nil {
+		t.Fatalf("FlowPath of a runt: %v", p)
+	}
+	if p := a.FlowPath(wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, make([]byte, 40))); p != nil {
+		t.Fatalf("FlowPath without a path: %v", p)
+	}
+}
