@@ -431,7 +431,7 @@ func TestKernelBridgeRing(t *testing.T) {
 func TestKernelBridgeParams(t *testing.T) {
 	for _, p := range []map[string]string{
 		{"stp": "maybe"}, {"forward_delay": "1"}, {"hello_time": "x"}, {"bogus": "1"},
-		{"max_age": "41"},
+		{"max_age": "41"}, {"forward_delay": "NaN"}, {"hello_time": "nan"}, {"max_age": "-Inf"},
 	} {
 		if _, err := parseKBParams(p); !errors.Is(err, ErrBadOption) {
 			t.Errorf("parseKBParams(%v) = %v, want ErrBadOption", p, err)
@@ -441,6 +441,29 @@ func TestKernelBridgeParams(t *testing.T) {
 	if err != nil || c.forwardDelay != 4*time.Second || !c.stp {
 		t.Fatalf("parseKBParams = %+v, %v", c, err)
 	}
+}
+
+// FuzzKBParams: any value is a valid configuration within the kernel's
+// ranges or ErrBadOption, never a panic.
+func FuzzKBParams(f *testing.F) {
+	for _, s := range []string{"stp", "forward_delay", "hello_time", "max_age", "bogus"} {
+		f.Add(s, "4")
+	}
+	f.Add("forward_delay", "NaN")
+	f.Fuzz(func(t *testing.T, k, v string) {
+		c, err := parseKBParams(map[string]string{k: v})
+		if err != nil {
+			if !errors.Is(err, ErrBadOption) {
+				t.Fatalf("%s=%q: %v, want ErrBadOption", k, v, err)
+			}
+			return
+		}
+		for name, d := range map[string]time.Duration{"forward_delay": c.forwardDelay, "hello_time": c.hello, "max_age": c.maxAge} {
+			if r := kbRange[name]; d < time.Duration(r[0]*float64(time.Second)) || d > time.Duration(r[1]*float64(time.Second)) {
+				t.Fatalf("%s=%q: %s %v outside %v s", k, v, name, d, r)
+			}
+		}
+	})
 }
 
 func TestUpRejects(t *testing.T) {

@@ -43,7 +43,7 @@ func parseKBParams(p map[string]string) (kbConfig, error) {
 		case "forward_delay", "hello_time", "max_age":
 			f, err := strconv.ParseFloat(v, 64)
 			lo, hi := kbRange[k][0], kbRange[k][1]
-			if err != nil || f < lo || f > hi {
+			if err != nil || !(f >= lo && f <= hi) { // NaN fails both
 				return c, fmt.Errorf("emu: kernel-bridge: %w: %s=%q (seconds, %g..%g)", ErrBadOption, k, v, lo, hi)
 			}
 			d := time.Duration(f * float64(time.Second))
