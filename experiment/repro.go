@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -423,10 +425,50 @@ func (r *Report) Write(dir string) error {
 	if err != nil {
 		return fmt.Errorf("experiment: %w", err)
 	}
-	for ext, data := range map[string][]byte{".json": append(js, '\n'), ".md": []byte(r.Markdown()), ".svg": []byte(r.SVG())} {
-		if err := os.WriteFile(filepath.Join(dir, r.Name+ext), data, 0o644); err != nil {
+	data := [][]byte{append(js, '\n'), []byte(r.Markdown()), []byte(r.SVG())}
+	// Each file is written beside its place and renamed over it once all
+	// are written: a failure leaves the old files, not a mix.
+	var tmps []string
+	defer func() {
+		for _, t := range tmps {
+			os.Remove(t)
+		}
+	}()
+	for i, ext := range ReportExts {
+		target := filepath.Join(dir, r.Name+ext)
+		if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("experiment: %s exists and is not a regular file", target)
+		}
+		// 0644 less the umask, as os.WriteFile gives (CreateTemp's is 0600).
+		var f *os.File
+		var err error
+		for range 100 {
+			f, err = os.OpenFile(filepath.Join(dir, fmt.Sprintf(".%s%s.%08x.tmp", r.Name, ext, rand.Uint32())), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			if !errors.Is(err, fs.ErrExist) {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("experiment: %w", err)
+		}
+		tmps = append(tmps, f.Name())
+		_, err = f.Write(data[i])
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
 			return fmt.Errorf("experiment: %w", err)
 		}
 	}
+	for i, ext := range ReportExts {
+		if err := os.Rename(tmps[i], filepath.Join(dir, r.Name+ext)); err != nil {
+			return fmt.Errorf("experiment: %w", err)
+		}
+	}
+	tmps = nil
 	return nil
 }
+
+// ReportExts are the extensions of the files Report.Write writes, after
+// the report's name.
+var ReportExts = []string{".json", ".md", ".svg"}

@@ -71,8 +71,13 @@ func TestReportWriteModesAndErrors(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "t.md"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Write(dir); err == nil || !strings.HasPrefix(err.Error(), "experiment: open "+filepath.Join(dir, "t.md")+":") {
+	if err := r.Write(dir); err == nil || err.Error() != "experiment: "+filepath.Join(dir, "t.md")+" exists and is not a regular file" {
 		t.Errorf("t.md is a directory: %v", err)
+	}
+	// Nothing was written, not even t.json, whose turn came first, nor a
+	// temporary file.
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("a failed Write left %v", ents)
 	}
 }
 

@@ -172,6 +172,8 @@ func TestLabBadInputBeforeRoot(t *testing.T) {
 		{[]string{"down", "nosuchlab_t", "--timeout", "0s"}, "edgefabric: --timeout 0s: must be positive\n"},
 		{[]string{"exec", "nosuchlab_t", "h1", "--", ""}, "edgefabric: exec: the command is an empty string (usage: edgefabric exec LAB NODE -- CMD [ARGS...] [flags])\n"},
 		{[]string{"link", "nosuchlab_t", "s1", "s2", "sideways"}, "edgefabric: link state \"sideways\": want down or up\n"},
+		{[]string{"status", "nosuchlab_t", "--timeout", "0s"}, "edgefabric: --timeout 0s: must be positive\n"},
+		{[]string{"status", "Bad-Name"}, "edgefabric: emu: bad lab name \"Bad-Name\": use 1-16 characters of a-z, 0-9 and _ (no '-'), starting with a letter or digit\n"},
 	} {
 		if code, out, errOut := labBin(t, bin, true, "", c.args...); code != 2 || out != "" || errOut != c.want {
 			t.Errorf("%v as nobody: exit %d, stdout %q, stderr\n got  %q\n want %q", c.args, code, out, errOut, c.want)

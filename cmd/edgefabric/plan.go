@@ -160,13 +160,8 @@ See docs/spain-plan.md.`,
 				if undo, err = prepareOutDir("--out", outDir); err != nil {
 					return err
 				}
-				// A directory (or anything but a file) where a file goes
-				// would fail the write after planning.
-				for _, name := range plan.OutFiles(withPaths) {
-					if err := plan.CheckOutFile(outDir, name); err != nil {
-						undo()
-						return badInput(fmt.Errorf("--out %s: %w: remove it or give another directory", outDir, err))
-					}
+				if err := checkOutFiles("--out", outDir, plan.OutFiles(withPaths), undo); err != nil {
+					return err
 				}
 			}
 			g, err := topoF.resolve(args[0])
@@ -335,6 +330,9 @@ func parseKFlag(s string) (int, error) {
 		return 0, badInput(fmt.Errorf(`--k "": want a number of paths or "alpha"`))
 	}
 	k, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) && strings.HasPrefix(s, "-") {
+		return 0, badInput(fmt.Errorf("--k %s: %w", s, paths.ErrBadK))
+	}
 	if errors.Is(err, strconv.ErrRange) {
 		return 0, badInput(fmt.Errorf("--k %s: far more paths than any plan can hold (at most %d in all)", s, paths.MaxPaths))
 	}

@@ -24,6 +24,9 @@ func TestFlagErrorsArePlain(t *testing.T) {
 		{[]string{"plan", "spain", "fattree:4", "--seed", "99999999999999999999"}, `edgefabric: --seed "99999999999999999999": out of range (see 'edgefabric plan spain --help')` + "\n"},
 		{[]string{"repro", "spain-table3", "--slow-trials", ""}, `edgefabric: --slow-trials "": want a whole number (see 'edgefabric repro --help')` + "\n"},
 		{[]string{"down", "x", "--timeout", "5"}, `edgefabric: --timeout "5": want a duration such as 30s, 500ms or 2m (see 'edgefabric down --help')` + "\n"},
+		{[]string{"down", "x", "--timeout", "99999999999h"}, `edgefabric: --timeout "99999999999h": out of range (see 'edgefabric down --help')` + "\n"},
+		{[]string{"down", "x", "--timeout", "1.5.5s"}, `edgefabric: --timeout "1.5.5s": want a duration such as 30s, 500ms or 2m (see 'edgefabric down --help')` + "\n"},
+		{[]string{"plan", "spain", "fattree:4", "--k", "-99999999999999999999"}, "edgefabric: --k -99999999999999999999: path-set size k must be at least 1\n"},
 	} {
 		code, out, errOut := topoCLI(c.args...)
 		if code != 2 || out != "" || errOut != c.want {

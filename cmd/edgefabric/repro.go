@@ -82,6 +82,13 @@ Reproductions:
 				if undo, err = prepareOutDir("--out", outDir); err != nil {
 					return err
 				}
+				var names []string
+				for _, ext := range experiment.ReportExts {
+					names = append(names, r.Name+ext)
+				}
+				if err := checkOutFiles("--out", outDir, names, undo); err != nil {
+					return err
+				}
 			}
 			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed, Ties: tr, SlowTrials: slow}
 			if !quiet && !asJSON {

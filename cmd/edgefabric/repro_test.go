@@ -91,3 +91,37 @@ func TestReproDumbNet(t *testing.T) {
 		t.Errorf("exit %d, %q", code, errOut)
 	}
 }
+
+// TestReproOutFileRefused: a directory where one of the report's files
+// goes is refused before the run (exit 2), and nothing is written; it
+// used to fail after the whole run, having written some of the files.
+// A run that is let through writes all three.
+func TestReproOutFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "spain-table3.md"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := topoCLI("repro", "spain-table3", "--rows", "fattree(4)", "--quiet", "--out", dir)
+	want := "edgefabric: --out " + dir + ": spain-table3.md is a directory: remove it or give another directory\n"
+	if code != 2 || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("files written by a refused run: %v", ents)
+	}
+	if err := os.Remove(filepath.Join(dir, "spain-table3.md")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := topoCLI("repro", "spain-table3", "--rows", "fattree(4)", "--quiet", "--out", dir); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	ents, _ = os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "spain-table3.json spain-table3.md spain-table3.svg" {
+		t.Errorf("written: %v, want the three files and nothing else", names)
+	}
+}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/edgefabric/edgefabric/scheme/spain/plan"
 )
 
 // commands lists every verb, one file each. Keep it explicit.
@@ -306,6 +308,21 @@ func exactArgs(n int) cobra.PositionalArgs {
 // before a long computation rather than after it. undo removes the
 // directories it created, if they are still empty: a run refused after
 // this check (a bad topology, no matching row) leaves nothing behind.
+// checkOutFiles refuses (bad input) a run whose output files could not be
+// put in place in dir: one of them exists and is not a regular file (a
+// directory), or links where no file can be made. Called after
+// prepareOutDir, it undoes that on refusal; refused now, not after the
+// minutes of the run.
+func checkOutFiles(flag, dir string, names []string, undo func()) error {
+	for _, name := range names {
+		if err := plan.CheckOutFile(dir, name); err != nil {
+			undo()
+			return badInput(fmt.Errorf("%s %s: %w: remove it or give another directory", flag, dir, err))
+		}
+	}
+	return nil
+}
+
 func prepareOutDir(flag, dir string) (undo func(), err error) {
 	undo = func() {}
 	// The directories MkdirAll will create, deepest first.
@@ -352,11 +369,19 @@ var numberFlagErr = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-[^,]+,
 // not parse (`... flag: time: invalid duration "abc"`).
 var durationFlagErr = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-[^,]+, )?(--[^"]+)" flag: time: `)
 
+// durationSyntax is what time.ParseDuration reads; its error for a value
+// too large is the one for a malformed value.
+var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
+
 // plainFlagError says what a number or duration flag wants instead of
 // quoting Go's parser (strconv.ParseUint: parsing "abc": invalid syntax);
 // other flag errors are already plain.
 func plainFlagError(err error) error {
 	if m := durationFlagErr.FindStringSubmatch(err.Error()); m != nil {
+		if durationSyntax.MatchString(m[1]) {
+			// Well formed, beyond what a duration holds (292 years).
+			return fmt.Errorf("%s %q: out of range", m[2], m[1])
+		}
 		return fmt.Errorf("%s %q: want a duration such as 30s, 500ms or 2m", m[2], m[1])
 	}
 	m := numberFlagErr.FindStringSubmatch(err.Error())

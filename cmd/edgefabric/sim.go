@@ -80,6 +80,9 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 				if undo, err = prepareOutDir("--pcap", pcapDir); err != nil {
 					return err
 				}
+				if err := checkOutFiles("--pcap", pcapDir, sc.PcapFiles(), undo); err != nil {
+					return err
+				}
 			}
 			res, err := sc.Run(scenario.RunOptions{PcapDir: pcapDir, Trace: tm, Log: lg})
 			if err != nil {

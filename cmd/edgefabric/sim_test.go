@@ -116,6 +116,12 @@ func TestSimDeterministicAcrossProcesses(t *testing.T) {
 func TestSimBadInput(t *testing.T) {
 	dir := t.TempDir()
 	good := writeFile(t, dir, "good.yaml", ringScenario)
+	// A directory where a capture file goes: refused before the run (it
+	// failed after it, exit 1).
+	capDir := filepath.Join(dir, "caps2")
+	if err := os.MkdirAll(filepath.Join(capDir, "h1-1.pcap"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -132,6 +138,7 @@ func TestSimBadInput(t *testing.T) {
 		{"bad seed", []string{"sim", good, "--seed", "-1"}, `--seed "-1": want a whole number, 0 or more (see 'edgefabric sim --help')`},
 		{"bad flag", []string{"sim", good, "--colour"}, "unknown flag"},
 		{"bad pcap dir", []string{"sim", good, "--pcap", filepath.Join(good, "caps")}, "--pcap: mkdir " + good},
+		{"pcap file is a directory", []string{"sim", good, "--pcap", capDir}, "--pcap " + capDir + ": h1-1.pcap is a directory: remove it or give another directory"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errs := runCLI(t, c.args...)

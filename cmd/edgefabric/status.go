@@ -39,11 +39,17 @@ and lists one that did not answer as "daemon N does not answer" (in --json, stat
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := emu.CheckRoot(os.Geteuid()); err != nil {
-				return err
-			}
+			// Bad input first, as down, link, exec and up check it.
 			if timeout <= 0 {
 				return badInput(fmt.Errorf("--timeout %v: must be positive", timeout))
+			}
+			if len(args) > 0 {
+				if err := emu.ValidateName(args[0]); err != nil {
+					return badInput(err)
+				}
+			}
+			if err := emu.CheckRoot(os.Geteuid()); err != nil {
+				return err
 			}
 			if len(args) == 0 {
 				each := listTimeout
@@ -53,9 +59,6 @@ and lists one that did not answer as "daemon N does not answer" (in --json, stat
 				return listLabs(c.OutOrStdout(), asJSON, each)
 			}
 			name := args[0]
-			if err := emu.ValidateName(name); err != nil {
-				return badInput(err)
-			}
 			st, err := emu.RemoteStatusWithin(name, timeout)
 			if errors.Is(err, emu.ErrDaemon) {
 				// A lab that exists but cannot give its status: with

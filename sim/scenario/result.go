@@ -208,6 +208,18 @@ func (r *Run) collect() *Result {
 	return res
 }
 
+// usText writes a time given in microseconds in the unit that suits it:
+// 812.5us, 60.67ms, 1.250s (a WAN's RTTs read badly as 60668.7us).
+func usText(us float64) string {
+	switch {
+	case us < 1000:
+		return fmt.Sprintf("%.1fus", us)
+	case us < 1e6:
+		return fmt.Sprintf("%.2fms", us/1000)
+	}
+	return fmt.Sprintf("%.3fs", us/1e6)
+}
+
 // WriteText prints the result for people: one line per flow, then the
 // aggregate, failures and drops; no line ends in blanks.
 func (res *Result) WriteText(w io.Writer) error {
@@ -220,7 +232,7 @@ func (res *Result) WriteText(w io.Writer) error {
 			tp = rate(f.ThroughputBps)
 		}
 		if f.RTT != nil && f.RTT.Count > 0 {
-			p50, p99 = fmt.Sprintf("%.1fus", f.RTT.P50Us), fmt.Sprintf("%.1fus", f.RTT.P99Us)
+			p50, p99 = usText(f.RTT.P50Us), usText(f.RTT.P99Us)
 		}
 		if f.Loss != nil {
 			loss = fmt.Sprintf("%.1f%%", 100**f.Loss)
@@ -239,7 +251,7 @@ func (res *Result) WriteText(w io.Writer) error {
 		}
 	}
 	if a.RTT.Count > 0 {
-		rtt = fmt.Sprintf("rtt p50 %.1fus p90 %.1fus p99 %.1fus (%d samples)", a.RTT.P50Us, a.RTT.P90Us, a.RTT.P99Us, a.RTT.Count)
+		rtt = fmt.Sprintf("rtt p50 %s p90 %s p99 %s (%d samples)", usText(a.RTT.P50Us), usText(a.RTT.P90Us), usText(a.RTT.P99Us), a.RTT.Count)
 	}
 	if a.Sent > 0 {
 		loss = fmt.Sprintf("loss %.2f%% (%d/%d)", 100*a.Loss, a.Sent-a.Received, a.Sent)

@@ -363,17 +363,17 @@ func (r *Run) start(fl *flow) {
 
 func ptr[T any](v T) *T { return &v }
 
-func (r *Run) openCaptures(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("scenario: pcap dir: %w", err)
-	}
-	g := r.Sc.Graph
-	type cp struct {
-		n topo.NodeID
-		p element.Port
-	}
-	var ports []cp
-	caps := r.Sc.Captures
+// capturePort is one port a run captures.
+type capturePort struct {
+	n topo.NodeID
+	p element.Port
+}
+
+// capturePorts lists the ports a run captures, each once.
+func (sc *Scenario) capturePorts() []capturePort {
+	g := sc.Graph
+	var ports []capturePort
+	caps := sc.Captures
 	if len(caps) == 0 {
 		// Every NIC of every host (port 0: all its connected ports).
 		for _, h := range g.Nodes(topo.Host) {
@@ -383,8 +383,8 @@ func (r *Run) openCaptures(dir string) error {
 	// A port named twice ({node: h1} and {node: h1, port: 1}) is captured
 	// once: two writers on one file would each write a header and
 	// interleave their records, and the file would not decode.
-	seen := map[cp]bool{}
-	add := func(c cp) {
+	seen := map[capturePort]bool{}
+	add := func(c capturePort) {
 		if !seen[c] {
 			seen[c] = true
 			ports = append(ports, c)
@@ -392,16 +392,34 @@ func (r *Run) openCaptures(dir string) error {
 	}
 	for _, c := range caps {
 		if c.Port != 0 {
-			add(cp{c.Node, c.Port})
+			add(capturePort{c.Node, c.Port})
 			continue
 		}
 		for p, l := range g.Ports(c.Node) {
 			if l != topo.NoLink {
-				add(cp{c.Node, element.Port(p + 1)})
+				add(capturePort{c.Node, element.Port(p + 1)})
 			}
 		}
 	}
-	for _, c := range ports {
+	return ports
+}
+
+// PcapFiles names the files a run with a capture directory writes into
+// it, so that a caller can check the directory before the run.
+func (sc *Scenario) PcapFiles() []string {
+	var names []string
+	for _, c := range sc.capturePorts() {
+		names = append(names, PcapName(sc.Graph, c.n, c.p))
+	}
+	return names
+}
+
+func (r *Run) openCaptures(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("scenario: pcap dir: %w", err)
+	}
+	g := r.Sc.Graph
+	for _, c := range r.Sc.capturePorts() {
 		path := filepath.Join(dir, PcapName(g, c.n, c.p))
 		f, err := os.Create(path)
 		if err != nil {
