@@ -19,6 +19,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // TestDownFencesHandles: a link or status request that reaches a lab once
@@ -226,5 +227,28 @@ func TestElementPanicTakesLabDown(t *testing.T) {
 	}
 	if _, err := os.Stat(LabDir(name)); !os.IsNotExist(err) {
 		t.Fatalf("state directory left: %v", err)
+	}
+}
+
+// TestGoRetiredOffMainThread: work that moves its thread into a lab's
+// namespaces never runs on the main thread, which the runtime cannot
+// retire: it is handed to another thread when the goroutine lands there.
+func TestGoRetiredOffMainThread(t *testing.T) {
+	for range 50 {
+		onMain := make(chan bool, 1)
+		goRetired(func() { onMain <- unix.Gettid() == unix.Getpid() })
+		if <-onMain {
+			t.Fatal("goRetired ran f on the main thread")
+		}
+	}
+	// Pretend the goroutine landed on the main thread: f must run on a
+	// thread of its own.
+	var outer int
+	isMainThread = func() bool { outer = unix.Gettid(); return true }
+	t.Cleanup(func() { isMainThread = func() bool { return unix.Gettid() == unix.Getpid() } })
+	inner := make(chan int, 1)
+	goRetired(func() { inner <- unix.Gettid() })
+	if tid := <-inner; tid == outer {
+		t.Fatalf("f ran on the thread taken for the main one (tid %d)", tid)
 	}
 }

@@ -863,13 +863,40 @@ func StartIn(ns string, cmd Cmd) error {
 	}
 	defer h.Close()
 	errc := make(chan error, 1)
-	go func() {
-		// The thread is never unlocked: the runtime retires it when this
-		// goroutine ends, so no other goroutine runs in its namespaces.
-		runtime.LockOSThread()
-		errc <- startWithOwnSys(h, ns, cmd)
-	}()
+	// The thread is retired when the start returns, so no other
+	// goroutine runs in its namespaces.
+	goRetired(func() { errc <- startWithOwnSys(h, ns, cmd) })
 	return <-errc
+}
+
+// isMainThread reports whether the calling goroutine runs on the
+// process's main thread (a var: tests pretend).
+var isMainThread = func() bool { return unix.Gettid() == unix.Getpid() }
+
+// goRetired runs f on a goroutine of its own, locked to an OS thread that
+// the runtime retires when f returns (it is never unlocked), for work that
+// moves the thread into other namespaces. Never on the main thread: the
+// runtime cannot retire it, so it would stay in a lab's network and mount
+// namespaces for the life of the process (the lab then outlives Down as
+// an unnamed namespace, and a later down of it kills this process).
+func goRetired(f func()) {
+	go func() {
+		runtime.LockOSThread()
+		if !isMainThread() {
+			f()
+			return
+		}
+		// While this goroutine holds the main thread, a new one cannot
+		// be scheduled on it.
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			defer close(done)
+			f()
+		}()
+		<-done
+		runtime.UnlockOSThread()
+	}()
 }
 
 // StartInHeld is StartIn for a command that must not outlive this
@@ -891,14 +918,13 @@ func StartInHeld(ns string, cmd *exec.Cmd) (release func(), err error) {
 	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	errc := make(chan error, 1)
 	hold := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked: retired with the goroutine
+	goRetired(func() {
 		err := startWithOwnSys(h, ns, cmd)
 		errc <- err
 		if err == nil {
 			<-hold
 		}
-	}()
+	})
 	if err := <-errc; err != nil {
 		return nil, err
 	}
