@@ -352,20 +352,40 @@ func (r *resolver) clabDef(n *yaml.Node, f string) (clabDef, error) {
 				return d, err
 			}
 		case "labels":
-			lents, err := r.mapping(e.v, f+".labels")
+			// Only the labels the loader reads are kept, once per
+			// mapping (which aliases may repeat): merged into every node,
+			// d labels on n nodes cost d×n (4000 of each, a 110 KB file,
+			// took 2.5 GB).
+			lv := deref(e.v)
+			if l, ok := r.clabLabels[lv]; ok {
+				d.labels = l
+				break
+			}
+			lents, err := r.mapping(lv, f+".labels")
 			if err != nil {
 				return d, err
 			}
-			d.labels = make(map[string]string, len(lents))
+			d.labels = map[string]string{}
 			for _, le := range lents {
-				if d.labels[le.key], err = r.scalar(le.v, f+".labels."+le.key); err != nil {
+				v, err := r.scalar(le.v, f+".labels."+le.key)
+				if err != nil {
 					return d, err
 				}
+				if slices.Contains(clabLabelsRead, le.key) {
+					d.labels[le.key] = v
+				}
 			}
+			if r.clabLabels == nil {
+				r.clabLabels = map[*yaml.Node]map[string]string{}
+			}
+			r.clabLabels[lv] = d.labels
 		}
 	}
 	return d, nil
 }
+
+// clabLabelsRead are the labels decodeClab reads.
+var clabLabelsRead = []string{labelPrefix + "kind", "role", labelPrefix + "role", labelPrefix + "relay", labelPrefix + "ports", labelPrefix + "node-name", labelPrefix + "name"}
 
 // mergeLabels merges label levels, later levels winning. A role label on
 // a level overrides an edgefabric.role inherited from the levels before
@@ -430,10 +450,20 @@ func (r *resolver) clabLink(n *yaml.Node, f string, byName map[string]*clabNode)
 				return l, true, nil
 			}
 		case "vars":
-			if l.vars, err = r.mapping(e.v, f+".vars"); err != nil {
+			// once per mapping, which aliases may repeat (as labels)
+			vv := deref(e.v)
+			if vars, ok := r.clabVars[vv]; ok {
+				l.vars = vars
+				break
+			}
+			if l.vars, err = r.mapping(vv, f+".vars"); err != nil {
 				return l, false, err
 			}
 			l.vars = keepKeys(l.vars, "rate", "delay")
+			if r.clabVars == nil {
+				r.clabVars = map[*yaml.Node][]kv{}
+			}
+			r.clabVars[vv] = l.vars
 		}
 	}
 	if epN == nil {

@@ -82,6 +82,8 @@ func FuzzClab(f *testing.F) {
 	// groups, defaults' labels, a merge key, environment references,
 	// hierarchical interface names numbered in natural order, veth-stitch
 	f.Add([]byte("name: x\ntopology:\n  defaults: {labels: {role: leaf}}\n  groups: {g: {kind: linux}}\n  nodes:\n    a: &a {kind: nokia_srsim}\n    b: {<<: *a, group: g}\n    ${EF_FUZZ:=c}: {group: g}\n  links:\n    - endpoints: [\"a:1/1/c1/1\", \"b:1/1/c1/1\"]\n    - endpoints: [\"a:1/1/c2/1\", \"c:net0\"]\n    - type: veth-stitch\n      endpoints: [{node: b, interface: Gi0-0-0-0}, {node: c, interface: eth2}]\n"))
+	// labels and vars that aliases repeat (read once, kept for all)
+	f.Add([]byte("name: x\ntopology:\n  kinds: {linux: {labels: &l {role: leaf, x: y}}}\n  nodes:\n    a: {labels: *l}\n    b: &b {kind: linux, labels: {edgefabric.kind: host}}\n    c: *b\n  links:\n    - {endpoints: [\"a:e1\", \"b:e1\"], vars: &v {rate: 10G, x: 1}}\n    - {endpoints: [\"a:e2\", \"c:e1\"], vars: *v}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return
@@ -148,6 +150,31 @@ func FuzzParse(f *testing.F) {
 		}
 		if g.NumNodes() <= 300 {
 			checkLoaded(t, g, nil, FormatYAML)
+		}
+	})
+}
+
+// FuzzParseFormat: a format name (--format, a scenario's format) is one
+// of the formats in any case, which its String reads back as, or an
+// ErrBadValue error on one line.
+func FuzzParseFormat(f *testing.F) {
+	seeds := []string{"YAML", "GraphML", "yml", "clab.yml", "", " json", "jſon", "format(9)"}
+	for _, s := range append(seeds, formatNames...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		format, err := ParseFormat(s)
+		if err != nil {
+			if format != FormatInvalid || !errors.Is(err, ErrBadValue) || strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("ParseFormat(%q) = %v, bad error %q", s, format, err)
+			}
+			return
+		}
+		if format == FormatInvalid || int(format) >= len(formatNames) || !strings.EqualFold(s, format.String()) {
+			t.Fatalf("ParseFormat(%q) = %v", s, format)
+		}
+		if back, err := ParseFormat(format.String()); err != nil || back != format {
+			t.Fatalf("ParseFormat(%q) = %v, read back as %v, %v", s, format, back, err)
 		}
 	})
 }

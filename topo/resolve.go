@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/edgefabric/edgefabric/element"
+	"gopkg.in/yaml.v3"
 )
 
 // ErrSyntax reports a file that its format's parser rejects.
@@ -87,6 +88,10 @@ type resolver struct {
 	b      *Builder
 	links  int
 	merged int // mapping entries brought in by merge keys (maxMerged)
+	// containerlab labels and link vars read, by their mapping, so that
+	// one that aliases repeat is read once
+	clabLabels map[*yaml.Node]map[string]string
+	clabVars   map[*yaml.Node][]kv
 }
 
 func newResolver(file, name string) *resolver {
