@@ -93,6 +93,15 @@ const (
 	DefaultHoldTime = 3 * element.Second
 	// maxLearned bounds the return paths remembered from other hosts' PMs.
 	maxLearned = 1024
+	// maxPortStates and maxOrigins bound the notification state kept per
+	// switch port and per flooding host, far above what a real fabric
+	// needs (a 64-port fat tree has 327,680 ports and 65,536 hosts): only
+	// forged notifications, each naming a new port or origin, get there.
+	maxPortStates = 1 << 20
+	maxOrigins    = 1 << 18
+	// maxSwitchPort is the highest port a one-byte tag names (0 asks for
+	// the switch's ID, 0xFF ends the path).
+	maxSwitchPort = 254
 )
 
 func (c *Config) defaults() {
@@ -138,6 +147,11 @@ func (c *Config) defaults() {
 	}
 	if c.HoldTime <= 0 {
 		c.HoldTime = DefaultHoldTime
+	}
+	// Longer durations than the parameters take (dur) would make the waits
+	// built from them wrap around.
+	for _, d := range []*element.Time{&c.FlowletGap, &c.ProbeTimeout, &c.ProbeGap, &c.Search, &c.AuditEvery, &c.QueryTimeout, &c.HoldTime} {
+		*d = min(*d, maxDuration)
 	}
 	if c.Store == nil {
 		c.Store = &MemStore{}
@@ -694,7 +708,7 @@ func (a *Agent) sendQuery(q *query) {
 	if _, live := a.queries[q.id]; !live {
 		return // answered at once (the controller's own host)
 	}
-	wait := a.cfg.QueryTimeout << min(q.tries, 16)
+	wait := scale(1<<min(q.tries, 16), a.cfg.QueryTimeout)
 	q.cancel = a.env.After(wait, func() {
 		q.cancel = nil
 		if a.queries[q.id] != q {
@@ -787,7 +801,7 @@ func (a *Agent) fromFabric(p element.Port, frame []byte) {
 		a.deliver(out)
 	case wire.EtherTypeLocalExp:
 		var m wire.DumbNetPortStatus
-		if err := m.DecodeFromBytes(frame[wire.EthHeaderLen:]); err != nil {
+		if err := m.DecodeFromBytes(frame[wire.EthHeaderLen:]); err != nil || !switchPort(m.Port) {
 			a.c.Inc("drop_bad_control")
 			return
 		}
@@ -920,6 +934,10 @@ func (a *Agent) fabricControl(src wire.MAC, payload []byte) {
 		}
 		a.setNeighbors(m)
 	case *wire.DumbNetHostNotify:
+		if !switchPort(m.Port) {
+			a.c.Inc("drop_bad_control")
+			return
+		}
 		a.hostNotify(m, src)
 	default:
 		a.c.Inc("drop_unexpected_control")
@@ -955,20 +973,35 @@ func (a *Agent) localControl(m wire.Message) {
 // to it. The first controller found is kept; a different one later is
 // counted and ignored.
 func (a *Agent) acceptAnnouncement(m *wire.DumbNetProbeReply) {
-	if a.haveCtrl {
-		if m.Controller != a.ctrlMAC {
-			a.c.Inc("drop_other_controller")
-			return
-		}
-		if a.relocating {
-			a.relocated(m.Path)
-			return
-		}
-		a.ctrlPath = slices.Clone(m.Path)
+	if !routable(m.Path) {
+		// Queries would go out along it and die at the first switch: the
+		// host would be cut off from the controller until it relocates.
+		a.c.Inc("drop_bad_control")
+		return
+	}
+	if a.haveCtrl && m.Controller != a.ctrlMAC {
+		a.c.Inc("drop_other_controller")
 		return
 	}
 	a.c.Inc("controller_announced")
-	a.setController(m.Controller, m.Path)
+	switch {
+	case a.relocating:
+		a.relocated(m.Path)
+	case a.haveCtrl:
+		a.ctrlPath = slices.Clone(m.Path)
+	default:
+		a.setController(m.Controller, m.Path)
+	}
+}
+
+// routable reports whether path can take a frame from a host to another
+// host: at least the host's own switch, at most DumbNetMaxTags, and no
+// tag that is not a port (0 makes a switch answer its ID instead).
+func routable(path []uint8) bool {
+	if len(path) == 0 || len(path) > wire.DumbNetMaxTags {
+		return false
+	}
+	return !slices.Contains(path, wire.DumbNetQuery) && !slices.Contains(path, wire.DumbNetEnd)
 }
 
 func (a *Agent) setController(mac wire.MAC, path []uint8) {
@@ -1140,13 +1173,55 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 	}
 }
 
+// switchPort reports whether a notification's port can exist: a port is
+// named by a one-byte tag.
+func switchPort(p uint16) bool { return p >= 1 && p <= maxSwitchPort }
+
+// unknownSwitch reports whether a notification names a switch that the
+// controller on this host does not know, with its view complete (no
+// discovery run on). Every host's path graphs come from that view, which
+// only grows, so no host routes over such a switch: it is forged, or
+// cabled since, and the rescan its neighbour's report starts finds it.
+// Other hosts cannot tell (their caches hold their path graphs only) and
+// must flood on what they do not cache (§4.2), so they only bound their
+// state (makeRoom).
+func (a *Agent) unknownSwitch(sw uint64) bool {
+	c := a.ctrl
+	if c == nil || !c.ready || c.disc.running {
+		return false
+	}
+	_, ok := c.g.idx[sw]
+	return !ok
+}
+
+// makeRoom makes room for key k in m, a table of notification state bounded
+// by n: a full one starts afresh, as the flow table does. Only forged
+// notifications fill one, and what is forgotten costs little: a repeat
+// taken for news is caught by the other tables or floods once more; a
+// repair without downVer's version falls back on its guess (repaired).
+func makeRoom[K comparable, V any](c *element.Counters, m map[K]V, k K, n int) {
+	if len(m) < n {
+		return
+	}
+	if _, ok := m[k]; ok {
+		return
+	}
+	c.Inc("notify_state_forgotten")
+	clear(m)
+}
+
 // portStatus handles a switch's port notification (§4.2 stage 1).
 func (a *Agent) portStatus(m *wire.DumbNetPortStatus) {
+	if a.unknownSwitch(m.SwitchID) {
+		a.c.Inc("drop_unknown_switch")
+		return
+	}
 	id := portID{m.SwitchID, m.Port}
 	if last, ok := a.swSeq[id]; ok && int32(m.Seq-last) <= 0 {
 		a.c.Inc("notify_duplicate")
 		return
 	}
+	makeRoom(&a.c, a.swSeq, id, maxPortStates)
 	a.swSeq[id] = m.Seq
 	if a.ctrl != nil && m.State == wire.PortUp && a.evState[id] == wire.PortUp {
 		// A new alarm that says again what the last one said: the port
@@ -1193,8 +1268,13 @@ func (w *seqWindow) add(seq uint32) bool {
 
 // hostNotify handles another host's flooded notification.
 func (a *Agent) hostNotify(m *wire.DumbNetHostNotify, from wire.MAC) {
+	if a.unknownSwitch(m.SwitchID) {
+		a.c.Inc("drop_unknown_switch")
+		return
+	}
 	w := a.hostSeen[m.Origin]
 	if w == nil {
+		makeRoom(&a.c, a.hostSeen, m.Origin, maxOrigins)
 		w = &seqWindow{top: m.Seq - 1}
 		a.hostSeen[m.Origin] = w
 	}
@@ -1220,6 +1300,7 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 		}
 		return
 	}
+	makeRoom(&a.c, a.evState, id, maxPortStates)
 	a.evState[id] = st
 	a.notifiedAt = a.env.Now()
 	if from == (wire.MAC{}) {
@@ -1232,6 +1313,7 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 	}
 	if st == wire.PortDown {
 		if _, ok := a.downVer[id]; !ok {
+			makeRoom(&a.c, a.downVer, id, maxPortStates)
 			a.downVer[id] = a.cache.version + 1
 		}
 		a.linkDown(id)
@@ -1374,6 +1456,7 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 		} else {
 			for _, id := range ends {
 				if _, ok := a.downVer[id]; !ok {
+					makeRoom(&a.c, a.downVer, id, maxPortStates)
 					a.downVer[id] = m.Version - 1
 				}
 				// Likewise, an up notification this host saw (before a

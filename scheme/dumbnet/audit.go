@@ -423,7 +423,7 @@ func (c *Controller) auditSend(k portID, al *auditLink) {
 	c.audit.out++
 	c.a.c.Inc("ctrl_audit_probes")
 	seq := d.seq
-	al.cancel = c.a.env.After(element.Time(ahead+1)*d.gap+d.wait(), func() {
+	al.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() {
 		if c.audit == nil || c.audit.links[k] != al || al.seq != seq {
 			return
 		}

@@ -709,17 +709,29 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		if c.early == nil {
 			c.early = make(map[portID]bool)
 		}
-		c.early[portID{sw, port}] = up
+		k := portID{sw, port}
+		if _, held := c.early[k]; !held && len(c.early) >= maxPortStates {
+			// Only forged reports, each naming a new port, get here; the
+			// periodic audit finds a real change lost this way.
+			c.a.c.Inc("ctrl_link_events_dropped")
+			return
+		}
+		c.early[k] = up
 		c.a.c.Inc("ctrl_link_events_held")
 		return
 	}
 	if !ok {
+		// Held during a run that did not find the switch (the agent drops
+		// the others): forged, or out of reach.
+		c.a.c.Inc("ctrl_link_events_unknown")
 		return
 	}
 	pe := c.g.peerOf(i, port)
 	if pe.sw < 0 {
 		if up {
 			c.rescan(i, port)
+		} else {
+			c.a.c.Inc("ctrl_link_events_no_link") // a host's cable, or a port never cabled
 		}
 		return
 	}
@@ -849,7 +861,7 @@ func (c *Controller) checkDown(i int32, port uint16) {
 	c.version++
 	defer c.checksChanged() // after the timer below is set
 	id := c.g.ids[i]
-	chk.cancel = c.a.env.After(element.Time(ahead+1)*d.gap+d.wait(), func() {
+	chk.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() {
 		if c.downChecks[k] != chk {
 			return // answered, or withdrawn
 		}
@@ -932,7 +944,7 @@ func (c *Controller) rescanHosts() {
 	if !c.ready || now < c.nextHostScan {
 		return
 	}
-	c.nextHostScan = now + max(element.Second, 10*d.timeout)
+	c.nextHostScan = now + max(element.Second, scale(10, d.timeout))
 	full := c.fullScan
 	c.fullScan = false
 	d.frontier = d.frontier[:0]
@@ -1099,7 +1111,7 @@ func (c *Controller) sendUpCheck(k portID, id uint64, port uint16, try int) {
 	}
 	chk := &upCheck{seq: d.seq}
 	c.upChecks[k] = chk
-	chk.cancel = c.a.env.After(element.Time(ahead+1)*d.gap+d.wait(), func() {
+	chk.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() {
 		if c.upChecks[k] != chk {
 			return // answered
 		}

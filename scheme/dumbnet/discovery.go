@@ -451,7 +451,7 @@ func (d *discovery) endRound() {
 	if len(d.sws) == 0 {
 		// The first switch never answered: no fabric (or no link) yet.
 		d.a.c.Inc("discovery_no_switch")
-		d.timer = d.a.env.After(100*d.timeout, func() {
+		d.timer = d.a.env.After(scale(100, d.timeout), func() {
 			d.timer = nil
 			if d.running {
 				d.start()

@@ -213,7 +213,12 @@ func boolean(v string) (bool, error) {
 	return b, nil
 }
 
-// dur parses a Go duration ("2ms", "500us").
+// maxDuration bounds the duration parameters (1e6 s, as scheme/stp's):
+// element.Time counts picoseconds, so 2563h would wrap to a negative time,
+// and the waits built from them (scale) must not wrap either.
+const maxDuration = 1_000_000 * element.Second
+
+// dur parses a Go duration ("2ms", "500us") up to maxDuration.
 func dur(v string) (element.Time, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(v))
 	if err != nil {
@@ -222,7 +227,23 @@ func dur(v string) (element.Time, error) {
 	if d <= 0 {
 		return 0, fmt.Errorf("want a positive duration")
 	}
+	if d > time.Duration(maxDuration/element.Nanosecond) {
+		return 0, fmt.Errorf("want a duration of at most %v", time.Duration(maxDuration/element.Nanosecond))
+	}
 	return element.Time(d.Nanoseconds()) * element.Nanosecond, nil
+}
+
+// scale is n×d saturated at maxDuration: a wait built from a duration
+// parameter (a query's doubled backoff, a probe's place in the queue
+// times the probe gap) must not wrap to a negative time.
+func scale(n int, d element.Time) element.Time {
+	if n <= 0 || d <= 0 {
+		return 0
+	}
+	if d > maxDuration/element.Time(n) {
+		return maxDuration
+	}
+	return element.Time(n) * d
 }
 
 // Element implements scheme.Fabric.

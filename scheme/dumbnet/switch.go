@@ -29,7 +29,8 @@ const (
 // and the alarm-suppression timers the paper asks for.
 //
 // Every frame it cannot forward is dropped and counted (Counters):
-// drop_truncated, drop_malformed (no end marker, tag stack too long),
+// drop_truncated, drop_malformed (no end marker, tag or label stack too
+// long),
 // drop_at_end (a frame for a host reached a switch), drop_bad_port (a tag
 // naming a port the switch does not have), drop_port_down,
 // drop_query_no_path (a tag 0 with no return path), drop_hop_limit (a
@@ -71,6 +72,7 @@ func NewSwitch(id uint64, hopLimit uint8, suppress element.Time) *Switch {
 	if suppress <= 0 {
 		suppress = DefaultSuppress
 	}
+	suppress = min(suppress, maxDuration)
 	var mac wire.MAC
 	binary.BigEndian.PutUint16(mac[0:2], uint16(id>>32))
 	binary.BigEndian.PutUint32(mac[2:6], uint32(id))
@@ -227,6 +229,12 @@ func (s *Switch) answerQuery(frame []byte) {
 
 // forwardMPLS is the MPLS option (DumbNet §5.3): the label is the port.
 func (s *Switch) forwardMPLS(frame []byte) {
+	// As forward does: a stack deeper than a path can be dies here, not
+	// after wandering until its labels run out.
+	if drop := mplsStackDrop(frame); drop != "" {
+		s.c.Inc(drop)
+		return
+	}
 	buf := append(make([]byte, 0, len(frame)), frame...)
 	label, buf, err := wire.DumbNetMPLSPop(buf)
 	if err != nil {
@@ -247,6 +255,22 @@ func (s *Switch) forwardMPLS(frame []byte) {
 	}
 	s.forwarded++
 	s.env.Send(out, buf)
+}
+
+// mplsStackDrop checks the label stack once, as forward checks the tags:
+// it must end (bottom of stack) within DumbNetMaxTags labels and the end
+// label. It returns the drop counter of a stack that does not, or "".
+func mplsStackDrop(frame []byte) string {
+	for i := range wire.DumbNetMaxTags + 1 {
+		off := wire.EthHeaderLen + i*wire.MPLSLabelLen
+		if off+wire.MPLSLabelLen > len(frame) {
+			return "drop_truncated"
+		}
+		if frame[off+2]&1 != 0 { // the S bit
+			return ""
+		}
+	}
+	return "drop_malformed"
 }
 
 // control handles a port notification from a neighbour: the hop limit is
