@@ -664,12 +664,14 @@ func (a *Agent) hold(dst wire.MAC, ip netip.Addr, frame []byte, arp *wire.ARP) {
 			q.frames = slices.Delete(q.frames, 0, 1)
 		}
 		q.frames = append(q.frames, heldFrame{at: a.env.Now(), b: slices.Clone(frame)})
+		a.c.Inc("frames_held")
 	}
 	if arp != nil {
 		if len(q.arps) >= a.cfg.QueueLen {
 			a.c.Inc("drop_queue_full")
 		} else {
 			q.arps = append(q.arps, *arp)
+			a.c.Inc("frames_held")
 		}
 	}
 	switch {
@@ -950,6 +952,7 @@ func (a *Agent) setNeighbors(m *wire.DumbNetNeighbors) {
 		a.c.Inc("neighbors_stale")
 		return
 	}
+	a.c.Inc("neighbors_updated")
 	a.neighbors, a.nbrVersion = m.Neighbors, m.Version
 	if a.neighbors == nil {
 		a.neighbors = []wire.DumbNetNeighbor{}
@@ -1116,6 +1119,7 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 		return
 	}
 	a.forget(q)
+	a.c.Inc("path_replies")
 	a.relocateBackoff = 0 // the controller answers on this path
 	// The controller's version only grows and it answered after the query
 	// left, when the cache already had q.version: a lower one in its

@@ -101,7 +101,7 @@ func TestAgentStripsAndDrops(t *testing.T) {
 	}
 }
 
-func ctrl(t *testing.T, dst, src wire.MAC, m wire.Message) []byte {
+func ctrl(t testing.TB, dst, src wire.MAC, m wire.Message) []byte {
 	t.Helper()
 	b := wire.AppendEthernet(nil, dst, src, wire.EtherTypeDumbNet, []byte{0xff, 0x88, 0xb5})
 	b, err := m.AppendTo(b)
@@ -197,10 +197,58 @@ func FuzzAgentReceive(f *testing.F) {
 	f.Add(uint8(2), arp)
 	rep, _ := (&wire.DumbNetPathReply{QueryID: 1, Src: macA, Dst: macB, Links: []wire.DumbNetLink{{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp}}}).AppendTo(nil)
 	f.Add(uint8(1), append(wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{0xff, 0x88, 0xb5}), rep...))
+	// The controller's messages, for each state the port's bits pick.
+	for _, m := range []wire.Message{
+		&wire.DumbNetNeighbors{Version: 2, Neighbors: []wire.DumbNetNeighbor{{MAC: macC, Path: []uint8{1}}}},
+		&wire.DumbNetTopoPatch{Version: 2, Links: []wire.DumbNetLink{{A: 1, APort: 1, B: 2, BPort: 1, Flags: wire.LinkUp}}},
+		&wire.DumbNetTopoPatch{Version: 2, Links: []wire.DumbNetLink{{A: 1, APort: 1, B: 2, BPort: 1}}},
+		&wire.DumbNetPathReply{QueryID: 1, Version: 1, Src: macA, Dst: macB, SrcSwitch: 1, SrcPort: 9, DstSwitch: 1, DstPort: 8},
+		&wire.DumbNetPathQuery{QueryID: 1, Src: macB, Dst: macA},
+		&wire.DumbNetSwitchID{SwitchID: 5},
+	} {
+		for _, port := range []uint8{1, 3, 5} {
+			f.Add(port, ctrl(f, macA, macB, m))
+		}
+	}
+	// Answers to a search's first probe (seq 1, path 0-1).
+	echo, _ := (&wire.DumbNetProbe{Seq: 1, SrcMAC: macA, Path: []uint8{0, 1}}).AppendTo(nil)
+	f.Add(uint8(9), ctrl(f, macA, macB, &wire.DumbNetSwitchID{SwitchID: 5, Echo: echo}))
+	f.Add(uint8(9), ctrl(f, macA, macB, &wire.DumbNetProbeReply{Seq: 1, HostMAC: macB, Controller: macB, Path: []uint8{0, 1}}))
+	f.Add(uint8(1), announce(f, []uint8{4, 2}))
+	f.Add(uint8(1), announce(f, nil))
+	f.Add(uint8(3), wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, make([]byte, 40)))
+	f.Add(uint8(5), ctrl(f, macA, macC, &wire.DumbNetHostNotify{Origin: macC, Seq: 1, SwitchID: 2, Port: 2, State: wire.PortDown}))
 	f.Fuzz(func(t *testing.T, port uint8, frame []byte) {
-		a, env := newTestAgent()
-		a.hold(macB, netip.Addr{}, nil, nil)
+		// Bit 0 of port picks the NIC or the stack; bit 1 an agent with a
+		// path to B (else its query for B is out); bit 2 one that does not
+		// know the controller yet, bit 3 with it searching for it.
+		var a *Agent
+		var env *fakeEnv
+		if port&12 != 0 {
+			search := element.Time(-1)
+			if port&8 != 0 {
+				search = element.Millisecond
+			}
+			a = NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: search})
+			env = newFakeEnv()
+			a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+			env.advance(2 * element.Millisecond) // the search's first probes
+		} else {
+			a, env = newTestAgent()
+		}
+		if port&2 != 0 {
+			withPaths(a, env, twoPaths)
+		} else {
+			a.hold(macB, netip.Addr{}, nil, nil)
+		}
+		env.take()
+		before := a.Counters()
 		a.Receive(element.Port(port%2+1), frame)
+		// Every frame moves a counter: nothing is lost, or handled,
+		// silently.
+		if moved(before, a.Counters()) == 0 {
+			t.Fatalf("frame %x on port %d: no counter moved (%v)", frame, port%2+1, a.Counters())
+		}
 		env.advance(element.Second)
 		for _, o := range env.take() {
 			if o.port != 1 && o.port != 2 {
@@ -208,6 +256,15 @@ func FuzzAgentReceive(f *testing.F) {
 			}
 		}
 	})
+}
+
+// moved is by how much the counters grew from before to after.
+func moved(before, after map[string]uint64) uint64 {
+	var n uint64
+	for k, v := range after {
+		n += v - before[k]
+	}
+	return n
 }
 
 func TestAgentFlowlets(t *testing.T) {
@@ -429,10 +486,11 @@ func TestAgentControlDropsCounted(t *testing.T) {
 }
 
 // FuzzControllerReceive feeds arbitrary frames to the agent that runs the
-// controller, while its discovery runs and after it gave up: switch and
-// host answers, path queries, notifications (FuzzAgentReceive's agent has
-// no controller, so none of this reaches the controller there). No panic,
-// and frames leave only on the agent's ports.
+// controller, while its discovery runs, after it gave up, and after it
+// found line:3 (mode 0, 1, 2): switch and host answers, path queries,
+// notifications (FuzzAgentReceive's agent has no controller, so none of
+// this reaches the controller there). No panic, every frame moves a
+// counter, and frames leave only on the agent's ports.
 func FuzzControllerReceive(f *testing.F) {
 	echo, _ := (&wire.DumbNetProbe{Seq: 1, SrcMAC: macA, Path: []uint8{0, 1}}).AppendTo(nil)
 	for _, m := range []wire.Message{
@@ -443,16 +501,45 @@ func FuzzControllerReceive(f *testing.F) {
 	} {
 		b := wire.AppendEthernet(nil, macA, macB, wire.EtherTypeDumbNet, []byte{0xff, 0x88, 0xb5})
 		b, _ = m.AppendTo(b)
-		f.Add(false, b)
-		f.Add(true, b)
+		f.Add(uint8(0), b)
+		f.Add(uint8(1), b)
 	}
-	f.Fuzz(func(t *testing.T, late bool, frame []byte) {
-		a, env := attachedAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
-		if late {
+	// line:3 as the controller found it: h1 (the controller) and h2 on s1.
+	want := expectedOf(f, "line:3")
+	c, h := want.Hosts[0], want.Hosts[1]
+	far := want.Hosts[len(want.Hosts)-1]
+	for _, m := range []wire.Message{
+		&wire.DumbNetPathQuery{QueryID: 1, Src: h.MAC, Dst: far.MAC},
+		&wire.DumbNetPathQuery{QueryID: 2, Src: h.MAC, DstIP: far.IP},
+		&wire.DumbNetHostNotify{Origin: h.MAC, Seq: 1, SwitchID: want.Links[0].A, Port: want.Links[0].APort, State: wire.PortDown},
+		&wire.DumbNetHostNotify{Origin: h.MAC, Seq: 1, SwitchID: want.Links[0].A, Port: want.Links[0].APort, State: wire.PortUp},
+		&wire.DumbNetHostNotify{Origin: h.MAC, Seq: 1, SwitchID: far.Switch, Port: far.Port, State: wire.PortDown},
+		&wire.DumbNetHostNotify{Origin: h.MAC, Seq: 1, SwitchID: 0xdead, Port: 1, State: wire.PortDown},
+		&wire.DumbNetProbeReply{Seq: 7, HostMAC: h.MAC, Path: []uint8{2}},
+	} {
+		f.Add(uint8(2), ctrl(f, c.MAC, h.MAC, m))
+	}
+	st, _ := wire.AppendControlFrame(nil, wire.Broadcast, h.MAC, &wire.DumbNetPortStatus{SwitchID: want.Links[0].B, Port: want.Links[0].BPort, State: wire.PortDown, HopLimit: 3, Seq: 1})
+	f.Add(uint8(2), st)
+	f.Fuzz(func(t *testing.T, mode uint8, frame []byte) {
+		var a *Agent
+		var env *fakeEnv
+		switch mode % 3 {
+		case 0:
+			a, env = attachedAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
+		case 1:
+			a, env = attachedAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
 			env.advance(10 * element.Second) // discovery found nothing and stopped
+		case 2:
+			a, env, _ = discoveredController(t, "line:3", 0, Config{})
 		}
-		a.Receive(1, frame)
-		a.Receive(1, frame)
+		for range 2 {
+			before := a.Counters()
+			a.Receive(1, frame)
+			if moved(before, a.Counters()) == 0 {
+				t.Fatalf("mode %d, frame %x: no counter moved (%v)", mode%3, frame, a.Counters())
+			}
+		}
 		env.advance(element.Second)
 		for _, o := range env.take() {
 			if o.port != 1 && o.port != 2 {

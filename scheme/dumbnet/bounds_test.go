@@ -16,7 +16,7 @@ import (
 )
 
 // announce is the controller B's announcement of path to host A.
-func announce(t *testing.T, path []uint8) []byte {
+func announce(t testing.TB, path []uint8) []byte {
 	return ctrl(t, macA, macB, &wire.DumbNetProbeReply{HostMAC: macB, Controller: macB, Path: path})
 }
 

@@ -607,6 +607,7 @@ func (c *Controller) query(q *wire.DumbNetPathQuery) {
 			return
 		}
 		c.deferred = append(c.deferred, *q)
+		c.a.c.Inc("ctrl_query_deferred")
 		return
 	}
 	src, ok := c.hosts[q.Src]

@@ -202,8 +202,10 @@ func (d *discovery) build(rec probeRec) ([]byte, bool) {
 	return b, true
 }
 
-// answered records an answer's round trip.
+// answered counts an answer that matched a probe out and records its
+// round trip.
 func (d *discovery) answered(rec probeRec) {
+	d.a.c.Inc("probe_answers")
 	now := d.a.env.Now()
 	d.lastAnswer = now
 	d.maxRTT = max(d.maxRTT, now-rec.sent)

@@ -382,7 +382,7 @@ func TestARPAnsweredFromLearntAddress(t *testing.T) {
 // discovery's records are filled in as the probes would have, and its
 // end (the controller's graph, announcements, flood neighbours) runs for
 // real. The frames that sends are taken.
-func discoveredController(t *testing.T, spec string, ctrlHost int, cfg Config) (*Agent, *fakeEnv, *Topology) {
+func discoveredController(t testing.TB, spec string, ctrlHost int, cfg Config) (*Agent, *fakeEnv, *Topology) {
 	t.Helper()
 	want := expectedOf(t, spec)
 	h := want.Hosts[ctrlHost]

@@ -15,7 +15,7 @@ import (
 )
 
 // expectedOf is the topology discovery must find on spec (seed 1).
-func expectedOf(t *testing.T, spec string) *Topology {
+func expectedOf(t testing.TB, spec string) *Topology {
 	t.Helper()
 	tg, err := topo.Parse(spec, 1)
 	if err != nil {

@@ -2,6 +2,7 @@ package dumbnet
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -13,7 +14,7 @@ var (
 	macB = wire.MAC{0x02, 0, 0, 0, 0, 0xb}
 )
 
-func tagged(t *testing.T, tags []uint8, inner uint16, payload []byte) []byte {
+func tagged(t testing.TB, tags []uint8, inner uint16, payload []byte) []byte {
 	t.Helper()
 	b := wire.AppendEthernet(nil, macB, macA, wire.EtherTypeDumbNet, nil)
 	h := wire.DumbNetHeader{Tags: tags, InnerType: inner}
@@ -191,13 +192,36 @@ func FuzzSwitchReceive(f *testing.F) {
 	c, _ := wire.AppendControlFrame(nil, wire.Broadcast, macA, &m)
 	f.Add(c)
 	f.Add(wire.AppendEthernet(nil, macB, macA, wire.EtherTypeMPLS, []byte{0, 0, 0x20, 0xff, 0, 0xff, 0x11, 0xff, 0x45}))
+	f.Add(wire.AppendEthernet(nil, macB, macA, wire.EtherTypeMPLS, bytes.Repeat([]byte{0, 0, 0x20, 0xff}, 70)))
+	f.Add(tagged(f, []uint8{0}, wire.EtherTypeLocalExp, payload))
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		s, env := newTestSwitch(4)
+		s.LinkChange(4, false) // a port down, for drop_port_down
+		env.take()
+		before := switchOutcomes(s.Counters())
 		s.Receive(1, frame)
+		// Every frame ends in exactly one outcome: forwarded, answered,
+		// relayed, expired or dropped for a reason.
+		if got := switchOutcomes(s.Counters()) - before; got != 1 {
+			t.Fatalf("frame %x: %d outcomes counted (%v)", frame, got, s.Counters())
+		}
 		for _, o := range env.take() {
-			if o.port < 1 || o.port > 4 {
+			if o.port < 1 || o.port > 3 {
 				t.Fatalf("sent on port %d", o.port)
 			}
 		}
 	})
+}
+
+// switchOutcomes sums the counters that record what became of a frame a
+// switch received.
+func switchOutcomes(c map[string]uint64) uint64 {
+	var n uint64
+	for k, v := range c {
+		switch {
+		case k == "forwarded", k == "id_replies", k == "notify_relayed", k == "notify_expired", strings.HasPrefix(k, "drop_"):
+			n += v
+		}
+	}
+	return n
 }
