@@ -1,6 +1,8 @@
 package topo
 
 import (
+	"bytes"
+	"cmp"
 	"fmt"
 	"runtime"
 	"strings"
@@ -126,5 +128,144 @@ func TestGraphMLDefaultsShared(t *testing.T) {
 	}
 	if r, d := g.Link(0).Rate, g.Link(0).Delay; r != 10*Rate1G || d != fibreDelay(0, 0, 0, 1) {
 		t.Errorf("a-b: rate %d delay %d, want the defaults' 10G and 1 degree", r, d)
+	}
+}
+
+// aliasPortNamesDoc is k nodes; with names, the first names k ports in a
+// mapping that a YAML alias gives every other node, else each declares
+// k ports.
+func aliasPortNamesDoc(k int, names bool) []byte {
+	var b strings.Builder
+	b.WriteString("name: x\nnodes:\n")
+	for i := range k {
+		switch {
+		case !names:
+			fmt.Fprintf(&b, "  - {name: n%d, ports: %d}\n", i, k)
+		case i == 0:
+			b.WriteString("  - name: n0\n    port_names: &P\n")
+			for p := 1; p <= k; p++ {
+				fmt.Fprintf(&b, "      %d: Ethernet%d\n", p, p)
+			}
+		default:
+			fmt.Fprintf(&b, "  - {name: n%d, port_names: *P}\n", i)
+		}
+	}
+	return []byte(b.String())
+}
+
+// TestNativePortNamesAliasBomb: a port_names mapping of 4,000 names that
+// an alias gives 4,000 nodes (a 233 KB file) names 16 million ports, all
+// real (a name declares its port) and within MaxTotalPorts. Read again
+// for every node, it took 6.2 GB; read once and shared, it costs what the
+// same ports cost declared with ports: 4000 (the port tables, 64 MB),
+// and writing the graph back as YAML aliases it again.
+func TestNativePortNamesAliasBomb(t *testing.T) {
+	const k = 4000
+	data, plain := aliasPortNamesDoc(k, true), aliasPortNamesDoc(k, false)
+	var g *Graph
+	var err error
+	base := allocated(func() { _, err = Decode(plain, "ports.yaml", LoadOptions{}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := allocated(func() { g, err = Decode(data, "bomb.yaml", LoadOptions{}) })
+	t.Logf("%d names on %d nodes (%d bytes): %.1f MB allocated; the same ports declared: %.1f MB", k, k, len(data), float64(n)/(1<<20), float64(base)/(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.NumNodes() != k {
+		t.Fatalf("%d nodes, want %d", g.NumNodes(), k)
+	}
+	for _, id := range []NodeID{0, 1, k - 1} {
+		if p, name := g.Node(id).Ports, g.PortName(id, k); p != k || name != fmt.Sprintf("Ethernet%d", k) {
+			t.Errorf("node %d: %d ports, port %d named %q", id, p, k, name)
+		}
+	}
+	if n > base+bombLimit {
+		t.Errorf("%d names on %d nodes allocated %d bytes, want under %d (the same ports declared: %d)", k, k, n, base+bombLimit, base)
+	}
+	var out bytes.Buffer
+	w := allocated(func() { err = WriteYAML(&out, g) })
+	t.Logf("written back: %d bytes, %.1f MB allocated", out.Len(), float64(w)/(1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Len() > 2*len(data) || w > bombLimit {
+		t.Errorf("written back: %d bytes (%d allocated), want under %d (%d)", out.Len(), w, 2*len(data), bombLimit)
+	}
+}
+
+// TestNativePortNamesAlias: a port_names mapping that aliases repeat, as a
+// lab of one switch model writes it, names every node's ports alike,
+// checked for each node (its declared ports), and reads back alike.
+func TestNativePortNamesAlias(t *testing.T) {
+	doc := `name: lab
+nodes:
+  - name: s1
+    port_names: &arista
+      1: Ethernet1
+      2: Ethernet2
+      49: Ethernet49/1
+  - {name: s2, port_names: *arista}
+  - {name: s3, port_names: {<<: *arista, 3: Ethernet3}}
+  - {name: h1, kind: host}
+  - {name: h2, kind: host}
+links:
+  - [s1:49, s2:49]
+  - [s2, h1]
+  - [s3, h2]
+`
+	g, err := Decode([]byte(doc), "lab.yaml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		node string
+		port Port
+		name string
+	}{{"s1", 1, "Ethernet1"}, {"s1", 49, "Ethernet49/1"}, {"s2", 2, "Ethernet2"}, {"s2", 49, "Ethernet49/1"}, {"s2", 3, ""}, {"s3", 3, "Ethernet3"}, {"s3", 49, "Ethernet49/1"}} {
+		n, _ := g.Lookup(c.node)
+		if got := g.PortName(n, c.port); got != c.name {
+			t.Errorf("%s port %d: %q, want %q", c.node, c.port, got, c.name)
+		}
+	}
+	// the next free port skips the named ones on every node
+	for _, c := range []struct {
+		host, sw string
+		port     Port
+	}{{"h1", "s2", 3}, {"h2", "s3", 4}} {
+		h, _ := g.Lookup(c.host)
+		if peer, ok := g.Peer(h, 1); !ok || g.Node(peer.Node).Name != c.sw || peer.Port != c.port {
+			t.Errorf("%s: on %v, want %s port %d", c.host, peer, c.sw, c.port)
+		}
+	}
+	for _, f := range []Format{FormatYAML, FormatJSON, FormatGraphML} {
+		var buf bytes.Buffer
+		if err := Export(&buf, g, f); err != nil {
+			t.Fatal(err)
+		}
+		if f == FormatYAML && (!strings.Contains(buf.String(), "{name: s1, kind: switch, port_names: &p1 {1: Ethernet1") || !strings.Contains(buf.String(), "{name: s2, kind: switch, port_names: *p1}")) {
+			t.Errorf("the shared names are not written once:\n%s", buf.String())
+		}
+		back, err := Decode(buf.Bytes(), "rt."+f.String(), LoadOptions{Format: f})
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", f, err, buf.String())
+		}
+		if d := cmp.Or(diffGraph(g, back), diffPortNames(g, back), diffPortNames(back, g)); d != "" {
+			t.Errorf("%v: %s", f, d)
+		}
+	}
+	// A node's declared ports bound the names an alias gives it: the
+	// error is at the entry, in the mapping the alias names.
+	bad := strings.Replace(doc, "{name: s2, port_names: *arista}", "{name: s2, ports: 48, port_names: *arista}", 1)
+	want := "lab.yaml:7: nodes[1].port_names.49: bad port number: port 49, but the node declares 48 ports"
+	if _, err := Decode([]byte(bad), "lab.yaml", LoadOptions{}); err == nil || err.Error() != "topo: "+want {
+		t.Errorf("%v, want %q", err, want)
+	}
+	// an error in the mapping is reported for the first node to use it
+	bad = strings.Replace(doc, "2: Ethernet2", "2: Ethernet1", 1)
+	want = `lab.yaml:6: nodes[0].port_names.2: bad value: "Ethernet1" names port 1 too`
+	if _, err := Decode([]byte(bad), "lab.yaml", LoadOptions{}); err == nil || err.Error() != "topo: "+want {
+		t.Errorf("%v, want %q", err, want)
 	}
 }

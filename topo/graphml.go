@@ -3,6 +3,7 @@ package topo
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -486,7 +487,7 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 			return nil, r.errAt(n.line, "node "+strconv.Quote(n.id), err)
 		}
 	}
-	skip := reciprocal(edges, native)
+	skip, _ := reciprocal(edges, native)
 	for i, e := range edges {
 		if skip[i] {
 			continue
@@ -575,30 +576,64 @@ var zooUnits = map[string]float64{"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 // same ports swapped and the same data. A directed router graph (the
 // Zoo's to_directed, a digraph of duplex links) lists each link that
 // way; GraphML's own undirected edges, and directed ones without a
-// reverse twin, stay links of their own.
-func reciprocal(edges []*gmlEdge, native bool) []bool {
-	skip := make([]bool, len(edges))
+// reverse twin, stay links of their own. A reverse edge pairs with the
+// first unpaired edge that it repeats. probes counts the unpaired edges
+// looked at: the edges are grouped by their ends and their data's
+// fingerprint, so that is one per pair, not one per edge between the two
+// nodes (k edges a->b and k b->a with other data once compared k² pairs:
+// 27 s for k = 20,000, a 2.3 MB file).
+func reciprocal(edges []*gmlEdge, native bool) (skip []bool, probes int) {
+	skip = make([]bool, len(edges))
 	if native {
-		return skip
+		return skip, 0
 	}
-	type end struct{ src, dst, sport, dport string }
-	open := map[end][]int{} // unpaired directed edges
+	type key struct{ src, dst, sport, dport, data string }
+	open := map[key][]int{} // unpaired directed edges, in file order
+	var buf []byte
 	for i, e := range edges {
 		if !e.directed {
 			continue
 		}
-		rev := end{e.dst, e.src, e.dport, e.sport}
+		var fp string
+		fp, buf = e.data.fingerprint(buf[:0])
+		rev := key{e.dst, e.src, e.dport, e.sport, fp}
 		if cand := open[rev]; len(cand) > 0 {
-			if j := slices.IndexFunc(cand, func(j int) bool { return edges[j].data.equal(e.data) }); j >= 0 {
-				open[rev] = slices.Delete(cand, j, j+1)
-				skip[i] = true
-				continue
+			probes++
+			if len(cand) == 1 {
+				delete(open, rev)
+			} else {
+				open[rev] = cand[1:]
 			}
+			skip[i] = true
+			continue
 		}
-		k := end{e.src, e.dst, e.sport, e.dport}
+		k := key{e.src, e.dst, e.sport, e.dport, fp}
 		open[k] = append(open[k], i)
 	}
-	return skip
+	return skip, probes
+}
+
+// fingerprint writes d's data, as equal compares it, to buf and returns
+// it as a string: the element's own data that is not its key's default,
+// by name, each name and value preceded by its length. Two elements that
+// share their defaults have equal data exactly when their fingerprints
+// are equal.
+func (d gmlData) fingerprint(buf []byte) (string, []byte) {
+	names := make([]string, 0, len(d.own))
+	for k, v := range d.own {
+		if w, ok := d.defs[k]; !ok || w != v {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		buf = binary.AppendUvarint(buf, uint64(len(k)))
+		buf = append(buf, k...)
+		v := d.own[k]
+		buf = binary.AppendUvarint(buf, uint64(len(v)))
+		buf = append(buf, v...)
+	}
+	return string(buf), buf
 }
 
 // dataLine is the line of a node's data element, else the node's.

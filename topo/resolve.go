@@ -92,6 +92,8 @@ type resolver struct {
 	// one that aliases repeat is read once
 	clabLabels map[*yaml.Node]map[string]string
 	clabVars   map[*yaml.Node][]kv
+	// native port_names mappings read, likewise
+	portSets map[*yaml.Node]portNamesRead
 }
 
 func newResolver(file, name string) *resolver {
