@@ -283,7 +283,8 @@ func (s *Sim) Place(n topo.NodeID, e element.Element) error {
 // With an agent (a SPAIN driver, a DumbNet agent), the agent gets the host's
 // NICs as ports 1..N plus port N+1, marked Local, joined to the stack's port
 // 1 by an internal link with zero delay and unlimited rate, as
-// scheme.Fabric describes.
+// scheme.Fabric describes. The order of the calls does not matter: the
+// first Run numbers the stacks in the order of their hosts.
 func (s *Sim) PlaceHost(n topo.NodeID, agent, stack element.Element) error {
 	if s.started {
 		return fmt.Errorf("sim: place host: %w", ErrStarted)
@@ -457,6 +458,7 @@ func (s *Sim) BadPortSends(n topo.NodeID) uint64 {
 // calls does not matter.
 func (s *Sim) start() {
 	s.started = true
+	s.orderStacks()
 	for i := range s.nodes {
 		nd := &s.nodes[i]
 		if nd.elem == nil {
@@ -491,6 +493,63 @@ func (s *Sim) start() {
 			}
 		}
 		nd.elem.Attach(nd.env, infos)
+	}
+}
+
+// orderStacks renumbers the stack nodes of hosts with agents, and the
+// internal pipes joining them, in the order of their hosts: PlaceHost
+// appends them in call order, and a node's index seeds its random source,
+// fixes when it is attached and names it in the trace hash. Placed in node
+// order (as the scenario runner does), nothing moves.
+func (s *Sim) orderStacks() {
+	base, pbase := int32(s.g.NumNodes()), int32(2*s.g.NumLinks())
+	nodeTo := make([]int32, len(s.nodes))
+	for i := range nodeTo {
+		nodeTo[i] = int32(i)
+	}
+	next, moved := base, false
+	for n := range base {
+		if si := s.nodes[n].stack; si >= 0 {
+			nodeTo[si] = next
+			moved = moved || si != next
+			next++
+		}
+	}
+	if !moved {
+		return
+	}
+	// Stack k (k-th placed) owns pipes pbase+2k (agent to stack) and
+	// pbase+2k+1; they move with it.
+	pipeTo := make([]int32, len(s.pipes))
+	for i := range pipeTo {
+		pipeTo[i] = int32(i)
+	}
+	for si := base; si < int32(len(s.nodes)); si++ {
+		from, to := pbase+2*(si-base), pbase+2*(nodeTo[si]-base)
+		pipeTo[from], pipeTo[from+1] = to, to+1
+	}
+	nodes := make([]node, len(s.nodes))
+	for i := range s.nodes {
+		nd := s.nodes[i]
+		if nd.stack >= 0 {
+			nd.stack = nodeTo[nd.stack]
+		}
+		for p := range nd.ports {
+			if o := nd.ports[p].out; o >= 0 {
+				nd.ports[p].out = pipeTo[o]
+			}
+		}
+		nodes[nodeTo[i]] = nd
+	}
+	pipes := make([]pipe, len(s.pipes))
+	for i := range s.pipes {
+		pp := s.pipes[i]
+		pp.from, pp.to, pp.idx = nodeTo[pp.from], nodeTo[pp.to], pipeTo[i]
+		pipes[pipeTo[i]] = pp
+	}
+	s.nodes, s.pipes = nodes, pipes
+	for i, c := range s.captured {
+		s.captured[i] = pipeTo[c]
 	}
 }
 
