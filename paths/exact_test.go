@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -672,5 +673,29 @@ func TestPrefetchBounds(t *testing.T) {
 	for j := range uint32(3) {
 		ps.prefetchOff(j)
 		ps.prefetchLinks(j)
+	}
+}
+
+// TestMaxLinks: a path set whose links pass MaxLinks is refused while it
+// is computed (a line's links grow as n³ while its paths grow as n²: the
+// path bound let line:2,000 run out of memory), and one at the bound is
+// kept. Here with the bound lowered to the links of a 30-switch line.
+func TestMaxLinks(t *testing.T) {
+	f := fabricOf(t, "line:30")
+	ps, err := ComputePathSets(f, PathOptions{K: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(len(ps.Links)) // 30 switches: the sum of |i-j| over pairs, 4,495
+	defer func(old int64) { maxLinks = old }(maxLinks)
+	for _, w := range []int{1, 2, 5} {
+		maxLinks = n
+		if _, err := ComputePathSets(f, PathOptions{K: 1, Seed: 1, Workers: w}); err != nil {
+			t.Fatalf("%d workers, bound %d = the links: %v", w, n, err)
+		}
+		maxLinks = n - 1
+		if _, err := ComputePathSets(f, PathOptions{K: 1, Seed: 1, Workers: w}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "more than 4494 links in all") {
+			t.Fatalf("%d workers, bound %d: %v, want ErrTooLarge", w, n-1, err)
+		}
 	}
 }

@@ -145,6 +145,17 @@ type PathOptions struct {
 // plans in 4.0 GB; 50 million keeps a plan within about 6 GB.
 const MaxPaths = 50_000_000
 
+// MaxLinks bounds the links of all paths together: on fabrics with long
+// paths (a line, a ring) the links, not the paths, fill the memory, n³
+// on a line of n switches with hosts (line:1,500, 562 million links,
+// plans in 2.8 GB; line:2,000 would need about 7 GB). A path set that
+// reaches it is refused while it is being computed, after about a byte
+// per link.
+const MaxLinks = 1_000_000_000
+
+// maxLinks is MaxLinks (a var: tests lower it).
+var maxLinks int64 = MaxLinks
+
 // ComputePathSets runs Algorithm 1 (spain-cots-multipath.txt §5.2) for every
 // pair of edge nodes: the shortest path first, then, after adding |E| to the
 // weight of every edge of each chosen path, the next weighted-shortest path,
@@ -203,6 +214,16 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 	var wg sync.WaitGroup
 	var errMu sync.Mutex
 	var firstErr error
+	var stop atomic.Bool // an error: the other workers stop too
+	fail := func(err error) {
+		errMu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		errMu.Unlock()
+		stop.Store(true)
+	}
+	var totalLinks atomic.Int64
 	for range workers {
 		wg.Add(1)
 		go func() {
@@ -218,7 +239,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 			var links []topo.LinkID
 			for {
 				j := int(next.Add(-1) + 1)
-				if j < 1 {
+				if j < 1 || stop.Load() {
 					return
 				}
 				d := f.Edges[j]
@@ -233,22 +254,14 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 					}
 					np := s.pairPaths(src, opt.K)
 					if np > math.MaxUint16 {
-						errMu.Lock()
-						if firstErr == nil {
-							firstErr = fmt.Errorf("paths: %w: more than %d paths per pair", ErrTooLarge, math.MaxUint16)
-						}
-						errMu.Unlock()
+						fail(fmt.Errorf("paths: %w: more than %d paths per pair", ErrTooLarge, math.MaxUint16))
 						return
 					}
 					c.pathCount[i] = uint16(np)
 					for q := range np {
 						n := s.pathEnd(q) - s.offs[q]
 						if n > math.MaxUint16 {
-							errMu.Lock()
-							if firstErr == nil {
-								firstErr = fmt.Errorf("paths: %w: a path of %d links, more than %d", ErrTooLarge, n, math.MaxUint16)
-							}
-							errMu.Unlock()
+							fail(fmt.Errorf("paths: %w: a path of %d links, more than %d", ErrTooLarge, n, math.MaxUint16))
 							return
 						}
 						pathLen = append(pathLen, uint16(n))
@@ -258,6 +271,15 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 					} else {
 						links = append(links, s.buf...)
 					}
+				}
+				nl := len(links)
+				if narrow {
+					nl = len(hops)
+				}
+				if t := totalLinks.Add(int64(nl)); t > maxLinks {
+					fail(fmt.Errorf("paths: %w: %d edge nodes and k=%d give paths of more than %d links in all (%d found with %d of %d destinations to go), more than this planner holds (long paths, as on a line or ring of this size)",
+						ErrTooLarge, ne, opt.K, maxLinks, t, max(next.Load(), 0), ne-1))
+					return
 				}
 				c.pathLen = slices.Clone(pathLen)
 				if narrow {
@@ -307,7 +329,7 @@ func ComputePathSets(f *Fabric, opt PathOptions) (*PathSet, error) {
 			defer wg.Done()
 			for {
 				j := int(next.Add(-1) + 1)
-				if j < 1 {
+				if j < 1 || stop.Load() {
 					return
 				}
 				c := &chunks[j]
