@@ -12,7 +12,10 @@ import (
 // age is still used, as Linux's STALE state is, while a fresh request
 // re-confirms it: throughput does not stall every ARPTimeout. If nobody
 // answers the re-confirmation, the entry is removed and the next packet
-// resolves from scratch.
+// resolves from scratch. An entry left unused goes on to be garbage once
+// it has been stale for another ARPTimeout (Linux's gc_stale_time in
+// spirit): lookups skip it, and it is deleted then or when the table is
+// full. Every entry counts against ARPMaxEntries, whatever created it.
 type arpTable struct {
 	m map[[4]byte]*arpEntry
 }
@@ -43,7 +46,7 @@ func (h *Host) ARPCache(ip netip.Addr) (ARPEntry, bool) {
 	if !ip.Is4() {
 		return ARPEntry{}, false
 	}
-	e := h.arp.m[ip.As4()]
+	e := h.arpLookup(ip.As4())
 	if e == nil {
 		return ARPEntry{}, false
 	}
@@ -54,7 +57,7 @@ func (h *Host) ARPCache(ip netip.Addr) (ARPEntry, bool) {
 // it, or queues it while nh is resolved.
 func (h *Host) resolveAndSend(nh netip.Addr, f []byte) {
 	k := nh.As4()
-	e := h.arp.m[k]
+	e := h.arpLookup(k)
 	if e != nil && e.resolved {
 		copy(f[0:6], e.mac[:])
 		h.send(f)
@@ -65,6 +68,12 @@ func (h *Host) resolveAndSend(nh netip.Addr, f []byte) {
 		return
 	}
 	if e == nil {
+		// Received packets lead here too (an echo reply, a SYN-ACK, a
+		// reset to any source in the subnet): the bound applies.
+		if !h.arpRoom() {
+			h.ctr.Inc("drop_arp_table_full")
+			return
+		}
 		e = &arpEntry{ip: nh}
 		h.arp.m[k] = e
 		h.arpProbe(e)
@@ -74,6 +83,45 @@ func (h *Host) resolveAndSend(nh netip.Addr, f []byte) {
 		return
 	}
 	e.queue = append(e.queue, f)
+}
+
+// arpLookup returns the entry for k, or nil; a garbage entry (resolved,
+// unused and unconfirmed for twice ARPTimeout) is deleted, as Linux's
+// garbage collector would have done by then.
+func (h *Host) arpLookup(k [4]byte) *arpEntry {
+	e := h.arp.m[k]
+	if e != nil && h.arpGarbage(e) {
+		delete(h.arp.m, k)
+		h.ctr.Inc("arp_gc")
+		return nil
+	}
+	return e
+}
+
+// arpGarbage reports whether e has been stale for another ARPTimeout: a
+// stale entry that is used is re-confirmed (or removed) at once, so this
+// one was not used since it went stale.
+func (h *Host) arpGarbage(e *arpEntry) bool {
+	return e.resolved && !e.probing && h.env.Now()-e.expires >= h.cfg.ARPTimeout
+}
+
+// arpRoom reports whether the table may take one more entry, deleting
+// garbage entries first when it is full; it counts arp_table_full when
+// not.
+func (h *Host) arpRoom() bool {
+	if len(h.arp.m) >= h.cfg.ARPMaxEntries {
+		for k, e := range h.arp.m {
+			if h.arpGarbage(e) {
+				delete(h.arp.m, k)
+				h.ctr.Inc("arp_gc")
+			}
+		}
+	}
+	if len(h.arp.m) >= h.cfg.ARPMaxEntries {
+		h.ctr.Inc("arp_table_full")
+		return false
+	}
+	return true
 }
 
 // arpProbe starts a round of requests for e.
@@ -167,14 +215,10 @@ func (h *Host) receiveARP(frame []byte) {
 	// when the packet is for us.
 	forUs := h.ip.IsValid() && a.TargetIP == h.ip
 	k := a.SenderIP.As4()
-	e := h.arp.m[k]
-	if e == nil && forUs {
-		if len(h.arp.m) < h.cfg.ARPMaxEntries {
-			e = &arpEntry{ip: a.SenderIP}
-			h.arp.m[k] = e
-		} else {
-			h.ctr.Inc("arp_table_full")
-		}
+	e := h.arpLookup(k)
+	if e == nil && forUs && h.arpRoom() {
+		e = &arpEntry{ip: a.SenderIP}
+		h.arp.m[k] = e
 	}
 	if e != nil {
 		h.arpLearn(e, a.SenderMAC)

@@ -177,19 +177,24 @@ func (d *dhcpClient) renew() {
 			return
 		}
 		d.h.output(d.server, f)
-		// Retry halfway to T2, then rebind at T2 (§4.4.5).
-		if half := (d.lease.Rebind - now) / 2; half >= element.Second {
-			d.after(half, d.renew)
-		} else {
-			d.after(d.lease.Rebind-now, d.rebind)
-		}
+		d.retryBefore(d.lease.Rebind-now, d.rebind)
 		return
 	}
 	d.broadcast(m)
-	if half := (d.lease.Expires - now) / 2; half >= element.Second {
-		d.after(half, d.renew)
+	d.retryBefore(d.lease.Expires-now, d.expire)
+}
+
+// dhcpMinRetry is the shortest wait between renewal retries.
+const dhcpMinRetry = 60 * element.Second
+
+// retryBefore schedules the next renewal request half of the time left
+// before the next phase (T2, or expiry), down to a minimum of 60 s (RFC
+// 2131 §4.4.5); when that would reach the next phase, next runs then.
+func (d *dhcpClient) retryBefore(left element.Time, next func()) {
+	if wait := max(left/2, dhcpMinRetry); wait < left {
+		d.after(wait, d.renew)
 	} else {
-		d.after(d.lease.Expires-now, d.expire)
+		d.after(left, next)
 	}
 }
 

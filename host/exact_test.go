@@ -865,18 +865,29 @@ func TestParseEdgeCases(t *testing.T) {
 	}
 }
 
-// TestDHCPRebindRetryAtOneSecond: in REBINDING the client retries halfway
-// to expiry while that half is at least a second (RFC 2131 §4.4.5): with
-// the lease ending 2 s after T2, a second broadcast leaves at T2 + 1 s.
-func TestDHCPRebindRetryAtOneSecond(t *testing.T) {
-	n, h, s := dhcpPair(t, 16*time.Second)
-	t1, t2 := 12*time.Second, 14*time.Second
-	s.t1, s.t2 = &t1, &t2
+// TestDHCPRebindRetryFloor: in REBINDING the client retries half of the
+// time left to expiry, down to a minimum of 60 s (RFC 2131 §4.4.5): with
+// a 1000 s lease, broadcasts leave at T2 (875 s), +62.5 s and +122.5 s
+// (31.25 s, under the floor, became 60 s), then the lease expires. The
+// floor was 1 s.
+func TestDHCPRebindRetryFloor(t *testing.T) {
+	n, h, s := dhcpPair(t, 1000*time.Second)
 	n.run(ms)
 	l, _ := h.DHCP()
 	s.silent = true
-	n.run(l.Expires - ms)
-	if got := h.Counter("dhcp_request_tx"); got != 5 {
-		t.Fatalf("%d requests before expiry, want 1 + 2 renewals + 2 rebinds", got)
+	n.run(l.Rebind - ms)
+	base := h.Counter("dhcp_request_tx")
+	for _, c := range []struct {
+		at   element.Time
+		want uint64 // requests since T2
+	}{{l.Rebind, 1}, {l.Rebind + 62500*ms, 2}, {l.Rebind + 122500*ms - ms, 2}, {l.Rebind + 122500*ms, 3}, {l.Expires - ms, 3}} {
+		n.run(c.at)
+		if got := h.Counter("dhcp_request_tx") - base; got != c.want {
+			t.Fatalf("%d requests at T2%+v, want %d", got, c.at-l.Rebind, c.want)
+		}
+	}
+	n.run(l.Expires)
+	if h.Counter("dhcp_expired") != 1 {
+		t.Fatalf("not expired: %v", h.Counters())
 	}
 }

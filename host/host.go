@@ -69,13 +69,16 @@ type Config struct {
 	// ARPQueue bounds the frames waiting for one address's resolution;
 	// overflow is dropped and counted. Default 256.
 	ARPQueue int
-	// ARPMaxEntries bounds the entries the host creates from requests
-	// other hosts send it (Linux's gc_thresh3 in spirit): past it the host
-	// still answers but does not cache the sender, and counts
-	// arp_table_full. Without a bound, requests from ever new sender
-	// addresses would grow the table without end. Entries for addresses
-	// the host itself resolves are not limited (they are deleted when
-	// resolution fails). Default 65536.
+	// ARPMaxEntries bounds the neighbour cache (Linux's gc_thresh3 in
+	// spirit), whatever creates the entries: requests from other hosts,
+	// and the host's own resolutions, which received packets drive too
+	// (an echo reply, a SYN-ACK or a reset to any source in the subnet).
+	// When the table is full, entries unused for twice ARPTimeout are
+	// collected first; if that frees nothing, a request's sender is not
+	// cached (it is still answered) and a frame that needed a new entry is
+	// dropped (drop_arp_table_full), both counted as arp_table_full.
+	// Without a bound, ever new addresses would grow the table without
+	// end. Default 65536.
 	ARPMaxEntries int
 	// UDPMaxFlows bounds the UDP app flows the receiver keeps statistics
 	// for (UDPFlow); datagrams of further flows are still counted by port

@@ -120,7 +120,6 @@ func TestMalformedFramesCounted(t *testing.T) {
 		{"udp short", 1, func() []byte { return udp([]byte{0, 9, 0, 9}) }, "drop_udp_truncated"},
 		{"udp length", 1, func() []byte { l := append([]byte(nil), okUDP...); l[5] = 99; return udp(l) }, "drop_udp_bad_length"},
 		{"udp checksum", 1, func() []byte { f := udp(okUDP); f[len(f)-1] ^= 1; return f }, "drop_udp_bad_checksum"},
-		{"dhcp while static", 1, func() []byte { return udp([]byte{0, 67, 0, 68, 0, 8, 0, 0}) }, "dhcp_ignored"},
 		{"tcp short", 1, func() []byte { return frameTo(a, b, protoTCP, make([]byte, 10)) }, "drop_tcp_truncated"},
 		{"tcp offset", 1, func() []byte {
 			h := tcpHdr(1000, 80, 1, 0, flagSYN, nil)

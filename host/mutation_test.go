@@ -398,23 +398,28 @@ func TestDHCPRequestTries(t *testing.T) {
 	}
 }
 
-// TestDHCPRenewRetryAtOneSecond: in RENEWING the client retries halfway
-// to T2 while that half is at least a second (RFC 2131 §4.4.5 halves the
-// remaining time down to a minimum; 60 s there, 1 s here): with T2 - T1 =
-// 2 s, a second renewal leaves at T1 + 1 s, before rebinding at T2.
-func TestDHCPRenewRetryAtOneSecond(t *testing.T) {
-	n, h, s := dhcpPair(t, 16*time.Second)
-	t1, t2 := 12*time.Second, 14*time.Second
-	s.t1, s.t2 = &t1, &t2
+// TestDHCPRenewRetryFloor: in RENEWING the client retries half of the
+// time left to T2, down to a minimum of 60 s (RFC 2131 §4.4.5): with a
+// 1000 s lease (T1 500 s, T2 875 s) renewals leave at T1, +187.5 s,
+// +281.25 s and +341.25 s (46.9 s, under the floor, became 60 s); the
+// next would reach T2, where the client rebinds. The floor was 1 s: five
+// more renewals crowded the last seconds before T2.
+func TestDHCPRenewRetryFloor(t *testing.T) {
+	n, h, s := dhcpPair(t, 1000*time.Second)
 	n.run(ms)
 	l, _ := h.DHCP()
-	if l.State != "BOUND" || l.Rebind-l.Renew != 2*sec {
+	if l.State != "BOUND" || l.Renew-l.Bound != 500*sec || l.Rebind-l.Bound != 875*sec {
 		t.Fatalf("lease %+v", l)
 	}
 	s.silent = true
-	n.run(l.Rebind - ms)
-	if got := h.Counter("dhcp_request_tx"); got != 3 {
-		t.Fatalf("%d requests before T2, want 1 + 2 renewals", got)
+	for _, c := range []struct {
+		at   element.Time
+		want uint64 // requests, the first one's (binding) included
+	}{{l.Renew - ms, 1}, {l.Renew, 2}, {l.Renew + 187500*ms, 3}, {l.Renew + 281250*ms, 4}, {l.Renew + 341250*ms - ms, 4}, {l.Renew + 341250*ms, 5}, {l.Rebind - ms, 5}} {
+		n.run(c.at)
+		if got := h.Counter("dhcp_request_tx"); got != c.want {
+			t.Fatalf("%d requests at T1%+v, want %d", got, c.at-l.Renew, c.want)
+		}
 	}
 	if st, _ := h.DHCP(); st.State != "RENEWING" {
 		t.Fatalf("state %v before T2", st.State)

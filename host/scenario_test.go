@@ -214,7 +214,7 @@ func (s *script) result(t *testing.T, d *datadriven.TestData) string {
 			rx = s.hosts["a"]
 		}
 		r := a.ResultWith(rx)
-		return fmt.Sprintf("done %v sent %d received %d lost %d span %v", a.Done(), r.Sent, r.Received, r.Lost, element.Time(r.End-r.Start))
+		return fmt.Sprintf("done %v sent %d received %d lost %d span %v", a.Done(), r.Sent, r.Received, *r.Lost, element.Time(r.End-r.Start))
 	}
 	t.Fatalf("%s: no app %q", d.Pos, name)
 	return ""

@@ -165,7 +165,7 @@ func TestSimUDP(t *testing.T) {
 	s.Run(sec)
 	r := u.ResultWith(hs[1])
 	// 500 Mb/s of 1000-byte payloads: one every 16 us for 10 ms.
-	if r.Sent != 625 || r.Received != 625 || r.Lost != 0 {
+	if r.Sent != 625 || r.Received != 625 || *r.Lost != 0 {
 		t.Fatalf("result %+v", r)
 	}
 	if st := hs[1].UDPPort(9000); st.Packets != 625 || st.Bytes != 625_000 {

@@ -671,7 +671,7 @@ func TestUDPResultWith(t *testing.T) {
 		t.Fatalf("result %+v, want mean delay %v us", r, want)
 	}
 	b.Receive(1, ab.log[len(ab.log)-1].f)
-	if r := u.ResultWith(b); r.Received != 101 || r.Lost != 0 || r.Loss != 0 {
+	if r := u.ResultWith(b); r.Received != 101 || *r.Lost != 0 || *r.Loss != 0 {
 		t.Fatalf("with a duplicate: %+v", r)
 	}
 }

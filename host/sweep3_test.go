@@ -420,7 +420,7 @@ func TestUDPResultWithoutFlow(t *testing.T) {
 	u := a.UDP(b.Addr(), 9000, 8_000_000, 100, 10*ms) // one per 100 us
 	n.run(n.now + sec)
 	r := u.ResultWith(a)
-	if r.Sent != 100 || r.SentBytes != 10_000 || r.Received != 0 || r.Lost != 100 || r.Loss != 1 {
+	if r.Sent != 100 || r.SentBytes != 10_000 || r.Received != 0 || *r.Lost != 100 || *r.Loss != 1 {
 		t.Fatalf("%+v", r)
 	}
 }

@@ -163,6 +163,7 @@ type TCPConn struct {
 	recover        int64 // RFC 6582 "recover", as the offset of the highest byte sent
 	inRecovery     bool
 	partialSeen    bool
+	probed         bool // a window probe's byte is out, not acknowledged
 
 	srtt, rttvar, rto element.Time
 	rttOff            int64
@@ -709,6 +710,7 @@ func (c *TCPConn) onRTO() {
 		}
 		c.sndNxt = c.sndUna + 1
 		c.sndMax = max(c.sndMax, c.sndNxt)
+		c.probed = true
 		c.backOff()
 		c.setRTO(c.h.env.Now() + c.rto)
 		return
@@ -1043,6 +1045,14 @@ func (c *TCPConn) processAck(s *tcpSeg) bool {
 		c.dupAck()
 	}
 	update()
+	if c.probed && c.sndWnd > 0 {
+		// The window opened without acknowledging the probe's byte:
+		// the peer refused it. Resume at SND.UNA, not after it, or
+		// the hole draws duplicate ACKs and a spurious fast
+		// retransmit.
+		c.probed = false
+		c.sndNxt = c.sndUna
+	}
 	return true
 }
 
@@ -1059,6 +1069,7 @@ func (c *TCPConn) newAck(ackOff int64) {
 		c.rttSample(now - c.rttAt)
 	}
 	c.consecutiveRTO = 0
+	c.probed = false
 	c.sndUna = ackOff
 	c.sndNxt = max(c.sndNxt, c.sndUna)
 	c.bytesAcked += dataAcked

@@ -234,7 +234,7 @@ func TestUDPConstantRate(t *testing.T) {
 	u := a.UDP(ipB, 9000, 80_000_000, 1000, 10*ms) // one per 100 us
 	n.run(2 * sec)
 	r := u.ResultWith(b)
-	if !u.Done() || r.Sent != 100 || r.Received != 90 || r.Lost != 10 || r.Loss != 0.1 {
+	if !u.Done() || r.Sent != 100 || r.Received != 90 || *r.Lost != 10 || *r.Loss != 0.1 {
 		t.Fatalf("result %+v", r)
 	}
 	if r.End-r.Start != 99*100*us {

@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"net/netip"
 
@@ -81,12 +82,10 @@ func (h *Host) receiveUDP(ip *ipv4) {
 		h.ctr.Inc(reason)
 		return
 	}
-	if d.dstPort == dhcpClientPort {
-		if h.dhcp != nil {
-			h.dhcp.receive(d.payload)
-		} else {
-			h.ctr.Inc("dhcp_ignored")
-		}
+	// Port 68 is DHCP's only on a host that runs the client; on the
+	// others it is a port like any other (a UDP workload may aim at it).
+	if d.dstPort == dhcpClientPort && h.dhcp != nil {
+		h.dhcp.receive(d.payload)
 		return
 	}
 	if !h.ip.IsValid() {
@@ -169,9 +168,18 @@ func (h *Host) finishUDP(dst netip.Addr, f []byte) {
 	h.output(dst, f)
 }
 
-// UDPResult is the outcome of a constant-rate UDP run. Received and Lost
-// come from the receiving host (ResultWith); Result alone has the
-// sender's view.
+// UDPResult is the outcome of a constant-rate UDP run. Received, Lost,
+// InFlight and Loss come from the receiving host (ResultWith); Result
+// alone has the sender's view.
+//
+// Lost counts the datagrams that did not arrive, except those that may
+// still be on their way when the result is taken (InFlight): the ones
+// sent after the last to arrive, less than the flow's largest one-way
+// delay (DelayMax) ago. Loss is Lost over Sent - InFlight. A payload
+// under 20 bytes has no room for the sequence header, so the receiver
+// cannot count the flow's datagrams apart from others on the port:
+// Received is then 0 and Lost and Loss are nil (null in JSON), unknown
+// rather than 100 %.
 type UDPResult struct {
 	Src         string       `json:"src"`
 	Dst         string       `json:"dst"`
@@ -182,8 +190,9 @@ type UDPResult struct {
 	Sent        uint64       `json:"sent"`
 	SentBytes   uint64       `json:"sent_bytes"`
 	Received    uint64       `json:"received"`
-	Lost        uint64       `json:"lost"`
-	Loss        float64      `json:"loss"`
+	InFlight    uint64       `json:"in_flight"`
+	Lost        *uint64      `json:"lost"`
+	Loss        *float64     `json:"loss"`
 	Start       element.Time `json:"start_ps"`
 	End         element.Time `json:"end_ps"`
 	GoodputBps  float64      `json:"goodput_bps"`
@@ -283,31 +292,63 @@ func (a *UDPApp) Result() UDPResult {
 	return r
 }
 
-// ResultWith completes the result with the receiving host's counts: what
-// arrived, what was lost, goodput over the receiver's first-to-last span
-// plus one interval (the sending time of the last datagram).
+// ResultWith completes the result with the receiving host's counts, as
+// of now: what arrived, what may still be in flight, what was lost,
+// goodput over the receiver's first-to-last span plus one interval (the
+// sending time of the last datagram).
 func (a *UDPApp) ResultWith(rx *Host) UDPResult {
 	r := a.Result()
+	if a.size < udpHdrLen {
+		return r // no sequence numbers: loss unknown
+	}
 	s, ok := rx.UDPFlow(a.h.ip, a.srcPort, a.dstPort)
+	// Datagrams sent after the last to arrive, less than the largest
+	// one-way delay seen ago, may still be on their way: a flow that runs
+	// to the end of a run must not count them as lost. With nothing
+	// received there is no delay to go by, and all count as lost.
+	next := uint64(0) // the first sequence number after the last to arrive
+	if ok {
+		next = s.MaxSeq + 1
+		r.InFlight = a.sent - min(a.sent, max(next, a.firstSentAfter(a.h.env.Now()-s.DelayMax)))
+	}
+	lost := uint64(0)
+	if counted := r.Sent - r.InFlight; counted > s.Packets {
+		lost = counted - s.Packets
+	}
+	r.Lost = &lost
+	loss := 0.0
+	if counted := r.Sent - r.InFlight; counted > 0 {
+		loss = float64(lost) / float64(counted)
+	}
+	r.Loss = &loss
 	if !ok {
-		r.Lost = r.Sent
-		if r.Sent > 0 {
-			r.Loss = 1
-		}
 		return r
 	}
 	r.Received = s.Packets
-	if r.Sent >= r.Received {
-		r.Lost = r.Sent - r.Received
-	}
-	if r.Sent > 0 {
-		r.Loss = float64(r.Lost) / float64(r.Sent)
-	}
 	r.GoodputBps = bps(int64(s.Bytes), s.Last-s.First+a.interval)
 	if s.Packets > 0 {
 		r.MeanDelayUs = float64(s.DelaySum) / float64(s.Packets) / float64(element.Microsecond)
 	}
 	return r
+}
+
+// firstSentAfter returns the sequence number of the first datagram that
+// leaves (or left) after time t: the smallest k with start +
+// floor(k·bitTime/rate) > t, as tick schedules them.
+func (a *UDPApp) firstSentAfter(t element.Time) uint64 {
+	if t < a.start {
+		return 0
+	}
+	// floor(k·bitTime/rate) > c  <=>  k·bitTime >= (c+1)·rate
+	hi, lo := bits.Mul64(uint64(t-a.start)+1, uint64(a.rate))
+	if hi >= a.bitTime {
+		return math.MaxUint64
+	}
+	k, rem := bits.Div64(hi, lo, a.bitTime)
+	if rem > 0 {
+		k++
+	}
+	return k
 }
 
 // Err returns why the app could not run, or nil.

@@ -46,7 +46,11 @@ type Result struct {
 // Flow is one workload's outcome, with the app's own result as Detail.
 // Every field is in the JSON, zero or not: Dst is empty for a shuffle,
 // Loss is null for the kinds that do not count packets (tcp, tcp_rr,
-// shuffle), RTT for those that take no RTT samples (udp, tcp, shuffle).
+// shuffle) and for a udp flow whose payloads are too short to carry a
+// sequence number (under 20 bytes), RTT for those that take no RTT samples
+// (udp, tcp, shuffle). InFlight counts the udp datagrams that may still be
+// on their way at the end of the run (host.UDPResult): neither received
+// nor lost, and not in Loss.
 type Flow struct {
 	ID            int           `json:"id"`
 	Kind          string        `json:"kind"`
@@ -57,6 +61,7 @@ type Flow struct {
 	ThroughputBps float64       `json:"throughput_bps"`
 	Sent          int64         `json:"sent"`
 	Received      int64         `json:"received"`
+	InFlight      int64         `json:"in_flight"`
 	Loss          *float64      `json:"loss"`
 	RTT           *host.Summary `json:"rtt"`
 	Error         string        `json:"error"`
@@ -66,7 +71,9 @@ type Flow struct {
 
 // Aggregate summarizes every flow: throughput summed over the flows that
 // carry data, RTT percentiles over every RTT sample of every flow (ping and
-// tcp_rr), loss over every packet sent by ping and udp flows.
+// tcp_rr), loss over every packet sent by ping and udp flows whose loss is
+// known, those still in flight at the end left out: (Sent - InFlight -
+// Received) / (Sent - InFlight).
 //
 // Every flow is counted once: Failed if it reports an error (whether or
 // not it ended: a TCP connection reset, a shuffle transfer that failed, a
@@ -83,6 +90,7 @@ type Aggregate struct {
 	RTT           host.Summary `json:"rtt"`
 	Sent          int64        `json:"sent"`
 	Received      int64        `json:"received"`
+	InFlight      int64        `json:"in_flight"`
 	Loss          float64      `json:"loss"`
 }
 
@@ -144,13 +152,16 @@ func (r *Run) collect() *Result {
 			agg.Unfinished++
 		}
 		agg.ThroughputBps += f.ThroughputBps
-		agg.Sent += f.Sent
-		agg.Received += f.Received
+		if f.Loss != nil { // packets of a flow whose loss is unknown do not count
+			agg.Sent += f.Sent
+			agg.Received += f.Received
+			agg.InFlight += f.InFlight
+		}
 		rtts = append(rtts, f.rtts...)
 		res.Flows = append(res.Flows, f)
 	}
-	if agg.Sent > 0 {
-		agg.Loss = float64(agg.Sent-agg.Received) / float64(agg.Sent)
+	if n := agg.Sent - agg.InFlight; n > 0 {
+		agg.Loss = float64(max(n-agg.Received, 0)) / float64(n)
 	}
 	agg.RTT = host.Summarize(rtts)
 	for i := range g.NumNodes() {
@@ -253,8 +264,13 @@ func (res *Result) WriteText(w io.Writer) error {
 	if a.RTT.Count > 0 {
 		rtt = fmt.Sprintf("rtt p50 %s p90 %s p99 %s (%d samples)", usText(a.RTT.P50Us), usText(a.RTT.P90Us), usText(a.RTT.P99Us), a.RTT.Count)
 	}
-	if a.Sent > 0 {
-		loss = fmt.Sprintf("loss %.2f%% (%d/%d)", 100*a.Loss, a.Sent-a.Received, a.Sent)
+	if n := a.Sent - a.InFlight; n > 0 {
+		loss = fmt.Sprintf("loss %.2f%% (%d/%d)", 100*a.Loss, max(n-a.Received, 0), n)
+		if a.InFlight > 0 {
+			loss += fmt.Sprintf(", %d in flight", a.InFlight)
+		}
+	} else if a.Sent > 0 {
+		loss = fmt.Sprintf("%d packets in flight", a.InFlight)
 	}
 	line(&b, "aggregate: %d flows, %d completed, %d failed, %d unfinished; %s; %s; %s",
 		a.Flows, a.Completed, a.Failed, a.Unfinished, tp, rtt, loss)

@@ -305,8 +305,8 @@ func (r *Run) start(fl *flow) {
 			f := base
 			res := app.ResultWith(dst)
 			f.Done, f.Detail = app.Done(), res
-			f.Sent, f.Received = int64(res.Sent), int64(res.Received)
-			f.Loss = ptr(res.Loss)
+			f.Sent, f.Received, f.InFlight = int64(res.Sent), int64(res.Received), int64(res.InFlight)
+			f.Loss = res.Loss // nil when not measured (payloads under 20 bytes)
 			f.ThroughputBps = res.GoodputBps
 			f.Error = res.Error
 			return f
