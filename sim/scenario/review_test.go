@@ -496,3 +496,19 @@ func TestUDPToPort68(t *testing.T) {
 		t.Fatalf("flow %+v", f)
 	}
 }
+
+// TestSizeRefusesBits: a size unit ending in a lowercase b is bits, as in
+// rates: `bytes: 10Mb` and `queue: 512Kb` were read as megabytes and
+// kilobytes. Rates refuse the opposite mix-up (GB/s).
+func TestSizeRefusesBits(t *testing.T) {
+	for _, s := range []string{"10Mb", "512Kb", "1b", "2kb", "1Gb", "1Tb", "64Kib", "8Mbit", "8Mbits"} {
+		if _, err := ParseSize(s); !errors.Is(err, ErrBadUnit) || !strings.Contains(err.Error(), "sizes are in bytes") {
+			t.Errorf("ParseSize(%q): %v", s, err)
+		}
+	}
+	const head = "topology: line:2\nscheme: learn\nduration: 1s\n"
+	exactParseErrors(t, []parseErrorCase{
+		{"tcp bytes in bits", head + "workloads:\n  - tcp: {from: h1, to: h2, bytes: 10Mb}\n", `test.yaml:5: workloads[0].tcp.bytes: bad scenario: bad value: "10Mb": sizes are in bytes (B, KB, MB, KiB, MiB); "Mb" reads as bits`},
+		{"queue in bits", head + "links: {queue: 512Kb}\n", `test.yaml:4: links.queue: bad scenario: bad value: "512Kb": sizes are in bytes (B, KB, MB, KiB, MiB); "Kb" reads as bits`},
+	})
+}

@@ -183,7 +183,7 @@ func TestUnits(t *testing.T) {
 			t.Errorf("ParseRate(%q) = %v, %v; want %v", s, got, err, want)
 		}
 	}
-	for s, want := range map[string]int64{"1500": 1500, "64KiB": 65536, "10MB": 10e6, "1GiB": 1 << 30, "2kb": 2000} {
+	for s, want := range map[string]int64{"1500": 1500, "64KiB": 65536, "10MB": 10e6, "1GiB": 1 << 30, "2kB": 2000, "3k": 3000} {
 		if got, err := ParseSize(s); err != nil || got != want {
 			t.Errorf("ParseSize(%q) = %v, %v; want %v", s, got, err, want)
 		}

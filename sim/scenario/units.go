@@ -117,11 +117,17 @@ func ParseRate(s string) (int64, error) {
 }
 
 // ParseSize parses a byte count: "1500", "64KiB", "10MB" (MB = 10^6,
-// MiB = 2^20), "1GiB", "1.5KB", "1TiB" (the queue limit).
+// MiB = 2^20), "1GiB", "1.5KB", "1TiB" (the queue limit). A unit ending in
+// a lowercase b ("10Mb", "512Kb", "1b") is bits and refused.
 func ParseSize(s string) (int64, error) {
 	v, u, err := splitNum(s)
 	if err != nil {
 		return 0, err
+	}
+	// A lowercase b is bits (Mb, Kb, as in rates): read as bytes, 10Mb
+	// would be eight times what was meant. Sizes are in bytes; say so.
+	if strings.HasSuffix(u, "b") || strings.HasSuffix(strings.ToLower(u), "bit") || strings.HasSuffix(strings.ToLower(u), "bits") {
+		return 0, fmt.Errorf("%w: %q: sizes are in bytes (B, KB, MB, KiB, MiB); %q reads as bits", ErrBadUnit, s, u)
 	}
 	var mul float64
 	switch strings.ToLower(u) {
