@@ -262,6 +262,9 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 		// No pair of edge switches: nothing to route, α is 0 by
 		// definition and k only a floor.
 		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d: no pair of edge nodes)\n", p.K, p.KMode, p.Alpha)
+	} else if !p.AlphaExact {
+		// The max-flow search stopped at its cap: α may be larger.
+		fmt.Fprintf(w, "  k                 %d (%s; alpha >= %d: the search for alpha stopped at its cap of %d max-flows, a lower bound)\n", p.K, p.KMode, p.Alpha, paths.MaxAlphaEvals)
 	} else {
 		fmt.Fprintf(w, "  k                 %d (%s; alpha = %d)\n", p.K, p.KMode, p.Alpha)
 	}

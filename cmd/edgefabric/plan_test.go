@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefabric/edgefabric/paths"
 	"github.com/edgefabric/edgefabric/scheme/spain/plan"
+	"github.com/edgefabric/edgefabric/topo"
 )
 
 func TestPlanSpainFatTree8(t *testing.T) {
@@ -305,5 +308,47 @@ func TestPlanOutInterrupted(t *testing.T) {
 		}
 	default:
 		t.Errorf("exit %d (%v), stderr %q, left %v", code, err, stderr.String(), names)
+	}
+}
+
+// TestPlanSummaryAlphaLowerBound: when the search for α stops at its cap
+// of max-flows, the summary says α is a lower bound (only the JSON's
+// alpha_exact said so). 100 edge switches, each with 10 parallel links to
+// an aggregation switch of its own that has one uplink to the core: 4,950
+// pairs of degree 10, α = 10 only between e98 and e99, whose aggregation
+// switches have 10 links between them, a pair the capped search never
+// reaches.
+func TestPlanSummaryAlphaLowerBound(t *testing.T) {
+	b := topo.NewBuilder("capped")
+	core := b.AddNode("c", topo.Switch)
+	aggs := make([]topo.NodeID, 100)
+	for i := range 100 {
+		e := b.AddNode(fmt.Sprintf("e%d", i), topo.Switch)
+		b.Connect(e, b.AddNode(fmt.Sprintf("h%d", i), topo.Host))
+		aggs[i] = b.AddNode(fmt.Sprintf("a%d", i), topo.Switch)
+		for range 10 {
+			b.Connect(e, aggs[i])
+		}
+		b.Connect(aggs[i], core)
+	}
+	for range 10 {
+		b.Connect(aggs[98], aggs[99])
+	}
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Compute(g, plan.Options{Trials: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.AlphaExact {
+		t.Fatalf("alpha %d exact: the test needs a fabric where the search stops at its cap", p.Alpha)
+	}
+	var sb strings.Builder
+	writePlanSummary(&sb, p, nil, false)
+	want := fmt.Sprintf("  k                 %d (alpha; alpha >= %d: the search for alpha stopped at its cap of %d max-flows, a lower bound)\n", p.K, p.Alpha, paths.MaxAlphaEvals)
+	if !strings.Contains(sb.String(), want) {
+		t.Errorf("summary:\n%s\nwant the line\n%s", sb.String(), want)
 	}
 }
