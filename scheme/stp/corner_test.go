@@ -243,6 +243,40 @@ func TestPathNotThroughHost(t *testing.T) {
 	}
 }
 
+// A host with a NIC on each of two linked switches closes no loop: it
+// relays nothing, so CheckTree accepts the tree; and it does not join the
+// switches when their link stops forwarding. A host cabled to it alone
+// (h2) is outside the tree.
+func TestCheckTreeDualHomedHost(t *testing.T) {
+	b := topo.NewBuilder("dual-homed")
+	s1 := b.AddNode("s1", topo.Switch)
+	s2 := b.AddNode("s2", topo.Switch)
+	h1 := b.AddNode("h1", topo.Host)
+	h2 := b.AddNode("h2", topo.Host)
+	r, d := topo.DefaultRate, topo.DefaultDelay
+	b.ConnectPorts(topo.End{Node: s1, Port: 1}, topo.End{Node: s2, Port: 1}, r, d)
+	b.ConnectPorts(topo.End{Node: h1, Port: 3}, topo.End{Node: h2, Port: 1}, r, d)
+	b.ConnectPorts(topo.End{Node: s1, Port: 2}, topo.End{Node: h1, Port: 1}, r, d)
+	b.ConnectPorts(topo.End{Node: s2, Port: 2}, topo.End{Node: h1, Port: 2}, r, d)
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newFakeNet(t, g, nil)
+	n.runUntil(100 * sec)
+	if got := len(n.fab.ActiveLinks()); got != 4 {
+		t.Fatalf("%d active links, want 4", got)
+	}
+	if err := n.fab.CheckTree(); err != nil {
+		t.Fatal(err)
+	}
+	n.bridge("s2").ports[0].state = Blocking // s2's root port
+	err = n.fab.CheckTree()
+	if !errors.Is(err, ErrNotTree) || !strings.Contains(err.Error(), "cut off") {
+		t.Fatalf("CheckTree with s2:1 blocked: %v", err)
+	}
+}
+
 // A frame that reaches the bridge exactly one aging time after its
 // destination was last seen still finds it (an entry ages only once it
 // is older than the aging time, as Lookup reports); a picosecond later

@@ -38,8 +38,11 @@ func (f *Fabric) ActiveLinks() []topo.LinkID {
 // CheckTree verifies that the fabric has converged to one spanning tree:
 // every bridge names the same root, which is the one bridge that believes
 // it is the root, and the active links (ActiveLinks) form a tree that
-// reaches every connected node, so that between any two hosts there is
-// exactly one forwarding path. Nodes without links are ignored.
+// reaches every bridge and every host cabled to one, so that between any
+// two hosts' NICs there is exactly one forwarding path. A plain host
+// relays nothing, so only its first active link to a bridge joins it to
+// the tree: a dual-homed host's second NIC closes no loop, and a cable
+// between two hosts joins nothing. Other nodes are ignored.
 func (f *Fabric) CheckTree() error {
 	g := f.g
 	var root BridgeID
@@ -64,7 +67,9 @@ func (f *Fabric) CheckTree() error {
 	}
 
 	// Union-find over the active links: a link joining two nodes already
-	// connected closes a cycle.
+	// connected closes a cycle. No frame crosses a plain host from one
+	// link to another, so a host joins by one link only.
+	joined := make([]bool, g.NumNodes()) // plain hosts in the tree
 	parent := make([]topo.NodeID, g.NumNodes())
 	for i := range parent {
 		parent[i] = topo.NodeID(i)
@@ -81,6 +86,16 @@ func (f *Fabric) CheckTree() error {
 		if !f.endForwards(lk.A) || !f.endForwards(lk.B) {
 			continue
 		}
+		h := lk.A.Node // the host end, if there is one
+		if f.bridges[h] != nil {
+			h = lk.B.Node
+		}
+		if f.bridges[h] == nil {
+			if joined[h] || f.bridges[lk.Other(h).Node] == nil {
+				continue
+			}
+			joined[h] = true
+		}
 		ra, rb := find(lk.A.Node), find(lk.B.Node)
 		if ra == rb {
 			return fmt.Errorf("stp: link %s closes a forwarding loop: %w", f.linkName(l), ErrNotTree)
@@ -89,7 +104,7 @@ func (f *Fabric) CheckTree() error {
 	}
 	var comp topo.NodeID = -1
 	for n := topo.NodeID(0); int(n) < g.NumNodes(); n++ {
-		if g.Degree(n) == 0 {
+		if !f.cabledToBridge(n) {
 			continue
 		}
 		r := find(n)
@@ -100,6 +115,17 @@ func (f *Fabric) CheckTree() error {
 		}
 	}
 	return nil
+}
+
+// cabledToBridge reports whether node n is a bridge with links or a host
+// with a link to a bridge: the nodes the tree must reach.
+func (f *Fabric) cabledToBridge(n topo.NodeID) bool {
+	for _, l := range f.g.Ports(n) {
+		if l != topo.NoLink && (f.bridges[n] != nil || f.bridges[f.g.Link(l).Other(n).Node] != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *Fabric) linkName(l topo.LinkID) string {
