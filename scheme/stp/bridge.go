@@ -710,7 +710,11 @@ func (b *Bridge) receiveBPDU(p *port, frame []byte) {
 		return
 	}
 	if b.rs != nil {
-		if m.Type != TypeTCN && !b.saneTimers(&m) {
+		// §9.3.4's age check is for configuration BPDUs only: an RST
+		// BPDU as old as its max age is recorded and aged at once
+		// (updtRcvdInfoWhile, §17.21.23), so that it replaces what the
+		// port held from that bridge.
+		if m.Type != TypeTCN && !b.saneTimers(&m, m.Type == TypeConfig) {
 			return
 		}
 		b.rstpReceive(p, &m)
@@ -739,27 +743,43 @@ func (b *Bridge) receiveBPDU(p *port, frame []byte) {
 		b.receivedTCNBPDU(p)
 		return
 	}
-	if !b.saneTimers(&m) {
+	if !b.saneTimers(&m, true) {
 		return
 	}
 	b.ctr.Inc("bpdu_rx_config")
 	b.receivedConfigBPDU(p, &m)
 }
 
-// saneTimers checks a configuration or RST BPDU's times, counting the
-// drop when they fail.
-func (b *Bridge) saneTimers(m *BPDU) bool {
-	if m.MaxAge == 0 || m.HelloTime == 0 || m.ForwardDelay == 0 {
-		// No root can mean these: a zero forward delay would put
-		// every port straight into forwarding, loops and all. The
-		// standard does not check; a bridge that trusts such a BPDU
-		// is one forged frame away from a broadcast storm.
-		b.ctr.Inc("drop_bpdu_bad_timers")
-		return false
+// timerRanges are the ranges of hello time, max age and forward delay a
+// root may set (802.1D-1998 Table 8-3).
+var timerRanges = [3][2]element.Time{
+	{1 * element.Second, 10 * element.Second}, // hello
+	{6 * element.Second, 40 * element.Second}, // max age
+	{4 * element.Second, 30 * element.Second}, // forward delay
+}
+
+// saneTimers checks a configuration or RST BPDU's times, and with
+// checkAge its message age against its max age, counting the drop when
+// they fail.
+func (b *Bridge) saneTimers(m *BPDU, checkAge bool) bool {
+	// The standard's ranges, widened to take in this bridge's own setting
+	// (the fabric shares its timers, and the simulator may run them
+	// faster or slower than the standard allows). The standard does not
+	// check what it receives; but a forged forward delay of 1/256 s would
+	// open every port in 8 ms, loops and all, and a zero max age is no
+	// root's.
+	own := [3]element.Time{b.cfg.HelloTime, b.cfg.MaxAge, b.cfg.ForwardDelay}
+	for i, v := range [3]Time256{m.HelloTime, m.MaxAge, m.ForwardDelay} {
+		lo := ToTime256(min(timerRanges[i][0], own[i]))
+		hi := ToTime256(max(timerRanges[i][1], own[i]))
+		if v < lo || v > hi {
+			b.ctr.Inc("drop_bpdu_bad_timers")
+			return false
+		}
 	}
-	if m.MessageAge >= m.MaxAge {
-		// Information as old as its own lifetime (802.1D-2004 §9.3.4
-		// makes this validation explicit).
+	if checkAge && m.MessageAge >= m.MaxAge {
+		// Information as old as its own lifetime (802.1D-2004 §9.3.4 a
+		// makes this validation explicit for configuration BPDUs).
 		b.ctr.Inc("drop_bpdu_aged")
 		return false
 	}
@@ -1168,10 +1188,14 @@ func (b *Bridge) forwardDelayTimerExpiry(p *port) {
 	}
 }
 
+// designatedForSomePort is the standard's designated_for_some_port: a
+// disabled port counts, as §8.8.3 makes it designated. (Linux's bridge
+// skips disabled ports, and so raises no topology change for a bridge
+// whose only other ports are down.)
 func (b *Bridge) designatedForSomePort() bool {
 	for i := range b.ports {
 		p := &b.ports[i]
-		if !p.local && p.state != Disabled && p.desBridge == b.id {
+		if !p.local && p.desBridge == b.id {
 			return true
 		}
 	}

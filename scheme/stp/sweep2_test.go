@@ -740,20 +740,29 @@ func TestBecomingRootStopsTCNTimer(t *testing.T) {
 	}
 }
 
-// A bridge whose only port besides the root port is disabled is
-// designated for no LAN: its root port's move to forwarding raises no
-// topology change (§8.7.5).
-func TestDisabledPortIsNoDesignatedLAN(t *testing.T) {
-	n := newFakeNet(t, star(t, 2), nil)
-	n.setLink("s1", "h2", false)
-	m1 := n.mark("h1")
-	feed(n, "h1", superior(0), sec/2, 40*sec)
-	s1 := n.bridge("s1")
-	if s, r := s1.PortState(1); s != Forwarding || r != RoleRoot {
-		t.Fatalf("port 1 %v/%v", s, r)
-	}
-	if tcnsSince(n, "h1", m1) != 0 || s1.Counters()["topology_change_detected"] != 0 {
-		t.Fatalf("topology change raised: %v", s1.Counters())
+// A disabled port is designated (§8.8.3), so a bridge whose only port
+// besides the root port is disabled is designated for some port: its
+// root port's move to forwarding raises a topology change (§8.7.5, the
+// standard's designated_for_some_port). A bridge with the root port alone
+// raises none.
+func TestDisabledPortIsDesignated(t *testing.T) {
+	for _, c := range []struct {
+		k    int
+		tcns uint64 // topology changes detected
+	}{{2, 1}, {1, 0}} {
+		n := newFakeNet(t, star(t, c.k), nil)
+		if c.k == 2 {
+			n.setLink("s1", "h2", false)
+		}
+		m1 := n.mark("h1")
+		feed(n, "h1", superior(0), sec/2, 40*sec)
+		s1 := n.bridge("s1")
+		if s, r := s1.PortState(1); s != Forwarding || r != RoleRoot {
+			t.Fatalf("star(%d): port 1 %v/%v", c.k, s, r)
+		}
+		if got := s1.Counters()["topology_change_detected"]; (tcnsSince(n, "h1", m1) > 0) != (c.tcns > 0) || got != c.tcns {
+			t.Fatalf("star(%d): TCNs %d, counters %v", c.k, tcnsSince(n, "h1", m1), s1.Counters())
+		}
 	}
 }
 

@@ -150,6 +150,59 @@ func TestZeroTimersDropped(t *testing.T) {
 	}
 }
 
+// Received timers outside 802.1D-1998 Table 8-3's ranges are dropped: a
+// forged forward delay of 1/256 s would otherwise open every port at once.
+// A fabric set to faster or slower timers accepts its own.
+func TestTimerRanges(t *testing.T) {
+	n := newFakeNet(t, star(t, 3), nil)
+	n.runUntil(sec / 2)
+	s1 := n.bridge("s1")
+	forged := superior(0)
+	forged.ForwardDelay = 1
+	n.inject("h1", AppendFrame(nil, rootMAC, &forged))
+	n.run(100 * element.Millisecond)
+	if s, _ := s1.PortState(2); s == Forwarding || !s1.Status().IsRoot() || s1.Counters()["drop_bpdu_bad_timers"] != 1 {
+		t.Fatalf("forward delay 1/256 s accepted: s1:2 %v, %v", s, s1.Counters())
+	}
+	const ms = element.Millisecond
+	for i, c := range []struct {
+		hello, maxAge, fwd element.Time
+		ok                 bool
+	}{
+		{1 * sec, 6 * sec, 4 * sec, true},
+		{10 * sec, 40 * sec, 30 * sec, true},
+		{sec - 4*ms, 20 * sec, 15 * sec, false},
+		{10*sec + 4*ms, 20 * sec, 15 * sec, false},
+		{2 * sec, 6*sec - 4*ms, 15 * sec, false},
+		{2 * sec, 40*sec + 4*ms, 15 * sec, false},
+		{2 * sec, 20 * sec, 4*sec - 4*ms, false},
+		{2 * sec, 20 * sec, 30*sec + 4*ms, false},
+	} {
+		m := superior(0)
+		m.HelloTime, m.MaxAge, m.ForwardDelay = ToTime256(c.hello), ToTime256(c.maxAge), ToTime256(c.fwd)
+		before := s1.Counters()
+		n.inject("h1", AppendFrame(nil, rootMAC, &m))
+		n.run(10 * us)
+		after := s1.Counters()
+		rx, bad := after["bpdu_rx_config"]-before["bpdu_rx_config"], after["drop_bpdu_bad_timers"]-before["drop_bpdu_bad_timers"]
+		if c.ok && (rx != 1 || bad != 0) || !c.ok && (rx != 0 || bad != 1) {
+			t.Errorf("case %d %+v: received %d, bad timers %d", i, c, rx, bad)
+		}
+	}
+	// Timers the fabric was set to are accepted, outside the ranges.
+	n = newFakeNet(t, star(t, 2), map[string]string{"hello": "500ms", "max_age": "3s", "forward_delay": "2.5s"})
+	n.runUntil(sec / 2)
+	m := superior(0)
+	m.HelloTime, m.MaxAge, m.ForwardDelay = 128, 3*256, 640
+	n.inject("h1", AppendFrame(nil, rootMAC, &m))
+	m.ForwardDelay = 639
+	n.inject("h1", AppendFrame(nil, rootMAC, &m))
+	n.run(10 * us)
+	if c := n.bridge("s1").Counters(); c["bpdu_rx_config"] != 1 || c["drop_bpdu_bad_timers"] != 1 {
+		t.Fatalf("fast timers: %v", c)
+	}
+}
+
 func TestAgedBPDUDropped(t *testing.T) {
 	n := newFakeNet(t, star(t, 2), nil)
 	n.runUntil(sec / 2)
