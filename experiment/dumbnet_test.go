@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -215,4 +217,48 @@ func TestDumbNetFig12(t *testing.T) {
 			t.Errorf("13 hops %s: %v, then %v", k, a, b)
 		}
 	}
+}
+
+// TestDumbNetFig12Pinned: every cell of the seed-1 run and the notes
+// (whose shares of graphs exceeding one controller reply are computed)
+// are those of docs/repro/dumbnet-fig12.json, exactly. The checks above
+// hold for many wrong programs (a reply limit doubled, a primary drawn
+// anew for each ε); these figures are what docs/dumbnet.md quotes.
+func TestDumbNetFig12Pinned(t *testing.T) {
+	data, err := os.ReadFile("../docs/repro/dumbnet-fig12.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want Report
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	r, err := DumbNetFig12(Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rows) != len(want.Rows) {
+		t.Fatalf("%d rows, docs/repro has %d", len(r.Rows), len(want.Rows))
+	}
+	for i, row := range r.Rows {
+		w := want.Rows[i]
+		if row.Name != w.Name || len(row.Values) != len(w.Values) {
+			t.Fatalf("row %d: %s with %d values, docs/repro: %s with %d", i, row.Name, len(row.Values), w.Name, len(w.Values))
+		}
+		for k, v := range row.Values {
+			if wv := w.Values[k]; v.Ours == nil || wv.Ours == nil || *v.Ours != *wv.Ours {
+				t.Errorf("%s %s: %v, docs/repro has %v", row.Name, k, deref(v.Ours), deref(wv.Ours))
+			}
+		}
+	}
+	if !slices.Equal(r.Notes, want.Notes) {
+		t.Errorf("notes:\n%q\ndocs/repro:\n%q", r.Notes, want.Notes)
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
