@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/internal/testenv"
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/topo"
 )
@@ -248,16 +248,7 @@ func cleanupLab(t *testing.T, name string) {
 // fails, because scripts/deps installs it.
 func needTool(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is not installed and CI=%s (scripts/deps installs it)", name, os.Getenv("CI"))
-		}
-		pkg := map[string]string{"ping": "iputils-ping"}[name]
-		if pkg == "" {
-			pkg = name
-		}
-		t.Skipf("skipping: %s is not installed (apt-get install %s)", name, pkg)
-	}
+	testenv.NeedTools(t, name)
 }
 
 func ping(t *testing.T, l *Lab, from, to string) error {

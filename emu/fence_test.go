@@ -201,9 +201,7 @@ func testPanicLab(name string) int {
 // namespace, process or state directory of it is left behind.
 func TestElementPanicTakesLabDown(t *testing.T) {
 	needRoot(t)
-	if _, err := exec.LookPath("ping"); err != nil {
-		t.Skip("skipping: no ping")
-	}
+	needTool(t, "ping")
 	name := labName()
 	cleanupLab(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)

@@ -26,11 +26,8 @@ func TestNetnsDirRace(t *testing.T) {
 		return
 	}
 	needRoot(t)
-	for _, tool := range []string{"unshare", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("skipping: %s is not installed", tool)
-		}
-	}
+	needTool(t, "unshare")
+	needTool(t, "ip")
 	run := func(mode string) (string, error) {
 		cmd := exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
 			`mount -t tmpfs edgefabric-test /run && exec "$0" -test.run '^TestNetnsDirRace$' -test.v`, os.Args[0])

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/edgefabric/edgefabric/emu"
+	"github.com/edgefabric/edgefabric/internal/testenv"
 )
 
 // demoTopo is the smallest topology with a link to fail that the fabric
@@ -44,14 +45,8 @@ func demoLab(t *testing.T) string {
 
 func needDemoEmu(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the emulator needs root")
-	}
-	for _, tool := range []string{"ping", "iperf3", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed (scripts/deps installs it)", tool)
-		}
-	}
+	testenv.NeedRoot(t)
+	testenv.NeedTools(t, "ping", "iperf3", "ip")
 }
 
 // fakeLab writes lab name's state directory with owner as its owner.json

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgefabric/edgefabric/internal/testenv"
 )
 
 func TestDemoSim(t *testing.T) {
@@ -95,12 +97,8 @@ func TestDemoEmu(t *testing.T) {
 // failover not recovered and iperf3 not reached, and ends (the sim
 // engine ends too). The bound is the failover's own 20 s wait.
 func TestDemoEmuCutEdge(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the emulator needs root")
-	}
-	if _, err := exec.LookPath("iperf3"); err != nil {
-		t.Skip("iperf3 not installed (scripts/deps installs it)")
-	}
+	testenv.NeedRoot(t)
+	testenv.NeedTools(t, "iperf3")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	start := time.Now()

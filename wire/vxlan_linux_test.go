@@ -14,6 +14,8 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/edgefabric/edgefabric/internal/testenv"
 )
 
 // TestVXLANLinuxInterop checks VXLANEncap and VXLANDecap against the Linux
@@ -24,12 +26,8 @@ import (
 // encapsulate the reply, which VXLANDecap must open. Needs root and ip(8);
 // skips otherwise (CI runs as root).
 func TestVXLANLinuxInterop(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs ip(8) from iproute2")
-	}
+	testenv.NeedRoot(t)
+	testenv.NeedTools(t, "ip")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	prefix := fmt.Sprintf("efwire%d", os.Getpid())

@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/emu"
+	"github.com/edgefabric/edgefabric/internal/testenv"
 )
 
 // TestDemoBadInput: a topology the demo cannot run on is bad input, exit 2
@@ -64,11 +64,7 @@ func TestDemoLabInUse(t *testing.T) {
 	if err := emu.CheckRoot(os.Geteuid()); err != nil {
 		t.Skipf("skipping: %v", err)
 	}
-	for _, tool := range []string{"ping", "iperf3"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	testenv.NeedTools(t, "ping", "iperf3")
 	name := fmt.Sprintf("rd%d", os.Getpid())
 	fakeLab(t, name, map[string]any{"pid": os.Getpid()}, nil)
 	code, out, errOut := topoCLI("demo", "-q", "--name", name, "--engine", "emu", "--topology", "leafspine:2,2,1")

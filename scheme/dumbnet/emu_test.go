@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgefabric/edgefabric/emu"
+	"github.com/edgefabric/edgefabric/internal/testenv"
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/scheme/dumbnet"
 	"github.com/edgefabric/edgefabric/topo"
@@ -28,14 +28,8 @@ func emuLab(t testing.TB, name, spec string, params map[string]string) (*emu.Lab
 // emuLabScheme is emuLab for dumbnet or emu.KernelBridge.
 func emuLabScheme(t testing.TB, name, spec, schemeName string, params map[string]string) (*emu.Lab, *dumbnet.Fabric, *topo.Graph) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("emulator tests need root")
-	}
-	for _, tool := range []string{"ping", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
+	testenv.NeedRoot(t)
+	testenv.NeedTools(t, "ping", "ip")
 	g, err := topo.Parse(spec, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -146,9 +140,7 @@ func TestEmuDiscoveryPingIperfFailover(t *testing.T) {
 	t.Run("all-pairs-ping", func(t *testing.T) { pingAllEmu(ctx, t, l, ips) })
 
 	t.Run("iperf3", func(t *testing.T) {
-		if _, err := exec.LookPath("iperf3"); err != nil {
-			t.Skip("iperf3 not installed")
-		}
+		testenv.NeedTools(t, "iperf3")
 		if out, err := l.Exec(ctx, "h14", "iperf3", "-s", "-1", "-D"); err != nil {
 			t.Fatalf("iperf3 server: %v %s", err, out)
 		}
@@ -316,9 +308,7 @@ func pingAllEmu(ctx context.Context, t *testing.T, l *emu.Lab, ips map[string]st
 // with mtu=1500 the agents answer oversized packets with ICMP
 // "fragmentation needed" and the hosts' TCP lowers its segment size.
 func TestEmuPathMTU(t *testing.T) {
-	if _, err := exec.LookPath("iperf3"); err != nil {
-		t.Skip("iperf3 not installed")
-	}
+	testenv.NeedTools(t, "iperf3")
 	l, _, g := emuLab(t, "dnmtu", "leafspine:2,2,1", map[string]string{"mtu": "1500", "probetimeout": "200ms", "probegap": "20us"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
