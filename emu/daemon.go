@@ -227,19 +227,39 @@ func Serve(ctx context.Context, l *Lab) error {
 		ln.Close()
 	}()
 	// The caller calls lab.Down once Serve returns: the requests still
-	// being answered finish first (Down refuses any that come later).
+	// being answered finish first (Down refuses any that come later). A
+	// client that has not sent its request by then is cut off: an idle
+	// one held the daemon's exit for its 30-s deadline.
 	var inflight sync.WaitGroup
-	defer inflight.Wait()
+	var connMu sync.Mutex
+	conns := map[net.Conn]bool{}
+	defer func() {
+		connMu.Lock()
+		for c := range conns {
+			c.SetReadDeadline(time.Now())
+		}
+		connMu.Unlock()
+		inflight.Wait()
+	}()
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			break
 		}
+		// Set here, not in the handler: the cut-off above must come after.
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		connMu.Lock()
+		conns[c] = true
+		connMu.Unlock()
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
+			defer func() {
+				connMu.Lock()
+				delete(conns, c)
+				connMu.Unlock()
+			}()
 			defer c.Close()
-			c.SetDeadline(time.Now().Add(30 * time.Second))
 			line, err := bufio.NewReaderSize(io.LimitReader(c, maxRequest+1), maxRequest+1).ReadBytes('\n')
 			if err != nil && err != io.EOF {
 				return

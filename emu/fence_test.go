@@ -250,3 +250,76 @@ func TestGoRetiredOffMainThread(t *testing.T) {
 		t.Fatalf("f ran on the thread taken for the main one (tid %d)", tid)
 	}
 }
+
+// TestDownWithStuckElement: Down returns while a request waits on a runner
+// whose element is stuck behind a full event queue (the request holds the
+// handles' read lock; only quitting the runner ends its wait). Down took
+// the write lock first and waited for ever, also when called by the
+// handler of an element's panic.
+func TestDownWithStuckElement(t *testing.T) {
+	defer func(old time.Duration) { stopWait = old }(stopWait)
+	stopWait = 100 * time.Millisecond
+	r := newRunner("s1", &recorder{}, nil, nil, time.Now(), 1, quietLog())
+	r.run()
+	stuck := make(chan struct{})
+	defer close(stuck)
+	r.post(event{kind: evFunc, fn: func() { <-stuck }})
+	for len(r.events) < cap(r.events) {
+		r.events <- event{kind: evFunc, fn: func() {}}
+	}
+	l := &Lab{name: labName(), log: quietLog(), nodes: []*labNode{{name: "s1", run: r, h: -1}}}
+	waiting := make(chan struct{})
+	go func() {
+		if !l.hold() {
+			return
+		}
+		defer l.release()
+		close(waiting)
+		r.do(func() {}, time.Hour) // as Status asks for counters
+	}()
+	<-waiting
+	done := make(chan error, 1)
+	go func() { done <- l.Down() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Down still waiting 10 s on a request stuck behind the element")
+	}
+}
+
+// TestServeCutsIdleClients: once the daemon stops serving, a client that
+// has not sent its request is cut off; it held Serve's return, and the
+// lab's teardown, for its 30-s deadline.
+func TestServeCutsIdleClients(t *testing.T) {
+	needRoot(t)
+	var fabrics []*testFabric
+	l := upLab(t, star(t, 2), "learn", Options{Registry: testRegistry(t, &fabrics)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, l) }()
+	var c net.Conn
+	if !waitUntil(func() bool {
+		var err error
+		c, err = net.Dial("unix", socketPath(l.Name()))
+		return err == nil
+	}) {
+		t.Fatal("control socket did not come up")
+	}
+	defer c.Close()
+	// Accepted, not only queued: a request on another connection is
+	// answered after the idle one's accept.
+	time.Sleep(50 * time.Millisecond)
+	if _, err := RemoteStatus(l.Name()); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve still waiting 5 s on an idle client")
+	}
+}

@@ -636,6 +636,16 @@ func (l *Lab) bridgeStates(ln *labNode) (map[string]uint8, error) {
 func (l *Lab) Down() error {
 	l.once.Do(func() {
 		// Wait for the requests in flight, and refuse the later ones.
+		// A request may be waiting on a runner (Status asks the element
+		// for its counters; SetLink tells it of the link) whose element
+		// is stuck or has panicked, behind a full event queue: quit the
+		// runners first, which ends those waits, or the lock would wait
+		// for ever.
+		for _, ln := range l.nodes {
+			if ln.run != nil {
+				ln.run.quit()
+			}
+		}
 		l.ops.Lock()
 		l.closed = true
 		l.ops.Unlock()
@@ -704,6 +714,9 @@ func (l *Lab) Down() error {
 		}
 		if taken != 0 {
 			l.log.Warn("emu: lab removed under this process by down; its name now belongs to another lab, left alone", "lab", l.name, "owner", taken)
+		} else if ValidateName(l.name) != nil {
+			// Not a lab's name (LabDir("") is the state directory of
+			// every lab): nothing of ours to remove.
 		} else if err := os.RemoveAll(LabDir(l.name)); err != nil {
 			errs = append(errs, fmt.Errorf("emu: %w", err))
 		}

@@ -75,12 +75,13 @@ type runner struct {
 	rnd      *rand.Rand
 	log      *slog.Logger
 
-	timers  timerHeap
-	tseq    uint64
-	armed   time.Duration // deadline the Go timer is set for, or -1
-	badPort atomic.Uint64 // Sends to a port that does not exist
-	stopped atomic.Bool
-	started atomic.Bool // run was called; a lab that failed midway has runners never started
+	timers   timerHeap
+	tseq     uint64
+	armed    time.Duration // deadline the Go timer is set for, or -1
+	badPort  atomic.Uint64 // Sends to a port that does not exist
+	stopped  atomic.Bool
+	quitOnce sync.Once
+	started  atomic.Bool // run was called; a lab that failed midway has runners never started
 	// onPanic, when set, is called on a goroutine of its own once the
 	// element's goroutine has ended in a panic (a bug in the element):
 	// the lab takes itself down before the process dies, instead of
@@ -123,6 +124,11 @@ func (r *runner) run() {
 	}
 }
 
+// quit tells the element's goroutine, the readers and every post or do
+// waiting on the runner to stop, without waiting for them (stop does).
+// It is idempotent.
+func (r *runner) quit() { r.quitOnce.Do(func() { close(r.done) }) }
+
 // stopWait bounds how long stop waits for the element's goroutine (a var:
 // tests shorten it).
 var stopWait = 10 * time.Second
@@ -133,7 +139,7 @@ func (r *runner) stop() {
 	if r.stopped.Swap(true) {
 		return
 	}
-	close(r.done)
+	r.quit()
 	// The element's goroutine must be gone before the ports close: Send
 	// writes to the raw fd, whose number could otherwise be reused by
 	// another file while it is still writing.

@@ -176,7 +176,9 @@ func (r *resolver) nativePortNames(n *yaml.Node, f string, id NodeID, declared i
 		if pn, err = r.readPortNames(n, f, id, declared); err != nil {
 			return err
 		}
-		if n != nil && n.Anchor != "" { // only an anchored mapping can be aliased
+		// Keyed by the mapping's node: an alias of it, or of a node whose
+		// merge key (<<) brings it, reaches the same one.
+		if n != nil {
 			if r.portSets == nil {
 				r.portSets = map[*yaml.Node]portNamesRead{}
 			}

@@ -303,11 +303,6 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-// prepareOutDir makes sure the directory an output flag names exists
-// (creating it) and takes files: a bad one is a wrong argument, refused
-// before a long computation rather than after it. undo removes the
-// directories it created, if they are still empty: a run refused after
-// this check (a bad topology, no matching row) leaves nothing behind.
 // checkOutFiles refuses (bad input) a run whose output files could not be
 // put in place in dir: one of them exists and is not a regular file (a
 // directory), or links where no file can be made. Called after
@@ -323,6 +318,11 @@ func checkOutFiles(flag, dir string, names []string, undo func()) error {
 	return nil
 }
 
+// prepareOutDir makes sure the directory an output flag names exists
+// (creating it) and takes files: a bad one is a wrong argument, refused
+// before a long computation rather than after it. undo removes the
+// directories it created, if they are still empty: a run refused after
+// this check (a bad topology, no matching row) leaves nothing behind.
 func prepareOutDir(flag, dir string) (undo func(), err error) {
 	undo = func() {}
 	// The directories MkdirAll will create, deepest first.
