@@ -323,3 +323,15 @@ func TestServeCutsIdleClients(t *testing.T) {
 		t.Fatal("Serve still waiting 5 s on an idle client")
 	}
 }
+
+// TestDownReportsElementPanic: an element's panic recorded while Down runs
+// (a signal took the lab down first) is in Down's error, so that the
+// process fails even if it exits before the panic itself.
+func TestDownReportsElementPanic(t *testing.T) {
+	l := &Lab{name: labName(), log: quietLog()}
+	pe := fmt.Errorf("emu: lab %s: the element of s1 panicked: boom: %w", l.name, ErrElementPanic)
+	l.panicErr.Store(&pe)
+	if err := l.Down(); !errors.Is(err, ErrElementPanic) || !strings.Contains(err.Error(), "s1 panicked: boom") {
+		t.Fatalf("Down = %v, want the element's panic", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -91,10 +92,12 @@ type Lab struct {
 	// Down has closed does not fail: the library runs the request in
 	// the calling thread's namespace, the machine's own (a link request
 	// during teardown once set the root namespace's eth0 down).
-	ops     sync.RWMutex
-	closed  bool // Down has begun: the handles are closed or closing
-	once    sync.Once
-	downErr error
+	ops    sync.RWMutex
+	closed bool // Down has begun: the handles are closed or closing
+	// panicErr is the first element panic, which Down reports.
+	panicErr atomic.Pointer[error]
+	once     sync.Once
+	downErr  error
 }
 
 type labNode struct {
@@ -440,8 +443,12 @@ func (l *Lab) attach(ln *labNode, ifindex []int, tap *tapPort) error {
 // then panics on: a bug must not pass unseen, and must not leave the
 // lab's namespaces and processes behind either.
 func (l *Lab) elementPanicked(node string, v any, stack []byte) {
+	// Recorded first: a Down already under way (a signal) returns it, so
+	// that its caller fails even if it exits before the panic below.
+	pe := fmt.Errorf("emu: lab %s: the element of %s panicked: %v: %w", l.name, node, v, ErrElementPanic)
+	l.panicErr.CompareAndSwap(nil, &pe)
 	note := "the lab was taken down"
-	if err := l.Down(); err != nil {
+	if err := l.Down(); err != nil && err.Error() != (*l.panicErr.Load()).Error() {
 		note = fmt.Sprintf("taking the lab down: %v", err)
 	}
 	panic(fmt.Sprintf("emu: lab %s: the element of %s panicked: %v (%s)\n\n%s", l.name, node, v, note, stack))
@@ -721,6 +728,9 @@ func (l *Lab) Down() error {
 			errs = append(errs, fmt.Errorf("emu: %w", err))
 		}
 		unlock()
+		if p := l.panicErr.Load(); p != nil {
+			errs = append(errs, *p)
+		}
 		l.downErr = errors.Join(errs...)
 	})
 	return l.downErr

@@ -24,7 +24,10 @@ var (
 	ErrBadOption   = errors.New("bad option")
 	ErrDaemon      = errors.New("lab daemon")
 	ErrLabDown     = errors.New("lab is shutting down")
-	ErrNotReady    = errors.New("fabric not ready")
+	// ErrElementPanic: an element panicked (a bug), and the lab was
+	// taken down; Down reports it.
+	ErrElementPanic = errors.New("element panicked")
+	ErrNotReady     = errors.New("fabric not ready")
 	// ErrInterrupted: Up's context was cancelled (a signal to the
 	// process building the lab, or down stopping it). It is also
 	// context.Canceled.
