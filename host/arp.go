@@ -1,6 +1,7 @@
 package host
 
 import (
+	"math"
 	"net/netip"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -18,6 +19,12 @@ import (
 // full. Every entry counts against ARPMaxEntries, whatever created it.
 type arpTable struct {
 	m map[[4]byte]*arpEntry
+	// gcNext is the earliest time the full table can hold garbage again:
+	// a scan that frees nothing sets it, so a flood of new addresses
+	// against a table full of live entries costs a lookup a frame, not a
+	// scan of every entry.
+	gcNext element.Time
+	scans  int // full scans, for tests
 }
 
 type arpEntry struct {
@@ -109,13 +116,27 @@ func (h *Host) arpGarbage(e *arpEntry) bool {
 // garbage entries first when it is full; it counts arp_table_full when
 // not.
 func (h *Host) arpRoom() bool {
-	if len(h.arp.m) >= h.cfg.ARPMaxEntries {
+	if now := h.env.Now(); len(h.arp.m) >= h.cfg.ARPMaxEntries && now >= h.arp.gcNext {
+		h.arp.scans++
+		// An entry becomes garbage ARPTimeout after it expires, and
+		// expires is only ever set to a resolution's time plus
+		// ARPTimeout: an entry that is not yet resolved and idle (one
+		// being resolved or re-confirmed, or one created after this
+		// scan) is garbage no sooner than now + 2·ARPTimeout (we take
+		// now + ARPTimeout, to spare the argument), and one that is
+		// resolved and idle at expires + ARPTimeout, later still if it
+		// is used meanwhile. Until the earliest of those, a scan would
+		// find nothing.
+		next := addSat(now, h.cfg.ARPTimeout)
 		for k, e := range h.arp.m {
 			if h.arpGarbage(e) {
 				delete(h.arp.m, k)
 				h.ctr.Inc("arp_gc")
+			} else if e.resolved && !e.probing {
+				next = min(next, addSat(e.expires, h.cfg.ARPTimeout))
 			}
 		}
+		h.arp.gcNext = next
 	}
 	if len(h.arp.m) >= h.cfg.ARPMaxEntries {
 		h.ctr.Inc("arp_table_full")
@@ -244,4 +265,12 @@ func (h *Host) arpLearn(e *arpEntry, mac wire.MAC) {
 		copy(f[0:6], mac[:])
 		h.send(f)
 	}
+}
+
+// addSat is t+d, saturating at the largest Time instead of wrapping.
+func addSat(t, d element.Time) element.Time {
+	if d > 0 && t > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return t + d
 }

@@ -277,3 +277,46 @@ func TestARPTableBound(t *testing.T) {
 		t.Errorf("%d senders cached, want 4", cached)
 	}
 }
+
+// TestARPTableFullScansOnce: a flood of new senders against a table full
+// of live entries scans the table once, not once per frame (a table of
+// 65,536 entries made every such frame cost a walk over all of them), and
+// garbage is still collected once it can exist.
+func TestARPTableFullScansOnce(t *testing.T) {
+	n, a, _, _, _ := pair(t, gbps, us, func(c *Config) { c.ARPMaxEntries = 4; c.ARPTimeout = 10 * sec })
+	n.run(sec)
+	request := func(i int) {
+		mac := [6]byte{2, 0, 0, 0, byte(i >> 8), byte(i)}
+		f := garp(mac, netip.AddrFrom4([4]byte{10, 1, byte(i >> 8), byte(i)}))
+		copy(f[14+24:14+28], ipA.AsSlice())
+		a.Receive(1, f)
+	}
+	i := 1
+	for ; a.Counter("arp_table_full") == 0; i++ {
+		request(i)
+	}
+	scans, full := a.arp.scans, a.Counter("arp_table_full")
+	for range 1000 {
+		request(i)
+		i++
+	}
+	if got := a.arp.scans - scans; got != 0 {
+		t.Errorf("%d more scans of the full table for 1000 new senders, want none", got)
+	}
+	if scans != 1 {
+		t.Errorf("%d scans to find the table full, want 1", scans)
+	}
+	if got := a.Counter("arp_table_full") - full; got != 1000 {
+		t.Errorf("arp_table_full +%d, want +1000", got)
+	}
+	// Unused for twice ARPTimeout, the entries are garbage: the next
+	// sender is cached again.
+	n.run(25 * sec)
+	request(2000)
+	if _, ok := a.ARPCache(netip.AddrFrom4([4]byte{10, 1, 2000 >> 8, 2000 & 255})); !ok {
+		t.Errorf("sender not cached after the table's entries aged out; counters %v", a.Counters())
+	}
+	if a.Counter("arp_gc") == 0 {
+		t.Errorf("no arp_gc after the entries aged out")
+	}
+}
