@@ -30,6 +30,16 @@ func SerializeLayers(b []byte, ls ...gopacket.SerializableLayer) ([]byte, error)
 
 func hw(m MAC) net.HardwareAddr { return net.HardwareAddr(m[:]) }
 
+// checkIPv4Len refuses an IPv4 payload (transport header plus data) that
+// the 16-bit total length cannot count: gopacket's FixLengths would wrap
+// the length fields silently.
+func checkIPv4Len(what string, n int) error {
+	if n > 0xffff-ipv4HdrLen {
+		return fmt.Errorf("wire: %s: IPv4 payload of %d bytes, at most %d: %w", what, n, 0xffff-ipv4HdrLen, ErrBadLength)
+	}
+	return nil
+}
+
 func ip4(field string, a netip.Addr) (net.IP, error) {
 	if !a.Is4() {
 		return nil, fmt.Errorf("%s %v is not IPv4: %w", field, a, ErrBadValue)
@@ -162,6 +172,9 @@ func AppendUDPFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.AddrPort, ttl u
 	if err != nil {
 		return b, fmt.Errorf("wire: udp: %w", err)
 	}
+	if err := checkIPv4Len("udp", udpHdrLen+len(payload)); err != nil {
+		return b, err
+	}
 	if ttl == 0 {
 		ttl = defaultTTL
 	}
@@ -229,6 +242,9 @@ func AppendICMPEchoFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.Addr, ttl 
 	if err != nil {
 		return b, err
 	}
+	if err := checkIPv4Len("icmp", 8+len(e.Data)); err != nil {
+		return b, err
+	}
 	typ := uint8(layers.ICMPv4TypeEchoRequest)
 	if e.Reply {
 		typ = layers.ICMPv4TypeEchoReply
@@ -270,6 +286,8 @@ const (
 	TCPPsh TCPFlags = 0x08
 	TCPAck TCPFlags = 0x10
 	TCPUrg TCPFlags = 0x20
+
+	tcpFlagsMask = TCPFin | TCPSyn | TCPRst | TCPPsh | TCPAck | TCPUrg
 )
 
 // TCPSegment is a TCP header without options, and its payload.
@@ -282,12 +300,19 @@ type TCPSegment struct {
 }
 
 // AppendTCPFrame appends an Ethernet/IPv4/TCP frame with valid checksums.
+// Flags other than the six TCPFlags constants are refused.
 func AppendTCPFrame(b []byte, dstMAC, srcMAC MAC, src, dst netip.Addr, ttl uint8, s *TCPSegment) ([]byte, error) {
 	eth, ip, err := ipv4Layers("tcp", dstMAC, srcMAC, src, dst, ttl, layers.IPProtocolTCP)
 	if err != nil {
 		return b, err
 	}
+	if err := checkIPv4Len("tcp", 20+len(s.Payload)); err != nil {
+		return b, err
+	}
 	f := s.Flags
+	if f&^tcpFlagsMask != 0 {
+		return b, fmt.Errorf("wire: tcp: flags %#02x outside FIN..URG: %w", f, ErrBadValue)
+	}
 	tcp := &layers.TCP{SrcPort: layers.TCPPort(s.SrcPort), DstPort: layers.TCPPort(s.DstPort), Seq: s.Seq, Ack: s.Ack,
 		FIN: f&TCPFin != 0, SYN: f&TCPSyn != 0, RST: f&TCPRst != 0, PSH: f&TCPPsh != 0, ACK: f&TCPAck != 0, URG: f&TCPUrg != 0,
 		Window: s.Window}

@@ -1,0 +1,64 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"net/netip"
+	"testing"
+)
+
+// Review tests: each pins a defect found in the adversarial review of
+// 2026-11-26 (an encoder that wrapped or dropped what it could not
+// represent, or an error that named the wrong field).
+
+// TestStdEncodersRefuseOversize: IPv4's total length is 16 bits, and
+// gopacket's FixLengths wraps it (and UDP's length) silently: a 70,000-byte
+// UDP payload went out as a frame whose headers claimed 4,464 bytes.
+func TestStdEncodersRefuseOversize(t *testing.T) {
+	src, dst := netip.AddrPortFrom(ipA, 1), netip.AddrPortFrom(ipB, 2)
+	// The largest payloads fit and decode back whole.
+	b, err := AppendUDPFrame(nil, macB, macA, src, dst, 0, make([]byte, 0xffff-ipv4HdrLen-udpHdrLen))
+	if err != nil {
+		t.Fatalf("UDP payload of 65507 bytes: %v", err)
+	}
+	if _, _, p, err := DecodeUDP(b); err != nil || len(p) != 0xffff-ipv4HdrLen-udpHdrLen {
+		t.Fatalf("UDP payload of 65507 bytes decoded as %d bytes, %v", len(p), err)
+	}
+	if b, err := AppendTCPFrame(nil, macB, macA, ipA, ipB, 0, &TCPSegment{Payload: make([]byte, 0xffff-ipv4HdrLen-20)}); err != nil {
+		t.Fatalf("TCP payload of 65495 bytes: %v", err)
+	} else if _, _, s, err := DecodeTCP(b); err != nil || len(s.Payload) != 0xffff-ipv4HdrLen-20 {
+		t.Fatalf("TCP payload of 65495 bytes decoded as %d bytes, %v", len(s.Payload), err)
+	}
+	if _, err := AppendICMPEchoFrame(nil, macB, macA, ipA, ipB, 0, &ICMPEcho{Data: make([]byte, 0xffff-ipv4HdrLen-8)}); err != nil {
+		t.Fatalf("echo data of 65507 bytes: %v", err)
+	}
+	// One byte more does not fit and leaves b as it was.
+	for name, f := range map[string]func([]byte) ([]byte, error){
+		"udp": func(b []byte) ([]byte, error) {
+			return AppendUDPFrame(b, macB, macA, src, dst, 0, make([]byte, 0xffff-ipv4HdrLen-udpHdrLen+1))
+		},
+		"udp 70000": func(b []byte) ([]byte, error) {
+			return AppendUDPFrame(b, macB, macA, src, dst, 0, make([]byte, 70000))
+		},
+		"tcp": func(b []byte) ([]byte, error) {
+			return AppendTCPFrame(b, macB, macA, ipA, ipB, 0, &TCPSegment{Payload: make([]byte, 0xffff-ipv4HdrLen-20+1)})
+		},
+		"icmp": func(b []byte) ([]byte, error) {
+			return AppendICMPEchoFrame(b, macB, macA, ipA, ipB, 0, &ICMPEcho{Data: make([]byte, 0xffff-ipv4HdrLen-8+1)})
+		},
+	} {
+		if b, err := f([]byte{0xaa}); !errors.Is(err, ErrBadLength) || !bytes.Equal(b, []byte{0xaa}) {
+			t.Errorf("%s one byte too long: %d bytes, %v; want ErrBadLength and b unchanged", name, len(b), err)
+		}
+	}
+}
+
+// TestTCPFlagsRefused: ECE (0x40) and CWR (0x80) are not TCPFlags the
+// encoder writes; they were dropped silently.
+func TestTCPFlagsRefused(t *testing.T) {
+	for _, f := range []TCPFlags{0x40, 0x80, TCPAck | 0x40} {
+		if b, err := AppendTCPFrame([]byte{0xaa}, macB, macA, ipA, ipB, 0, &TCPSegment{Flags: f}); !errors.Is(err, ErrBadValue) || !bytes.Equal(b, []byte{0xaa}) {
+			t.Errorf("flags %#02x: %d bytes, %v; want ErrBadValue", f, len(b), err)
+		}
+	}
+}
