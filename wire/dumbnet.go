@@ -181,14 +181,26 @@ func mplsEntry(label uint32, bos bool) uint32 {
 }
 
 // DumbNetMPLSPush turns an IPv4 or IPv6 Ethernet frame into a DumbNet MPLS
-// frame following path. 0 allocations when cap(frame) allows.
+// frame following path. The IP version nibble must match the EtherType,
+// since it is all the receiver has to restore it. 0 allocations when
+// cap(frame) allows.
 func DumbNetMPLSPush(frame []byte, path []uint8) ([]byte, error) {
 	f, err := ParseFrame(frame)
 	if err != nil {
 		return frame, err
 	}
-	if et := f.EtherType(); et != EtherTypeIPv4 && et != EtherTypeIPv6 {
+	et := f.EtherType()
+	if et != EtherTypeIPv4 && et != EtherTypeIPv6 {
 		return frame, fmt.Errorf("wire: dumbnet mpls: payload EtherType %#04x, MPLS carries only IPv4/IPv6: %w", et, ErrUnknownType)
+	}
+	// The receiving host restores the EtherType from the version nibble
+	// (DumbNetMPLSStrip): a payload without one, or with the other
+	// version, would come out under another EtherType or not at all.
+	if len(frame) == EthHeaderLen {
+		return frame, fmt.Errorf("wire: dumbnet mpls: no IP header after EtherType %#04x: %w", et, ErrTruncated)
+	}
+	if v := frame[EthHeaderLen] >> 4; (v == 4) != (et == EtherTypeIPv4) || (v == 6) != (et == EtherTypeIPv6) {
+		return frame, fmt.Errorf("wire: dumbnet mpls: IP version %d under EtherType %#04x: %w", v, et, ErrBadValue)
 	}
 	if err := checkTags(path); err != nil {
 		return frame, err

@@ -62,3 +62,41 @@ func TestTCPFlagsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestDumbNetMPLSPushNeedsIPVersion: MPLS carries no EtherType, so the
+// receiving host restores it from the IP version nibble. A frame whose
+// nibble disagrees with its EtherType (or that has no payload byte to read)
+// came out of push, pop and strip with a different EtherType, or could not
+// be stripped at all; push refuses it.
+func TestDumbNetMPLSPushNeedsIPVersion(t *testing.T) {
+	v6in4 := innerFrame()
+	v6in4[EthHeaderLen] = 0x60
+	v4in6 := innerFrame()
+	Frame(v4in6).SetEtherType(EtherTypeIPv6)
+	empty := AppendEthernet(nil, macA, macB, EtherTypeIPv4, nil)
+	for name, fr := range map[string][]byte{"IPv6 in 0x0800": v6in4, "IPv4 in 0x86dd": v4in6, "no payload": empty} {
+		orig := bytes.Clone(fr)
+		out, err := DumbNetMPLSPush(fr, []uint8{1, 2})
+		if err == nil {
+			t.Errorf("%s: pushed", name)
+			continue
+		}
+		if !bytes.Equal(out, orig) {
+			t.Errorf("%s: frame changed on error", name)
+		}
+	}
+	// A consistent frame still goes through push, pops and strip unchanged.
+	fr := innerFrame()
+	pkt, err := DumbNetMPLSPush(bytes.Clone(fr), []uint8{1, 2})
+	for range 2 {
+		if err == nil {
+			_, pkt, err = DumbNetMPLSPop(pkt)
+		}
+	}
+	if err == nil {
+		pkt, err = DumbNetMPLSStrip(pkt)
+	}
+	if err != nil || !bytes.Equal(pkt, fr) {
+		t.Errorf("push, pop, pop, strip: %x, %v; want %x", pkt, err, fr)
+	}
+}
