@@ -31,6 +31,7 @@ const (
 const (
 	pcapMagicNano = 0xa1b23c4d // nanosecond timestamps
 	pcapSnapLen   = 262144
+	pcapMaxSec    = 1<<32 - 1 // the last second a record header holds (2106)
 )
 
 // PcapWriter writes a classic pcap file with nanosecond timestamps. Both
@@ -50,12 +51,18 @@ type PcapWriter struct {
 
 // NewPcapWriter writes the file header and returns a writer. epoch is the
 // wall-clock time of picosecond 0; the zero time.Time means the Unix epoch.
+// Pcap holds seconds since 1970 in 32 bits: an epoch before 1970 is
+// refused, and so is a record whose time falls after 2106.
 func NewPcapWriter(w io.Writer, lt LinkType, epoch time.Time) (*PcapWriter, error) {
 	if lt != LinkTypeEthernet && lt != LinkTypeEdgefabric {
 		return nil, fmt.Errorf("wire: pcap: link type %d: %w", lt, ErrUnknownType)
 	}
 	p := &PcapWriter{w: w, lt: lt}
 	if !epoch.IsZero() {
+		// Classic pcap counts unsigned 32-bit seconds since 1970.
+		if s := epoch.Unix(); s < 0 || s > pcapMaxSec {
+			return nil, fmt.Errorf("wire: pcap: epoch %v outside 1970..2106, which pcap timestamps cannot hold: %w", epoch, ErrBadValue)
+		}
 		p.epoch = epoch.UnixNano()
 	}
 	var h [24]byte
@@ -96,6 +103,9 @@ func (p *PcapWriter) write(ps int64, encap byte, data []byte) error {
 		return p.err
 	}
 	ns := p.epoch + ps/1000
+	if ns/1e9 > pcapMaxSec {
+		return fmt.Errorf("wire: pcap: timestamp %d s after 1970 does not fit 32 bits: %w", ns/1e9, ErrBadValue)
+	}
 	extra := 0
 	if p.lt == LinkTypeEdgefabric {
 		extra = 1

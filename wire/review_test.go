@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+	"time"
 )
 
 // Review tests: each pins a defect found in the adversarial review of
@@ -98,5 +99,34 @@ func TestDumbNetMPLSPushNeedsIPVersion(t *testing.T) {
 	}
 	if err != nil || !bytes.Equal(pkt, fr) {
 		t.Errorf("push, pop, pop, strip: %x, %v; want %x", pkt, err, fr)
+	}
+}
+
+// TestPcapTimestampRange: classic pcap holds unsigned 32-bit seconds since
+// 1970. An epoch before 1970 wrapped into a timestamp near 2106, with a
+// nanosecond field above 1e9 when the time was not a whole second.
+func TestPcapTimestampRange(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := NewPcapWriter(&buf, LinkTypeEthernet, time.Date(1969, 12, 31, 23, 59, 59, 5, time.UTC)); !errors.Is(err, ErrBadValue) || buf.Len() != 0 {
+		t.Errorf("epoch before 1970: %v, %d bytes written; want ErrBadValue and nothing", err, buf.Len())
+	}
+	if _, err := NewPcapWriter(&buf, LinkTypeEthernet, time.Unix(1<<32, 0)); !errors.Is(err, ErrBadValue) {
+		t.Errorf("epoch in 2106: %v, want ErrBadValue", err)
+	}
+	// The last second pcap can hold is written; the next is refused.
+	w, err := NewPcapWriter(&buf, LinkTypeEthernet, time.Unix(1<<32-2, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEthernet(1_999_999_999_999, innerFrame()); err != nil {
+		t.Errorf("second 2^32-1: %v", err)
+	}
+	n := buf.Len()
+	if err := w.WriteEthernet(2_000_000_000_000, innerFrame()); !errors.Is(err, ErrBadValue) || buf.Len() != n {
+		t.Errorf("second 2^32: %v, %d bytes written; want ErrBadValue and nothing", err, buf.Len()-n)
+	}
+	// A refused timestamp does not break the writer.
+	if err := w.WriteEthernet(0, innerFrame()); err != nil {
+		t.Errorf("after a refused timestamp: %v", err)
 	}
 }
