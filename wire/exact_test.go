@@ -327,7 +327,7 @@ func TestExactVXLANDecapRejects(t *testing.T) {
 		want error
 	}{
 		{"IPv4 EtherType, version 6", patched(v4, EthHeaderLen, 0x65), ErrBadValue},
-		{"IPv6 EtherType, version 4", patched(v6, EthHeaderLen, 0x40), ErrBadLength},
+		{"IPv6 EtherType, version 4", patched(v6, EthHeaderLen, 0x40), ErrBadValue}, // was reported as a bad payload length
 		{"UDP length past the IP packet", padded, ErrBadLength},
 	}
 	for _, c := range cases {

@@ -207,8 +207,11 @@ func VXLANDecap(frame []byte) (vni uint32, inner []byte, err error) {
 		if len(p) < ipv6HdrLen {
 			return 0, nil, fmt.Errorf("wire: vxlan: IPv6 header cut at %d bytes: %w", len(p), ErrTruncated)
 		}
+		if p[0]>>4 != 6 {
+			return 0, nil, fmt.Errorf("wire: vxlan: IP version %d in an IPv6 frame: %w", p[0]>>4, ErrBadValue)
+		}
 		pl := int(binary.BigEndian.Uint16(p[4:]))
-		if p[0]>>4 != 6 || pl > len(p)-ipv6HdrLen {
+		if pl > len(p)-ipv6HdrLen {
 			return 0, nil, fmt.Errorf("wire: vxlan: IPv6 payload length %d, %d bytes present: %w", pl, len(p)-ipv6HdrLen, ErrBadLength)
 		}
 		if p[6] != protoUDP {
