@@ -314,13 +314,19 @@ func AxonForward(pkt []byte, inPort uint8) (out uint8, err error) {
 
 // AxonEncap appends hdr (an encoded Axon header, e.g. from route memory)
 // and the Ethernet frame to dst: what the route lookup module prepends to a
-// host's frame. 0 allocations when dst has room.
+// host's frame. Under an AxonEthernet header the frame must hold at least
+// an Ethernet header, as AxonDecap requires. 0 allocations when dst has
+// room.
 func AxonEncap(dst, hdr, frame []byte) ([]byte, error) {
-	if _, err := ParseAxon(hdr); err != nil {
+	a, err := ParseAxon(hdr)
+	if err != nil {
 		return dst, err
 	}
-	if len(hdr) != int(hdr[1]) {
+	if len(hdr) != a.HeaderLen() {
 		return dst, fmt.Errorf("wire: axon: encap: %d header bytes, header length says %d: %w", len(hdr), hdr[1], ErrBadLength)
+	}
+	if a.Type() == AxonEthernet && len(frame) < EthHeaderLen {
+		return dst, fmt.Errorf("wire: axon: encap: Ethernet frame of %d bytes, header needs %d: %w", len(frame), EthHeaderLen, ErrTruncated)
 	}
 	dst = append(dst, hdr...)
 	return append(dst, frame...), nil

@@ -130,3 +130,30 @@ func TestPcapTimestampRange(t *testing.T) {
 		t.Errorf("after a refused timestamp: %v", err)
 	}
 }
+
+// TestAxonEncapShortFrame: AxonDecap refuses an Ethernet packet whose frame
+// is shorter than an Ethernet header, so AxonEncap must not build one.
+func TestAxonEncapShortFrame(t *testing.T) {
+	hdr, err := (&AxonHeader{Type: AxonEthernet, Fwd: []uint8{1}}).AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := AxonEncap([]byte{0xaa}, hdr, innerFrame()[:EthHeaderLen-1]); !errors.Is(err, ErrTruncated) || !bytes.Equal(b, []byte{0xaa}) {
+		t.Errorf("13-byte frame: %d bytes, %v; want ErrTruncated", len(b), err)
+	}
+	b, err := AxonEncap(nil, hdr, innerFrame()[:EthHeaderLen])
+	if err != nil {
+		t.Fatalf("14-byte frame: %v", err)
+	}
+	if _, err := AxonDecap(b); err != nil {
+		t.Errorf("decap of encap: %v", err)
+	}
+	// A control packet carries a message, not a frame: any length.
+	ctl, err := (&AxonHeader{Type: AxonControl, Fwd: []uint8{0xf}}).AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AxonEncap(nil, ctl, []byte{byte(SubAxonHello)}); err != nil {
+		t.Errorf("control packet: %v", err)
+	}
+}
