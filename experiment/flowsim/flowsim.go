@@ -55,113 +55,23 @@ type class struct {
 
 // Run simulates the flows, all starting at time 0, to completion.
 func Run(net Network, flows []Flow) (Result, error) {
-	for i, c := range net.Cap {
-		if !(c > 0) || math.IsInf(c, 0) {
-			return Result{}, fmt.Errorf("flowsim: link %d: %w: %v", i, ErrBadCap, c)
-		}
+	s, err := newState(net, flows)
+	if err != nil {
+		return Result{}, err
 	}
-	// Group identical flows.
-	idx := map[string]int{}
-	var classes []*class
-	var key strings.Builder
-	for i, f := range flows {
-		if !(f.Size > 0) || math.IsInf(f.Size, 0) {
-			return Result{}, fmt.Errorf("flowsim: flow %d: %w: %v", i, ErrBadSize, f.Size)
-		}
-		key.Reset()
-		for _, l := range f.Path {
-			if l < 0 || int(l) >= len(net.Cap) {
-				return Result{}, fmt.Errorf("flowsim: flow %d: %w: %d", i, ErrBadLink, l)
-			}
-			key.WriteString(strconv.Itoa(int(l)))
-			key.WriteByte(',')
-		}
-		key.WriteString(strconv.FormatFloat(f.Size, 'g', -1, 64))
-		k := key.String()
-		if ci, ok := idx[k]; ok {
-			classes[ci].count++
-			continue
-		}
-		idx[k] = len(classes)
-		classes = append(classes, &class{path: slices.Clone(f.Path), count: 1, remaining: f.Size, done: len(f.Path) == 0})
-	}
-	res := Result{Classes: len(classes)}
-	// Per link: the classes crossing it (CSR).
-	nl := len(net.Cap)
-	off := make([]int32, nl+1)
-	for _, c := range classes {
-		for _, l := range c.path {
-			off[l+1]++
-		}
-	}
-	for l := range nl {
-		off[l+1] += off[l]
-	}
-	through := make([]int32, off[nl])
-	fill := slices.Clone(off[:nl])
-	for ci, c := range classes {
-		for _, l := range c.path {
-			through[fill[l]] = int32(ci)
-			fill[l]++
-		}
-	}
+	res := Result{Classes: len(s.classes)}
 	active := 0
-	for _, c := range classes {
+	for _, c := range s.classes {
 		if !c.done {
 			active++
 		}
 	}
-	rem := make([]float64, nl)
-	weight := make([]float64, nl)
 	now := 0.0
 	for active > 0 {
-		// Progressive filling.
-		for l := range nl {
-			rem[l], weight[l] = net.Cap[l], 0
-		}
-		for _, c := range classes {
-			if !c.done {
-				c.frozen = false
-				for _, l := range c.path {
-					weight[l] += c.count
-				}
-			}
-		}
-		h := &linkHeap{}
-		for l := range nl {
-			if weight[l] > 0 {
-				heap.Push(h, linkItem{rem[l] / weight[l], int32(l)})
-			}
-		}
-		for h.Len() > 0 {
-			it := heap.Pop(h).(linkItem)
-			l := it.link
-			if weight[l] <= 0 {
-				continue
-			}
-			share := rem[l] / weight[l]
-			if share != it.share {
-				heap.Push(h, linkItem{share, l})
-				continue
-			}
-			for _, ci := range through[off[l]:off[l+1]] {
-				c := classes[ci]
-				if c.done || c.frozen {
-					continue
-				}
-				c.frozen, c.rate = true, share
-				for _, m := range c.path {
-					rem[m] -= c.count * share
-					weight[m] -= c.count
-					if weight[m] > 0 && m != l {
-						heap.Push(h, linkItem{max(rem[m], 0) / weight[m], m})
-					}
-				}
-			}
-		}
+		s.fill()
 		// Next completion.
 		dt := math.Inf(1)
-		for _, c := range classes {
+		for _, c := range s.classes {
 			if !c.done {
 				if !(c.rate > 0) {
 					// A rate of 0 would never complete the flow: the
@@ -176,7 +86,7 @@ func Run(net Network, flows []Flow) (Result, error) {
 			return Result{}, fmt.Errorf("flowsim: %w: a completion time overflows", ErrRange)
 		}
 		res.Events++
-		for _, c := range classes {
+		for _, c := range s.classes {
 			if c.done {
 				continue
 			}
@@ -191,6 +101,124 @@ func Run(net Network, flows []Flow) (Result, error) {
 	}
 	res.Makespan = now
 	return res, nil
+}
+
+// state is a run: the flow classes and, per link, the classes crossing it.
+type state struct {
+	caps    []float64
+	classes []*class
+	// through[off[l]:off[l+1]] are the classes crossing link l, a class
+	// once per occurrence of l in its path.
+	off, through []int32
+	// Per-link scratch space of fill.
+	rem, weight []float64
+}
+
+// newState validates the input and groups identical flows into classes.
+func newState(net Network, flows []Flow) (*state, error) {
+	for i, c := range net.Cap {
+		if !(c > 0) || math.IsInf(c, 0) {
+			return nil, fmt.Errorf("flowsim: link %d: %w: %v", i, ErrBadCap, c)
+		}
+	}
+	// Group identical flows.
+	idx := map[string]int{}
+	var classes []*class
+	var key strings.Builder
+	for i, f := range flows {
+		if !(f.Size > 0) || math.IsInf(f.Size, 0) {
+			return nil, fmt.Errorf("flowsim: flow %d: %w: %v", i, ErrBadSize, f.Size)
+		}
+		key.Reset()
+		for _, l := range f.Path {
+			if l < 0 || int(l) >= len(net.Cap) {
+				return nil, fmt.Errorf("flowsim: flow %d: %w: %d", i, ErrBadLink, l)
+			}
+			key.WriteString(strconv.Itoa(int(l)))
+			key.WriteByte(',')
+		}
+		key.WriteString(strconv.FormatFloat(f.Size, 'g', -1, 64))
+		k := key.String()
+		if ci, ok := idx[k]; ok {
+			classes[ci].count++
+			continue
+		}
+		idx[k] = len(classes)
+		classes = append(classes, &class{path: slices.Clone(f.Path), count: 1, remaining: f.Size, done: len(f.Path) == 0})
+	}
+	// Per link: the classes crossing it (CSR).
+	nl := len(net.Cap)
+	off := make([]int32, nl+1)
+	for _, c := range classes {
+		for _, l := range c.path {
+			off[l+1]++
+		}
+	}
+	for l := range nl {
+		off[l+1] += off[l]
+	}
+	through := make([]int32, off[nl])
+	pos := slices.Clone(off[:nl])
+	for ci, c := range classes {
+		for _, l := range c.path {
+			through[pos[l]] = int32(ci)
+			pos[l]++
+		}
+	}
+	return &state{caps: net.Cap, classes: classes, off: off, through: through,
+		rem: make([]float64, nl), weight: make([]float64, nl)}, nil
+}
+
+// fill sets the rate of every class not done to its max-min fair share
+// (progressive filling): the link whose equal share among the flows still
+// unfrozen on it is the smallest saturates first and freezes them at that
+// share. A link is loaded once per flow of a class and per occurrence in
+// the class's path.
+func (s *state) fill() {
+	caps, classes, off, through, rem, weight := s.caps, s.classes, s.off, s.through, s.rem, s.weight
+	for l := range caps {
+		rem[l], weight[l] = caps[l], 0
+	}
+	for _, c := range classes {
+		if !c.done {
+			c.frozen = false
+			for _, l := range c.path {
+				weight[l] += c.count
+			}
+		}
+	}
+	h := &linkHeap{}
+	for l := range caps {
+		if weight[l] > 0 {
+			heap.Push(h, linkItem{rem[l] / weight[l], int32(l)})
+		}
+	}
+	for h.Len() > 0 {
+		it := heap.Pop(h).(linkItem)
+		l := it.link
+		if weight[l] <= 0 {
+			continue
+		}
+		share := rem[l] / weight[l]
+		if share != it.share {
+			heap.Push(h, linkItem{share, l})
+			continue
+		}
+		for _, ci := range through[off[l]:off[l+1]] {
+			c := classes[ci]
+			if c.done || c.frozen {
+				continue
+			}
+			c.frozen, c.rate = true, share
+			for _, m := range c.path {
+				rem[m] -= c.count * share
+				weight[m] -= c.count
+				if weight[m] > 0 && m != l {
+					heap.Push(h, linkItem{max(rem[m], 0) / weight[m], m})
+				}
+			}
+		}
+	}
 }
 
 type linkItem struct {
