@@ -71,6 +71,7 @@ func Run(net Network, flows []Flow) (Result, error) {
 		s.fill()
 		// Next completion.
 		dt := math.Inf(1)
+		var first *class
 		for _, c := range s.classes {
 			if !c.done {
 				if !(c.rate > 0) {
@@ -78,7 +79,9 @@ func Run(net Network, flows []Flow) (Result, error) {
 					// loop would not end.
 					return Result{}, fmt.Errorf("flowsim: %w: a flow's fair share is %v", ErrRange, c.rate)
 				}
-				dt = min(dt, c.remaining/c.rate)
+				if d := c.remaining / c.rate; first == nil || d < dt {
+					dt, first = d, c
+				}
 			}
 		}
 		now += dt
@@ -92,8 +95,11 @@ func Run(net Network, flows []Flow) (Result, error) {
 			}
 			c.remaining -= c.rate * dt
 			// Relative tolerance: classes finishing together must not be
-			// split by rounding into separate events.
-			if c.remaining <= 1e-9*c.rate*now {
+			// split by rounding into separate events. The class that set
+			// dt is done whatever rounding left of it: every event ends
+			// at least one class, so the loop ends (a dt that underflows
+			// to 0 once left the time, and every remainder, unchanged).
+			if c == first || c.remaining <= 1e-9*c.rate*now {
 				c.done = true
 				active--
 			}
