@@ -91,6 +91,9 @@ func (m *AxonARP) Subtype() Subtype {
 }
 
 func (m *AxonARP) AppendTo(b []byte) ([]byte, error) {
+	if err := checkAddrs("axon-arp", m.SrcIP, m.TgtIP); err != nil {
+		return b, err
+	}
 	b = append(b, byte(m.Subtype()))
 	b = appendU32(b, m.Seq)
 	b = append(b, m.RealMAC[:]...)

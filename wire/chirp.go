@@ -29,6 +29,9 @@ const chirpWantReply = 0x01
 func (m *Chirp) Subtype() Subtype { return SubChirp }
 
 func (m *Chirp) AppendTo(b []byte) ([]byte, error) {
+	if err := checkAddrs("spain chirp", m.IP); err != nil {
+		return b, err
+	}
 	var f uint8
 	if m.WantReply {
 		f = chirpWantReply

@@ -58,6 +58,9 @@ type DumbNetProbe struct {
 func (m *DumbNetProbe) Subtype() Subtype { return SubDumbNetProbe }
 
 func (m *DumbNetProbe) AppendTo(b []byte) ([]byte, error) {
+	if err := checkAddrs("dumbnet probe", m.SrcIP); err != nil {
+		return b, err
+	}
 	n := len(b)
 	b = append(b, byte(SubDumbNetProbe))
 	b = appendU32(b, m.Seq)
@@ -97,6 +100,9 @@ type DumbNetProbeReply struct {
 func (m *DumbNetProbeReply) Subtype() Subtype { return SubDumbNetProbeReply }
 
 func (m *DumbNetProbeReply) AppendTo(b []byte) ([]byte, error) {
+	if err := checkAddrs("dumbnet probe reply", m.HostIP); err != nil {
+		return b, err
+	}
 	n := len(b)
 	b = append(b, byte(SubDumbNetProbeReply))
 	b = appendU32(b, m.Seq)
@@ -406,6 +412,9 @@ type DumbNetPathQuery struct {
 func (m *DumbNetPathQuery) Subtype() Subtype { return SubDumbNetPathQuery }
 
 func (m *DumbNetPathQuery) AppendTo(b []byte) ([]byte, error) {
+	if err := checkAddrs("dumbnet path query", m.DstIP); err != nil {
+		return b, err
+	}
 	b = append(b, byte(SubDumbNetPathQuery))
 	b = appendU32(b, m.QueryID)
 	b = append(b, m.Src[:]...)

@@ -44,6 +44,9 @@ func (m *OverlayVPort) AppendTo(b []byte) ([]byte, error) {
 	if m.VNI > MaxVNI {
 		return b, fmt.Errorf("wire: overlay vport: VNI %d above 2^24-1: %w", m.VNI, ErrBadValue)
 	}
+	if err := checkAddrs("overlay vport", m.IP); err != nil {
+		return b, err
+	}
 	b = append(b, byte(SubOverlayVPort), byte(m.Op))
 	b = appendU64(b, m.Switch)
 	b = append(b, m.MAC[:]...)

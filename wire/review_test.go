@@ -157,3 +157,41 @@ func TestAxonEncapShortFrame(t *testing.T) {
 		t.Errorf("control packet: %v", err)
 	}
 }
+
+// TestMessagesRefuseZone: the length-prefixed address carries no zone;
+// "fe80::1%eth0" was written as fe80::1 and decoded as another address.
+// Every message with an address refuses it and leaves b unchanged.
+func TestMessagesRefuseZone(t *testing.T) {
+	z := netip.MustParseAddr("fe80::1%eth0")
+	for _, m := range []Message{
+		&Chirp{IP: z, MAC: macA},
+		&AxonARP{SrcIP: z, TgtIP: ipB},
+		&AxonARP{Reply: true, SrcIP: ipA, TgtIP: z},
+		&DumbNetProbe{SrcIP: z},
+		&DumbNetProbeReply{HostIP: z},
+		&DumbNetPathQuery{DstIP: z},
+		&OverlayVPort{Op: RecordAdd, IP: z},
+	} {
+		if b, err := m.AppendTo([]byte{0xaa}); !errors.Is(err, ErrBadValue) || !bytes.Equal(b, []byte{0xaa}) {
+			t.Errorf("%T with %v: %x, %v; want ErrBadValue and b unchanged", m, z, b, err)
+		}
+		// Without the zone the same message encodes.
+		switch v := m.(type) {
+		case *Chirp:
+			v.IP = z.WithZone("")
+		case *AxonARP:
+			v.SrcIP, v.TgtIP = v.SrcIP.WithZone(""), v.TgtIP.WithZone("")
+		case *DumbNetProbe:
+			v.SrcIP = z.WithZone("")
+		case *DumbNetProbeReply:
+			v.HostIP = z.WithZone("")
+		case *DumbNetPathQuery:
+			v.DstIP = z.WithZone("")
+		case *OverlayVPort:
+			v.IP = z.WithZone("")
+		}
+		if _, err := m.AppendTo(nil); err != nil {
+			t.Errorf("%T without the zone: %v", m, err)
+		}
+	}
+}

@@ -132,8 +132,20 @@ func appendU16(b []byte, v uint16) []byte { return binary.BigEndian.AppendUint16
 func appendU32(b []byte, v uint32) []byte { return binary.BigEndian.AppendUint32(b, v) }
 func appendU64(b []byte, v uint64) []byte { return binary.BigEndian.AppendUint64(b, v) }
 
-// appendAddr writes the length-prefixed form read by reader.addr. A zone
-// is not carried.
+// checkAddrs refuses addresses appendAddr cannot represent: a zone (the
+// fe80::1 of "fe80::1%eth0") is not carried, and dropping it silently
+// would decode as another address.
+func checkAddrs(what string, addrs ...netip.Addr) error {
+	for _, a := range addrs {
+		if a.Zone() != "" {
+			return fmt.Errorf("wire: %s: address %v has a zone, which is not carried: %w", what, a, ErrBadValue)
+		}
+	}
+	return nil
+}
+
+// appendAddr writes the length-prefixed form read by reader.addr. The
+// caller has refused a zone (checkAddrs).
 func appendAddr(b []byte, a netip.Addr) []byte {
 	switch {
 	case !a.IsValid():
