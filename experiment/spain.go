@@ -335,114 +335,22 @@ func SpainTable3(opt Options) (*Report, error) {
 // (PS = α), averaged over trials. It returns the two gains and the method
 // used ("event simulation" or "max-load", exact for equal flows).
 func throughputGain(p *plan.Plan, seed uint64) (g1, ga float64, method string, err error) {
-	f := p.F
-	g := f.G
-	var hosts []topo.NodeID
-	hostLink := make(map[topo.NodeID]topo.LinkID)
-	for v := range g.NumNodes() {
-		n := topo.NodeID(v)
-		if g.Node(n).Kind != topo.Host {
-			continue
-		}
-		hosts = append(hosts, n)
-		if !g.Node(n).Relay {
-			for _, l := range g.Ports(n) {
-				if l != topo.NoLink && g.Link(l).Other(n).Node == f.HostEdge[n] {
-					hostLink[n] = l
-					break
-				}
-			}
-		}
+	w, err := newTputWorkload(p)
+	if err != nil {
+		return 0, 0, "", err
 	}
-	if len(hosts) < 2 {
-		return 0, 0, "", fmt.Errorf("throughput gain needs at least 2 hosts, the topology has %d", len(hosts))
-	}
-	nl := 2 * g.NumLinks()
-	dir := func(l topo.LinkID, from topo.NodeID) int32 {
-		a, _ := f.Ends(l)
-		if a == from {
-			return int32(2 * l)
-		}
-		return int32(2*l + 1)
-	}
-	// route appends the directed links of a fabric path given from node
-	// a, traversed from src (a or its other end).
-	walk := func(buf []int32, from topo.NodeID, ls []topo.LinkID, reverse bool) []int32 {
-		if !reverse {
-			v := from
-			for _, l := range ls {
-				buf = append(buf, dir(l, v))
-				v = f.Other(l, v)
-			}
-			return buf
-		}
-		// Reverse: find the far end first.
-		v := from
-		for _, l := range ls {
-			v = f.Other(l, v)
-		}
-		for i := len(ls) - 1; i >= 0; i-- {
-			buf = append(buf, dir(ls[i], v))
-			v = f.Other(ls[i], v)
-		}
-		return buf
-	}
-	nflows := flowsPerHost * len(hosts)
+	nflows := flowsPerHost * len(w.hosts)
 	method = "max-load"
 	makespan := func(routes [][]int32, check bool) (float64, error) {
-		m, checked, err := unitMakespan(nl, routes, check)
+		m, checked, err := unitMakespan(w.nl, routes, check)
 		if checked {
 			method = "max-load, checked by event simulation"
 		}
 		return m, err
 	}
-	ps := p.PS
-	var tree []topo.LinkID
 	for t := range spainTputTrials {
 		r := rand.New(rand.NewPCG(seed^0x7470_7574, uint64(t)))
-		var stp, one, alpha [][]int32
-		for range nflows {
-			s := hosts[r.IntN(len(hosts))]
-			d := hosts[r.IntN(len(hosts)-1)]
-			if d == s {
-				d = hosts[len(hosts)-1]
-			}
-			es, ed := f.HostEdge[s], f.HostEdge[d]
-			var head []int32
-			if l, ok := hostLink[s]; ok {
-				head = append(head, dir(l, s))
-			}
-			var tail int32 = -1
-			if l, ok := hostLink[d]; ok {
-				tail = dir(l, ed)
-			}
-			mk := func(fabric func([]int32) []int32) []int32 {
-				rt := append([]int32(nil), head...)
-				rt = fabric(rt)
-				if tail >= 0 {
-					rt = append(rt, tail)
-				}
-				return rt
-			}
-			tree = p.Tree.PathBetween(es, ed, tree[:0])
-			stp = append(stp, mk(func(b []int32) []int32 { return walk(b, es, tree, false) }))
-			if es == ed {
-				one = append(one, stp[len(stp)-1])
-				alpha = append(alpha, stp[len(stp)-1])
-				continue
-			}
-			i, j := f.EdgeIndex[es], f.EdgeIndex[ed]
-			rev := i > j
-			if rev {
-				i, j = j, i
-			}
-			pi := int(j)*(int(j)-1)/2 + int(i)
-			lo, hi := ps.PairPaths(pi)
-			from := ps.Pairs[pi].A
-			one = append(one, mk(func(b []int32) []int32 { return walk(b, from, ps.Path(lo), rev) }))
-			pick := lo + r.IntN(hi-lo)
-			alpha = append(alpha, mk(func(b []int32) []int32 { return walk(b, from, ps.Path(pick), rev) }))
-		}
+		_, stp, one, alpha := w.routes(r, nflows)
 		check := t == 0 && nflows <= simFlowLimit
 		ms, err := makespan(stp, check)
 		if err != nil {
@@ -460,6 +368,128 @@ func throughputGain(p *plan.Plan, seed uint64) (g1, ga float64, method string, e
 		ga += ms / ma
 	}
 	return g1 / spainTputTrials, ga / spainTputTrials, method, nil
+}
+
+// tputWorkload routes the throughput experiment's flows over directed
+// links: link l from its A end to its B end is 2l, the other way 2l+1.
+type tputWorkload struct {
+	p     *plan.Plan
+	hosts []topo.NodeID
+	// hostLink is a plain host's link to its edge node (relaying hosts
+	// are edge nodes themselves and have none).
+	hostLink map[topo.NodeID]topo.LinkID
+	nl       int // directed links
+	tree     []topo.LinkID
+}
+
+func newTputWorkload(p *plan.Plan) (*tputWorkload, error) {
+	f := p.F
+	g := f.G
+	w := &tputWorkload{p: p, hostLink: make(map[topo.NodeID]topo.LinkID), nl: 2 * g.NumLinks()}
+	for v := range g.NumNodes() {
+		n := topo.NodeID(v)
+		if g.Node(n).Kind != topo.Host {
+			continue
+		}
+		w.hosts = append(w.hosts, n)
+		if !g.Node(n).Relay {
+			for _, l := range g.Ports(n) {
+				if l != topo.NoLink && g.Link(l).Other(n).Node == f.HostEdge[n] {
+					w.hostLink[n] = l
+					break
+				}
+			}
+		}
+	}
+	if len(w.hosts) < 2 {
+		return nil, fmt.Errorf("throughput gain needs at least 2 hosts, the topology has %d", len(w.hosts))
+	}
+	return w, nil
+}
+
+// dir is link l's directed index when crossed from node from.
+func (w *tputWorkload) dir(l topo.LinkID, from topo.NodeID) int32 {
+	a, _ := w.p.F.Ends(l)
+	if a == from {
+		return int32(2 * l)
+	}
+	return int32(2*l + 1)
+}
+
+// walk appends the directed links of the fabric path ls, given from node
+// from, traversed from from (or, with reverse, from its far end).
+func (w *tputWorkload) walk(buf []int32, from topo.NodeID, ls []topo.LinkID, reverse bool) []int32 {
+	f := w.p.F
+	if !reverse {
+		v := from
+		for _, l := range ls {
+			buf = append(buf, w.dir(l, v))
+			v = f.Other(l, v)
+		}
+		return buf
+	}
+	// Reverse: find the far end first.
+	v := from
+	for _, l := range ls {
+		v = f.Other(l, v)
+	}
+	for i := len(ls) - 1; i >= 0; i-- {
+		buf = append(buf, w.dir(ls[i], v))
+		v = f.Other(ls[i], v)
+	}
+	return buf
+}
+
+// routes draws n flows between random distinct hosts from r and returns
+// their ends and their routes under STP (the tree), SPAIN PS = 1 (the
+// pair's first path) and SPAIN PS = α (one of the pair's paths at random).
+// Hosts on one edge node take the same route in all three.
+func (w *tputWorkload) routes(r *rand.Rand, n int) (ends [][2]topo.NodeID, stp, one, alpha [][]int32) {
+	f, ps, hosts := w.p.F, w.p.PS, w.hosts
+	for range n {
+		s := hosts[r.IntN(len(hosts))]
+		d := hosts[r.IntN(len(hosts)-1)]
+		if d == s {
+			d = hosts[len(hosts)-1]
+		}
+		ends = append(ends, [2]topo.NodeID{s, d})
+		es, ed := f.HostEdge[s], f.HostEdge[d]
+		var head []int32
+		if l, ok := w.hostLink[s]; ok {
+			head = append(head, w.dir(l, s))
+		}
+		var tail int32 = -1
+		if l, ok := w.hostLink[d]; ok {
+			tail = w.dir(l, ed)
+		}
+		mk := func(fabric func([]int32) []int32) []int32 {
+			rt := append([]int32(nil), head...)
+			rt = fabric(rt)
+			if tail >= 0 {
+				rt = append(rt, tail)
+			}
+			return rt
+		}
+		w.tree = w.p.Tree.PathBetween(es, ed, w.tree[:0])
+		stp = append(stp, mk(func(b []int32) []int32 { return w.walk(b, es, w.tree, false) }))
+		if es == ed {
+			one = append(one, stp[len(stp)-1])
+			alpha = append(alpha, stp[len(stp)-1])
+			continue
+		}
+		i, j := f.EdgeIndex[es], f.EdgeIndex[ed]
+		rev := i > j
+		if rev {
+			i, j = j, i
+		}
+		pi := int(j)*(int(j)-1)/2 + int(i)
+		lo, hi := ps.PairPaths(pi)
+		from := ps.Pairs[pi].A
+		one = append(one, mk(func(b []int32) []int32 { return w.walk(b, from, ps.Path(lo), rev) }))
+		pick := lo + r.IntN(hi-lo)
+		alpha = append(alpha, mk(func(b []int32) []int32 { return w.walk(b, from, ps.Path(pick), rev) }))
+	}
+	return ends, stp, one, alpha
 }
 
 // unitMakespan is the time until the last of the routes' unit flows

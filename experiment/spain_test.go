@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -330,6 +331,96 @@ func TestSpainTable2TrialsForBest(t *testing.T) {
 				t.Errorf("%s: no %s", r.Name, key)
 			} else if *got != w[i] {
 				t.Errorf("%s: %s %v, want %v", r.Name, key, *got, w[i])
+			}
+		}
+	}
+}
+
+// Every route of the throughput experiment is a walk over directed links
+// from its source host to its destination host (the host links' direction
+// included), STP's over tree links only, PS = 1's through the pair's first
+// path and PS = α's through one of the pair's paths, in whichever
+// direction the pair's paths are stored: a route crossing a link against
+// its direction would load the wrong side of a full-duplex link.
+func TestThroughputRoutesAreWalks(t *testing.T) {
+	for _, spec := range []string{"spain-testbed", "fattree:4", "bcube:3,2", "ciscodc:2,2", "hyperx:3"} {
+		for _, ties := range []paths.Ties{paths.TiesPair, paths.TiesRandom} {
+			g, err := topo.Parse(spec, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := plan.Compute(g, plan.Options{Trials: 1, Seed: 1, Ties: ties})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := newTputWorkload(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := p.F
+			inTree := map[topo.LinkID]bool{}
+			for _, l := range p.Tree.Links {
+				inTree[l] = true
+			}
+			// walkOf checks rt is a walk from s to d and returns its
+			// fabric links, sorted.
+			walkOf := func(rt []int32, s, d topo.NodeID) []topo.LinkID {
+				t.Helper()
+				v := s
+				var fab []topo.LinkID
+				for _, dl := range rt {
+					l := topo.LinkID(dl / 2)
+					a, b := f.Ends(l)
+					if dl%2 == 1 {
+						a, b = b, a
+					}
+					if a != v {
+						t.Fatalf("%s: route %v from %s to %s: link %d leaves %s, the walk is at %s", spec, rt, g.Node(s).Name, g.Node(d).Name, l, g.Node(a).Name, g.Node(v).Name)
+					}
+					if f.IsFabric(l) {
+						fab = append(fab, l)
+					}
+					v = b
+				}
+				if v != d {
+					t.Fatalf("%s: route %v from %s ends at %s, not %s", spec, rt, g.Node(s).Name, g.Node(v).Name, g.Node(d).Name)
+				}
+				slices.Sort(fab)
+				return fab
+			}
+			sorted := func(ls []topo.LinkID) []topo.LinkID { return slices.Sorted(slices.Values(ls)) }
+			r := rand.New(rand.NewPCG(3, 4))
+			ends, stpR, one, alpha := w.routes(r, 2000)
+			for k, e := range ends {
+				s, d := e[0], e[1]
+				if s == d {
+					t.Fatalf("%s: flow from %s to itself", spec, g.Node(s).Name)
+				}
+				for _, l := range walkOf(stpR[k], s, d) {
+					if !inTree[l] {
+						t.Fatalf("%s: STP route crosses link %d outside the tree", spec, l)
+					}
+				}
+				f1, fa := walkOf(one[k], s, d), walkOf(alpha[k], s, d)
+				es, ed := f.HostEdge[s], f.HostEdge[d]
+				if es == ed {
+					if len(f1) != 0 || len(fa) != 0 {
+						t.Fatalf("%s: hosts on one edge node routed over the fabric", spec)
+					}
+					continue
+				}
+				i, j := min(f.EdgeIndex[es], f.EdgeIndex[ed]), max(f.EdgeIndex[es], f.EdgeIndex[ed])
+				lo, hi := p.PS.PairPaths(int(j)*(int(j)-1)/2 + int(i))
+				if !slices.Equal(f1, sorted(p.PS.Path(lo))) {
+					t.Fatalf("%s: PS = 1 route %v is not the pair's first path %v", spec, f1, p.PS.Path(lo))
+				}
+				found := false
+				for pj := lo; pj < hi && !found; pj++ {
+					found = slices.Equal(fa, sorted(p.PS.Path(pj)))
+				}
+				if !found {
+					t.Fatalf("%s: PS = α route %v is none of the pair's paths", spec, fa)
+				}
 			}
 		}
 	}
