@@ -111,3 +111,61 @@ func eqLinks(a, b []linkEv) bool {
 	}
 	return true
 }
+
+// TestCutThroughInputCut: a cut-through switch forwards a frame from its
+// first bytes; when the link it arrives on fails before the frame's tail
+// is in, what the switch sent is truncated: it ends in a bad FCS, so the
+// next store-and-forward node drops it (bad_fcs), and a cut-through one
+// that already passed it on truncates its own copy in turn. It was
+// delivered whole, unseen by any counter. A frame whose tail was in
+// before the failure, and one sent after the repair, are unaffected.
+func TestCutThroughInputCut(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		switches int
+		fail     element.Time
+		bad      bool
+	}{
+		// 1514 bytes at 1 Gb/s: the tail is in at 12.208 us.
+		{"one hop, cut mid-frame", 1, 5 * us, true},
+		// s2 got s1's copy at ~112 ns and forwarded it before the cut.
+		{"two hops, cut mid-frame", 2, 5 * us, true},
+		{"two hops, cut after the tail", 2, 12209 * ns, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := line(t, c.switches, 1_000_000_000, 0)
+			s := mustNew(t, g, Options{})
+			h1, h2 := &rec{}, &rec{}
+			must(t, s.Place(0, h1))
+			sws := make([]*ctRec, c.switches)
+			for i := range sws {
+				sws[i] = &ctRec{rec{fwd: map[element.Port]element.Port{1: 2}, ct: 6}}
+				must(t, s.Place(nodeID(i+1), sws[i]))
+			}
+			h2n := nodeID(c.switches + 1)
+			must(t, s.Place(h2n, h2))
+			s.At(0, func() { h1.env.Send(1, frameOf(1514, 1)) })
+			s.At(c.fail, func() { must(t, s.SetLink(0, false)) })
+			s.At(20*us, func() { must(t, s.SetLink(0, true)) })
+			s.At(30*us, func() { h1.env.Send(1, frameOf(1514, 2)) })
+			s.RunAll()
+			for i, sw := range sws {
+				if len(sw.got) != 2 || sw.sends != 2 {
+					t.Errorf("s%d got %d frames, forwarded %d; want 2, 2", i+1, len(sw.got), sw.sends)
+				}
+			}
+			st, _ := s.PortStats(h2n, 1)
+			wantGot, wantBad := 2, uint64(0)
+			if c.bad {
+				wantGot, wantBad = 1, 1
+			}
+			if len(h2.got) != wantGot || h2.got[len(h2.got)-1].frame[0] != 2 || st.DropCount(DropBadFCS) != wantBad {
+				t.Errorf("h2 got %d frames (last %v), bad_fcs %d; want %d frames, the last 2, bad_fcs %d",
+					len(h2.got), h2.got[len(h2.got)-1].frame[0], st.DropCount(DropBadFCS), wantGot, wantBad)
+			}
+			if st, _ := s.PortStats(0, 1); st.TotalDrops() != 0 || st.TxFrames != 2 {
+				t.Errorf("h1 %+v: both frames started before the failure, none was queued", st)
+			}
+		})
+	}
+}

@@ -45,11 +45,17 @@ type pipe struct {
 
 // flight is a frame between Send and delivery.
 type flight struct {
-	frame    []byte
-	start    element.Time // serialization starts
-	end      element.Time // serialization ends: the frame leaves the queue
-	deliver  element.Time // Receive is called at the far end
-	tail     element.Time // the frame's last byte has arrived at the far end
+	frame   []byte
+	start   element.Time // serialization starts
+	end     element.Time // serialization ends: the frame leaves the queue
+	deliver element.Time // Receive is called at the far end
+	tail    element.Time // the frame's last byte has arrived at the far end
+	// srcTail is when the last byte of the frame this one was forwarded
+	// from, cut through, arrives at the forwarding node (src: 1 + the
+	// pipe it came on; 0 for a frame not sent from a cut-through
+	// Receive). If that link fails before then, this frame is truncated.
+	srcTail  element.Time
+	src      int32
 	qlen     int32
 	poisoned bool
 	lost     bool  // a loss fault: transmitted, never delivered
@@ -130,6 +136,11 @@ func (pp *pipe) setUp(up bool) {
 	// Everything not yet delivered is lost with the link; what had not
 	// started yet was never transmitted.
 	now := pp.s.now
+	if pp.s.nodes[pp.to].timing.CutThrough > 0 {
+		// A cut-through receiver may have forwarded frames whose tail
+		// will now never arrive: what it sent from them is truncated.
+		pp.s.truncate(pp.to, pp.idx, now, 0, false)
+	}
 	pp.capture(now)
 	st := &pp.s.nodes[pp.from].ports[pp.fromPort-1].stats
 	for i := pp.dh; i < len(pp.fl); i++ {
@@ -189,7 +200,10 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 	serT := pp.ser(fr.Preamble + wire)
 	start := max(now, pp.busy)
 	rx := &s.rx
+	var src int32
+	var srcTail element.Time
 	if rx.active && rx.ct {
+		src, srcTail = rx.src, rx.srcTail
 		// Cut-through: the frame may start before its input has fully
 		// arrived, but may not end before the input's tail is in.
 		start = max(start, rx.tail-serT)
@@ -222,7 +236,7 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 	if pp.qbytes > st.MaxQueue {
 		st.MaxQueue = pp.qbytes
 	}
-	pp.fl = append(pp.fl, flight{frame: frame, start: start, end: end, deliver: deliver, tail: addTime(tail, to.timing.Latency), qlen: int32(len(frame)), poisoned: poisoned, lost: lost, flip: flip})
+	pp.fl = append(pp.fl, flight{frame: frame, start: start, end: end, deliver: deliver, tail: tail, src: src, srcTail: srcTail, qlen: int32(len(frame)), poisoned: poisoned, lost: lost, flip: flip})
 	pp.capture(now)
 	if !pp.pending {
 		pp.pending = true
@@ -281,11 +295,43 @@ func (s *Sim) deliver(ev event) {
 			s.pipes[pp.idx^1].capture(s.now)
 			s.captureErr(pt.capture.WritePacket(s.now, f.frame))
 		}
-		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0, tail: f.tail, poisoned: f.poisoned}
+		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0, tail: addTime(f.tail, to.timing.Latency), poisoned: f.poisoned,
+			src: pp.idx + 1, srcTail: f.tail}
 		to.elem.Receive(pp.toPort, f.frame)
 		s.rx = rxContext{}
 	}
 	s.recycle(f.frame)
+}
+
+// truncate poisons the frames node n forwarded, cut through, from frames
+// that reached it on pipe src and whose tail will never arrive: those
+// whose last byte was due after now (the link failed now) or, with exact,
+// the one whose last byte was due at tail. Such a frame left with a tail
+// the node never had, so it ends in a bad FCS as a corrupted one does:
+// the next store-and-forward node drops it (bad_fcs), a cut-through one
+// forwards it poisoned. A frame already delivered to a cut-through next
+// hop has been forwarded in turn: its copies are truncated too.
+//
+// Every frame forwarded from a frame whose tail is after now ends after
+// now (its start waits for that tail), so none has been drained and
+// compacted away: they are all still in the output pipes.
+func (s *Sim) truncate(n, src int32, now, tail element.Time, exact bool) {
+	for _, pt := range s.nodes[n].ports {
+		if pt.out < 0 {
+			continue
+		}
+		q := &s.pipes[pt.out]
+		for j := range q.fl {
+			f := &q.fl[j]
+			if f.src != src+1 || f.poisoned || exact && f.srcTail != tail || !exact && f.srcTail <= now {
+				continue
+			}
+			f.poisoned = true
+			if j < q.dh {
+				s.truncate(q.to, q.idx, now, f.tail, true)
+			}
+		}
+	}
 }
 
 // linkLocal reports whether frame goes to one of IEEE 802.1D's reserved

@@ -145,6 +145,11 @@ type rxContext struct {
 	ct       bool
 	tail     element.Time // input tail arrival plus latency
 	poisoned bool
+	// src is 1 + the pipe the frame came on, srcTail when its last byte
+	// arrives: a frame forwarded cut through is truncated if that link
+	// fails before then.
+	src     int32
+	srcTail element.Time
 }
 
 type node struct {
