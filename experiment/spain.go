@@ -262,7 +262,7 @@ func SpainTable3(opt Options) (*Report, error) {
 		},
 		Chart: "vlans",
 		Notes: []string{
-			fmt.Sprintf("PS = k = α computed by max-flow per topology; ties in Algorithm 1 broken %s; packing %s; NCP at f = %.2f over %d trials; throughput: %d unit flows per host, unit link capacity, max-min fair, mean of %d trials; seed %d.",
+			fmt.Sprintf("PS = k = α computed by max-flow per topology; ties in Algorithm 1 broken %s; packing %s; NCP at f = %.2f over %d trials; throughput: %d·H unit flows between random distinct hosts (H hosts, so %[5]d per host on average), unit link capacity, max-min fair, mean of %d trials; seed %d.",
 				tiesWords(opt.Ties), trialsWords(opt), spainFailProb, spainNCPTrials, flowsPerHost, spainTputTrials, opt.Seed),
 			"#links counts fabric links (both ends forward), as the paper's figures do.",
 			fmt.Sprintf("VLANs: the parallel packer's, pruned (each VLAN whose paths can all move into other VLANs is deleted): every trial on path sets up to %d paths, keeping the best pruned one; the best trial only up to %d.", paths.PruneEachLimit, paths.PruneLimit),

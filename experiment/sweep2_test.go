@@ -70,7 +70,7 @@ func TestSpainTable3Figures(t *testing.T) {
 		"HyperX(3)":    "α = 4, 144 paths, 10 packing trials, VLAN 1 rooted at s1, throughput by max-load. " + hxNote,
 		"CiscoDC(2,2)": "α = 3, 84 paths, 10 packing trials, VLAN 1 rooted at s1, throughput by max-load. " + cdNote,
 	})
-	if want := "PS = k = α computed by max-flow per topology; ties in Algorithm 1 broken in port order from one random offset per pair, the same way at every node; packing N = 10 trials (1 on FatTree(48), BCube(48,2) and BCube(8,4): --slow-trials); NCP at f = 0.04 over 10 trials; throughput: 16 unit flows per host, unit link capacity, max-min fair, mean of 10 trials; seed 1."; rep.Notes[0] != want {
+	if want := "PS = k = α computed by max-flow per topology; ties in Algorithm 1 broken in port order from one random offset per pair, the same way at every node; packing N = 10 trials (1 on FatTree(48), BCube(48,2) and BCube(8,4): --slow-trials); NCP at f = 0.04 over 10 trials; throughput: 16·H unit flows between random distinct hosts (H hosts, so 16 per host on average), unit link capacity, max-min fair, mean of 10 trials; seed 1."; rep.Notes[0] != want {
 		t.Errorf("first note %q, want %q", rep.Notes[0], want)
 	}
 	if len(progress) != 4 || !strings.HasPrefix(progress[0], "testbed: 4 VLANs, coverage 100.00% (") || !strings.HasPrefix(progress[3], "CiscoDC(2,2): 11 VLANs, coverage 90.32% (") {
