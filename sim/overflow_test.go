@@ -71,3 +71,38 @@ func TestSerHugeFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestSerializationCarriesFraction: at a rate that does not divide 8e12,
+// a frame's serialization is not a whole number of picoseconds; the
+// fraction carries to the next frame sent back to back, so 1000 frames
+// take exactly 1000 frame times. Rounded down one by one, the link ran
+// faster than its rate: 333 ps in 4.1 ms at 3 Gb/s, and at 1 Pb/s a
+// 42-byte frame (72 bytes on the wire, 0.576 ps) took no time at all,
+// so the link had no rate.
+func TestSerializationCarriesFraction(t *testing.T) {
+	for _, c := range []struct {
+		rate        int64
+		size        int
+		first, last element.Time // exact: floor(k·slot + frame time)
+	}{
+		{3_000_000_000, 1514, 4069333, 4101301333}, // 1538-byte slots of 4101333.33 ps
+		{1_000_000_000_000_000, 42, 0, 671},        // 84-byte slots of 0.672 ps
+		{1_000_000_000, 1514, 12208000, 999*12304000 + 12208000},
+	} {
+		g := line(t, 0, c.rate, 0)
+		s := mustNew(t, g, Options{QueueBytes: 1 << 30})
+		a, b := &rec{}, &rec{}
+		must(t, s.Place(0, a))
+		must(t, s.Place(1, b))
+		s.At(0, func() {
+			for range 1000 {
+				a.env.Send(1, frameOf(c.size, 1))
+			}
+		})
+		s.RunAll()
+		if len(b.got) != 1000 || b.got[0].t != c.first || b.got[999].t != c.last {
+			t.Errorf("%d b/s: %d frames, the first at %d ps, the last at %d ps; want 1000, %d, %d",
+				c.rate, len(b.got), b.got[0].t, b.got[len(b.got)-1].t, c.first, c.last)
+		}
+	}
+}
