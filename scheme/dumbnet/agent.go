@@ -940,6 +940,11 @@ func (a *Agent) fabricControl(src wire.MAC, payload []byte) {
 			a.c.Inc("drop_bad_control")
 			return
 		}
+		if a.ctrl != nil {
+			// A host that floods to the controller knows it; if the
+			// controller does not know the host, discovery missed it.
+			a.ctrl.heardFrom(src)
+		}
 		a.hostNotify(m, src)
 	default:
 		a.c.Inc("drop_unexpected_control")

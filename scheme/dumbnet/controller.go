@@ -94,8 +94,18 @@ type Controller struct {
 	// waitingPorts are the ports that came up, where no link was known,
 	// while a discovery run was on: each is rescanned when the run ends.
 	waitingPorts []portID
-	// nextHostScan rate-limits rescans for missed hosts.
-	nextHostScan element.Time
+	// nextHostScan rate-limits rescans for missed hosts; hostScanWaiting:
+	// one asked for sooner waits for it (rescanHosts).
+	nextHostScan    element.Time
+	hostScanWaiting bool
+	// unplaced are the hosts the controller heard from (a probe of theirs,
+	// a query, a flooded notification, an answer that came late) without
+	// having placed them, with the host rescans each may still start. A
+	// host that found the controller by its own search while the first
+	// discovery ran, its answer to discovery lost, sends nothing more
+	// until its stack talks: the controller must not forget it (the
+	// TestEmuChaosRecovers failure of 2026-11-26).
+	unplaced map[wire.MAC]int
 	// periodic: the periodic audit is marking switches stale (its audit
 	// rescans nothing). wantRescan: switches went out of reach (the
 	// controller cut off, a partition, a flap) or were audited for such a
@@ -143,7 +153,7 @@ const maxDeferred = 4096
 
 func newController(a *Agent, st Store) *Controller {
 	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck), upChecks: make(map[portID]*upCheck), stale: make(map[uint64]bool),
-		recentAnn: make(map[portID]element.Time), repatch: make(map[portID]bool)}
+		recentAnn: make(map[portID]element.Time), repatch: make(map[portID]bool), unplaced: make(map[wire.MAC]int)}
 	c.disc = newDiscovery(a, false)
 	c.disc.onDone = c.discovered
 	return c
@@ -237,6 +247,7 @@ func (c *Controller) discovered() {
 	}
 	c.deferred = nil
 	c.applyEarly()
+	c.retryUnplaced()
 	c.nextRescan()
 	if !c.auditArmed && c.a.cfg.AuditEvery > 0 {
 		c.auditArmed = true
@@ -615,6 +626,7 @@ func (c *Controller) query(q *wire.DumbNetPathQuery) {
 		// A host discovery missed (its answer was lost) found the
 		// controller by itself: look for it.
 		c.a.c.Inc("ctrl_query_unknown_src")
+		c.noteUnplaced(q.Src)
 		c.rescanHosts()
 		return
 	}
@@ -902,11 +914,61 @@ func (c *Controller) linkDownRefuted(id uint64, port uint16) {
 	}
 }
 
-// heardFrom is called for every PM the controller's host answers: a
-// prober the controller does not know is a host its discovery missed.
+// heardFrom is called for every PM the controller's host answers and
+// every notification a host floods to it: a sender the controller does
+// not know is a host its discovery missed. Heard while the first
+// discovery runs (every host's search may reach the controller before
+// it ends), it is remembered, and looked for at the end if that
+// discovery did not find it.
 func (c *Controller) heardFrom(mac wire.MAC) {
-	if _, ok := c.hosts[mac]; !ok && c.ready {
+	if !c.ready {
+		c.noteUnplaced(mac)
+		return
+	}
+	if _, ok := c.hosts[mac]; !ok {
+		c.noteUnplaced(mac)
 		c.rescanHosts()
+	}
+}
+
+// hostRescanTries is how many host rescans a host heard from but not
+// placed may start: its answer to one can be lost too (an emulator's
+// loaded sockets), and a host that knows its controller may send
+// nothing more for a long time.
+const hostRescanTries = 3
+
+// noteUnplaced remembers a host heard from that the controller has not
+// placed (unplaced), at most maxOrigins of them (while the first
+// discovery runs, every searching host is heard from): only forged
+// senders, each a new MAC, fill the table, and the rescan the hint asks
+// for runs all the same.
+func (c *Controller) noteUnplaced(mac wire.MAC) {
+	if mac == c.a.mac || mac.IsMulticast() || mac == (wire.MAC{}) {
+		return
+	}
+	if _, ok := c.unplaced[mac]; !ok && len(c.unplaced) >= maxOrigins {
+		c.a.c.Inc("ctrl_unplaced_dropped")
+		return
+	}
+	c.unplaced[mac] = hostRescanTries
+}
+
+// retryUnplaced runs at the end of every discovery run: hosts heard from
+// that it placed are forgotten, and if others are left with tries, a
+// host rescan is asked for (nextRescan starts it, or it waits for the
+// rate limit). One out of tries is given up (ctrl_hosts_unplaced); a new
+// hint from it starts over.
+func (c *Controller) retryUnplaced() {
+	for m, n := range c.unplaced {
+		switch _, ok := c.hosts[m]; {
+		case ok:
+			delete(c.unplaced, m)
+		case n <= 0:
+			delete(c.unplaced, m)
+			c.a.c.Inc("ctrl_hosts_unplaced")
+		default:
+			c.lateHost = true
+		}
 	}
 }
 
@@ -925,6 +987,7 @@ func (c *Controller) unmatchedHostReply(m *wire.DumbNetProbeReply) {
 	}
 	c.disc.late(m.Seq)
 	c.a.c.Inc("ctrl_late_host_replies")
+	c.noteUnplaced(m.HostMAC)
 	if c.ready && !c.disc.running {
 		c.rescanHosts()
 		return
@@ -934,15 +997,31 @@ func (c *Controller) unmatchedHostReply(m *wire.DumbNetProbeReply) {
 
 // rescanHosts sends one host probe to every switch port where discovery
 // found nothing, to place hosts whose answers were lost or who came late.
-// At most one rescan runs per second (or per ten probe timeouts).
+// At most one rescan runs per second (or per ten probe timeouts); one
+// asked for sooner waits for then. It used to be dropped: a hint that
+// came during a rescan, or an answer late to one, was then lost for good
+// when its host fell silent.
 func (c *Controller) rescanHosts() {
 	d := c.disc
 	now := c.a.env.Now()
-	if c.ready && d.running {
+	if !c.ready {
+		return // the first discovery's end looks at what it missed
+	}
+	if d.running {
 		c.lateHost = true // one run at a time: at its end (nextRescan)
 		return
 	}
-	if !c.ready || now < c.nextHostScan {
+	if now < c.nextHostScan {
+		if !c.hostScanWaiting {
+			c.hostScanWaiting = true
+			c.a.c.Inc("ctrl_host_rescans_deferred")
+			c.a.env.After(c.nextHostScan-now, func() {
+				if c.hostScanWaiting { // else one started meanwhile
+					c.hostScanWaiting = false
+					c.rescanHosts()
+				}
+			})
+		}
 		return
 	}
 	c.nextHostScan = now + max(element.Second, scale(10, d.timeout))
@@ -975,6 +1054,10 @@ func (c *Controller) rescanHosts() {
 		return
 	}
 	c.a.c.Inc("ctrl_host_rescans")
+	c.hostScanWaiting = false
+	for m := range c.unplaced {
+		c.unplaced[m]--
+	}
 	d.running = true
 	if !d.pacing {
 		d.pace()
