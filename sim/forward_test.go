@@ -259,3 +259,53 @@ func TestCorruptFault(t *testing.T) {
 		t.Errorf("%d of 1000 frames corrupted at p=0.25", bad)
 	}
 }
+
+// TestCutThroughTakesLinkLocalWhole: a cut-through switch hands an
+// ordinary frame to its element once the first bytes are in, but a frame
+// to a reserved group address (a BPDU), which it consumes, when the whole
+// frame is in, as its CPU takes it: it had it at the first bytes, before
+// its FCS could be checked. A BPDU whose address a corruption fault takes
+// out of the reserved range on the way is an ordinary frame to the switch.
+func TestCutThroughTakesLinkLocalWhole(t *testing.T) {
+	bpdu := func() []byte {
+		f := frameOf(100, 7)
+		copy(f, []byte{0x01, 0x80, 0xc2, 0, 0, 0})
+		return f
+	}
+	// 100 bytes at 1 Gb/s, 500 ns of delay: the first 6 bytes (after the
+	// 8 of the preamble) are in at 612 ns, the whole frame (with FCS) at
+	// 1.396 us.
+	const head, whole = 612 * ns, 1396 * ns
+	for _, c := range []struct {
+		name  string
+		frame []byte
+		want  element.Time
+	}{
+		{"ordinary frame", frameOf(100, 7), head},
+		{"bpdu", bpdu(), whole},
+	} {
+		s, h1, _, sw := fiveHops(t, 6, 500*ns)
+		s.At(0, func() { h1.env.Send(1, c.frame) })
+		s.RunAll()
+		if got := sw[0].got; len(got) != 1 || got[0].t != c.want {
+			t.Errorf("%s: s1 got %d frames, the first at %v; want one at %v", c.name, len(got), got[0].t, c.want)
+		}
+	}
+	// Corrupted BPDUs: those whose address left the range are cut through.
+	const n = 200
+	s, h1, _, sw := fiveHops(t, 6, 500*ns)
+	must(t, s.SetFault(0, Fault{Corrupt: 1}))
+	for i := range n {
+		s.At(element.Time(i)*10*us, func() { h1.env.Send(1, bpdu()) })
+	}
+	s.RunAll()
+	st, _ := s.PortStats(1, 1)
+	if took := uint64(len(sw[0].got)); took == 0 || took+st.DropCount(DropBadFCS) != n {
+		t.Fatalf("s1 took %d, port %+v: want some taken, the rest bad_fcs, %d in all", took, st, n)
+	}
+	for _, g := range sw[0].got {
+		if linkLocal(g.frame) || g.t%(10*us) != head {
+			t.Errorf("s1 took % x at %v, %v into its slot; want an ordinary address at %v", g.frame[:6], g.t, g.t%(10*us), head)
+		}
+	}
+}

@@ -269,7 +269,9 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 	to := &s.nodes[pp.to]
 	tail := addTime(end, pp.delay)
 	deliver := tail
-	if d := to.timing.CutThrough; d > 0 {
+	// A frame to a reserved group address a cut-through node consumes,
+	// and takes whole (see deliver).
+	if d := to.timing.CutThrough; d > 0 && !arrivesLinkLocal(frame, flip) {
 		deliver = addTime(addTime(start, pp.delay), pp.ser(fr.Preamble+min(d, wire)))
 	}
 	deliver = addTime(deliver, to.timing.Latency)
@@ -338,7 +340,7 @@ func (s *Sim) deliver(ev event) {
 			s.pipes[pp.idx^1].capture(s.now)
 			s.captureErr(pt.capture.WritePacket(s.now, f.frame))
 		}
-		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0, tail: addTime(f.tail, to.timing.Latency), poisoned: f.poisoned,
+		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0 && !linkLocal(f.frame), tail: addTime(f.tail, to.timing.Latency), poisoned: f.poisoned,
 			src: pp.idx + 1, srcTail: f.tail}
 		to.elem.Receive(pp.toPort, f.frame)
 		s.rx = rxContext{}
@@ -375,6 +377,18 @@ func (s *Sim) truncate(n, src int32, now, tail element.Time, exact bool) {
 			}
 		}
 	}
+}
+
+// arrivesLinkLocal reports whether frame, with bit flip-1 flipped on the
+// way when flip > 0, arrives addressed to a reserved group address.
+func arrivesLinkLocal(frame []byte, flip int32) bool {
+	if flip > 0 && (flip-1)/8 < 6 && len(frame) >= 6 {
+		var a [6]byte
+		copy(a[:], frame)
+		a[(flip-1)/8] ^= 1 << ((flip - 1) % 8)
+		return linkLocal(a[:])
+	}
+	return linkLocal(frame)
 }
 
 // linkLocal reports whether frame goes to one of IEEE 802.1D's reserved
