@@ -320,3 +320,36 @@ func TestARPTableFullScansOnce(t *testing.T) {
 		t.Errorf("no arp_gc after the entries aged out")
 	}
 }
+
+// TestPingInFlightAtEnd: a result taken before the ping is done leaves
+// out the requests whose timeout has not run out (a run that ends just
+// after the last request reported it lost); older unanswered ones are
+// lost, and a finished ping has nothing in flight.
+func TestPingInFlightAtEnd(t *testing.T) {
+	const d = 10 * us
+	n, a, _, _, _ := pair(t, gbps, d, nil)
+	n.run(sec)
+	a.Ping(ipB, 1, ms) // resolve ARP first
+	n.run(2 * sec)
+	start := n.now
+	p := a.Ping(ipB, 3, ms)
+	n.run(start + 2*ms + d) // the third request is on the wire
+	r := p.Result()
+	if p.Done() || r.Sent != 3 || r.Received != 2 || r.InFlight != 1 || r.Loss != 0 {
+		t.Fatalf("cut off after the third request: done %v, result %+v", p.Done(), r)
+	}
+	n.run(start + 3*sec)
+	if r = p.Result(); !p.Done() || r.Received != 3 || r.InFlight != 0 || r.Loss != 0 {
+		t.Fatalf("finished: done %v, result %+v", p.Done(), r)
+	}
+
+	// Nobody answers: requests older than the 1-s timeout are lost, the
+	// newer ones in flight.
+	ghost := netip.MustParseAddr("10.0.0.9")
+	start = n.now
+	p = a.PingWith(ghost, PingOptions{Count: 4, Interval: 400 * ms})
+	n.run(start + 1700*ms) // requests at +0, +0.4, +0.8, +1.2 s
+	if r = p.Result(); r.Sent != 4 || r.Received != 0 || r.InFlight != 2 || r.Loss != 1 {
+		t.Fatalf("unanswered, cut off: result %+v", r)
+	}
+}

@@ -75,12 +75,18 @@ type PingOptions struct {
 	Timeout element.Time
 }
 
-// PingResult is the outcome of a ping run.
+// PingResult is the outcome of a ping run. InFlight counts the requests
+// not answered yet whose Timeout has not run out: taken before the app is
+// done (a run that ends meanwhile), their replies may still be on their
+// way, so they are neither received nor lost, and not in Loss, which is
+// (Sent - InFlight - Received) / (Sent - InFlight) (0 when nothing is
+// counted yet). Once the app is done, InFlight is 0.
 type PingResult struct {
 	Src        string         `json:"src"`
 	Dst        string         `json:"dst"`
 	Sent       int            `json:"sent"`
 	Received   int            `json:"received"`
+	InFlight   int            `json:"in_flight"`
 	Duplicates int            `json:"duplicates,omitempty"`
 	Loss       float64        `json:"loss"`
 	RTT        Summary        `json:"rtt"`
@@ -215,8 +221,16 @@ func (p *PingApp) finish() {
 func (p *PingApp) Result() PingResult {
 	r := PingResult{Src: p.h.cfg.Name, Dst: p.dst.String(), Sent: len(p.sentAt), Received: len(p.rtts),
 		Duplicates: p.dups, RTT: Summarize(p.rtts), RTTs: p.rtts}
-	if r.Sent > 0 {
-		r.Loss = float64(r.Sent-r.Received) / float64(r.Sent)
+	if !p.fired {
+		now := p.h.env.Now()
+		for i := len(p.sentAt) - 1; i >= 0 && now-p.sentAt[i] < p.opt.Timeout; i-- {
+			if !p.got[i] {
+				r.InFlight++
+			}
+		}
+	}
+	if n := r.Sent - r.InFlight; n > 0 {
+		r.Loss = float64(n-r.Received) / float64(n)
 	}
 	if p.err != nil {
 		r.Error = p.err.Error()

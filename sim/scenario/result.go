@@ -48,9 +48,9 @@ type Result struct {
 // Loss is null for the kinds that do not count packets (tcp, tcp_rr,
 // shuffle) and for a udp flow whose payloads are too short to carry a
 // sequence number (under 20 bytes), RTT for those that take no RTT samples
-// (udp, tcp, shuffle). InFlight counts the udp datagrams that may still be
-// on their way at the end of the run (host.UDPResult): neither received
-// nor lost, and not in Loss.
+// (udp, tcp, shuffle). InFlight counts the udp datagrams and ping requests
+// that may still be on their way at the end of the run (host.UDPResult,
+// host.PingResult): neither received nor lost, and not in Loss.
 type Flow struct {
 	ID            int           `json:"id"`
 	Kind          string        `json:"kind"`

@@ -471,6 +471,24 @@ func TestUDPInFlightAtEnd(t *testing.T) {
 	}
 }
 
+// TestPingInFlightAtEnd: a ping whose last request is on the wire when the
+// run ends loses nothing; that request is in flight. It counted as lost
+// (33 % for three requests, the run ending 3 us after the last).
+func TestPingInFlightAtEnd(t *testing.T) {
+	res := run(t, "topology: line:2\nscheme: learn\nduration: 23ms\nlinks: {delay: 100us}\nworkloads:\n  - ping: {from: h1, to: h2, count: 3, interval: 10ms, at: 2997us}\n", RunOptions{})
+	f := res.Flows[0]
+	if f.Done || f.Sent != 3 || f.Received != 2 || f.InFlight != 1 || f.Loss == nil || *f.Loss != 0 || res.Aggregate.Loss != 0 || res.Aggregate.InFlight != 1 {
+		t.Fatalf("flow done %v sent %d received %d in flight %d loss %v; aggregate %+v", f.Done, f.Sent, f.Received, f.InFlight, f.Loss, res.Aggregate)
+	}
+	var text strings.Builder
+	if err := res.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if want := "loss 0.00% (0/2), 1 in flight\n"; !strings.Contains(text.String(), want) {
+		t.Errorf("text %s\nwant %q", text.String(), want)
+	}
+}
+
 // TestUDPSmallPayloadLossNull: payloads under 20 bytes carry no sequence
 // number: the flow's loss is null and stays out of the aggregate, beside a
 // ping that lost nothing. It was 100 %.

@@ -284,7 +284,7 @@ func (r *Run) start(fl *flow) {
 			f := base
 			res := app.Result()
 			f.Done, f.Detail = app.Done(), res
-			f.Sent, f.Received = int64(res.Sent), int64(res.Received)
+			f.Sent, f.Received, f.InFlight = int64(res.Sent), int64(res.Received), int64(res.InFlight)
 			f.Loss = ptr(res.Loss)
 			f.RTT = &res.RTT
 			f.rtts = res.RTTs
