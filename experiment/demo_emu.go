@@ -355,6 +355,12 @@ func started(cmd *exec.Cmd) *proc {
 
 // wait returns the command's exit, or kills it when ctx ends first.
 func (p *proc) wait(ctx context.Context) error {
+	// An interrupt comes first: when the process has ended too, a select
+	// over both would pick either at random.
+	if ctx.Err() != nil {
+		p.stop()
+		return ctx.Err()
+	}
 	select {
 	case <-p.done:
 		return p.err

@@ -241,3 +241,26 @@ func TestDemoEmuInterruptAfterFailover(t *testing.T) {
 		t.Errorf("JSON: %s", js)
 	}
 }
+
+// TestProcWaitInterruptFirst: an interrupt wins over a process that has
+// ended too; a select over both picked either at random, so an interrupt
+// after the failover line let the demo finish half the time once iperf3
+// was done (TestDemoEmuInterruptAfterFailover failed so under load).
+func TestProcWaitInterruptFirst(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := started(cmd)
+	<-p.done
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 100 {
+		if err := p.wait(ctx); !errors.Is(err, context.Canceled) {
+			t.Fatalf("wait after an interrupt, the process ended too: %v, want context.Canceled", err)
+		}
+	}
+	if err := p.wait(context.Background()); err != nil {
+		t.Fatalf("wait without an interrupt: %v", err)
+	}
+}
