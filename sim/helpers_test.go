@@ -128,7 +128,7 @@ func twoHosts(t testing.TB) (s *Sim, a, b *rec) {
 func slowOutCutThrough(t testing.TB) (s *Sim, h1 *rec, sw *ctRec, h2 *rec) {
 	t.Helper()
 	s = mustNew(t, line(t, 1, 1_000_000_000, 0), Options{})
-	s.pipes[2].rate = 100_000_000
+	s.pipes[2].setRate(100_000_000)
 	h1, h2 = &rec{}, &rec{}
 	sw = &ctRec{rec{fwd: map[element.Port]element.Port{1: 2}, ct: 6}}
 	must(t, s.Place(0, h1))

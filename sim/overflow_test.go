@@ -106,3 +106,38 @@ func TestSerializationCarriesFraction(t *testing.T) {
 		}
 	}
 }
+
+// TestSerializeFastPathExact: at rates dividing 8e12 serialize multiplies
+// instead of dividing 128 bits; end and busy are the same either way,
+// across frame sizes, gaps, back-to-back starts and huge frames.
+func TestSerializeFastPathExact(t *testing.T) {
+	for _, rate := range []int64{1, 8, 1e6, 1e8, 1e9, 1e10, 25e9, 4e10, 1e11, 4e11, 8e12} {
+		var fast, slow pipe
+		fast.psPerByteNum, slow.psPerByteNum = 8*int64(element.Second), 8*int64(element.Second)
+		fast.setRate(rate)
+		slow.rate = rate // psPerByte 0: the general path
+		if fast.psPerByte == 0 {
+			t.Fatalf("rate %d: no fast path", rate)
+		}
+		start := element.Time(0)
+		for i, n := range []int{0, 1, 64, 72, 1538, 9000, 1<<20 - 21, 1 << 20, 1 << 30} {
+			for _, ifg := range []int{0, 12, 20} {
+				if i%2 == 1 {
+					start = fast.busy // back to back
+				} else {
+					start = max(fast.busy, start) + 7
+				}
+				ef, es := fast.serialize(start, n, ifg), slow.serialize(start, n, ifg)
+				if ef != es || fast.busy != slow.busy || fast.frac != slow.frac {
+					t.Fatalf("rate %d, %d+%d bytes from %d: fast end %d busy %d frac %d, general end %d busy %d frac %d",
+						rate, n, ifg, start, ef, fast.busy, fast.frac, es, slow.busy, slow.frac)
+				}
+			}
+		}
+	}
+	var p pipe
+	p.psPerByteNum = 8 * int64(element.Second)
+	if p.setRate(3e9); p.psPerByte != 0 {
+		t.Errorf("3 Gb/s: psPerByte %d, want 0 (not exact)", p.psPerByte)
+	}
+}

@@ -380,7 +380,8 @@ func (s *Sim) SetLinkParams(l topo.LinkID, rate int64, delay element.Time) error
 		return fmt.Errorf("sim: link %d rate %d delay %v: %w", l, rate, delay, ErrBadOption)
 	}
 	for _, pp := range []*pipe{&s.pipes[2*l], &s.pipes[2*l+1]} {
-		pp.rate, pp.delay = rate, delay
+		pp.setRate(rate)
+		pp.delay = delay
 	}
 	return nil
 }
