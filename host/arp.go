@@ -24,7 +24,12 @@ type arpTable struct {
 	// against a table full of live entries costs a lookup a frame, not a
 	// scan of every entry.
 	gcNext element.Time
-	scans  int // full scans, for tests
+	// The last walk of the full table, and the refusals since: walks
+	// are rate-limited (arpRoom).
+	walked   bool
+	lastWalk element.Time
+	refused  int
+	scans    int // full scans, for tests
 }
 
 type arpEntry struct {
@@ -116,8 +121,19 @@ func (h *Host) arpGarbage(e *arpEntry) bool {
 // garbage entries first when it is full; it counts arp_table_full when
 // not.
 func (h *Host) arpRoom() bool {
-	if now := h.env.Now(); len(h.arp.m) >= h.cfg.ARPMaxEntries && now >= h.arp.gcNext {
+	now := h.env.Now()
+	// A steady flood fills each slot a walk frees at once, and the
+	// entries it made turn into garbage one by one, a frame apart: were
+	// a walk allowed whenever garbage may exist, every frame would walk
+	// the table again. So a walk also waits for an eighth of the table's
+	// size in refusals since the last (8 entries a frame, amortized) or
+	// for arpGCInterval (Linux too rate-limits its forced collection),
+	// whichever comes first; meanwhile the table refuses, as when full.
+	mayWalk := !h.arp.walked || h.arp.refused >= max(1, h.cfg.ARPMaxEntries/8) ||
+		now >= addSat(h.arp.lastWalk, min(arpGCInterval, h.cfg.ARPTimeout))
+	if len(h.arp.m) >= h.cfg.ARPMaxEntries && now >= h.arp.gcNext && mayWalk {
 		h.arp.scans++
+		h.arp.walked, h.arp.lastWalk, h.arp.refused = true, now, 0
 		// An entry becomes garbage ARPTimeout after it expires, and
 		// expires is only ever set to a resolution's time plus
 		// ARPTimeout: an entry that is not yet resolved and idle (one
@@ -139,6 +155,7 @@ func (h *Host) arpRoom() bool {
 		h.arp.gcNext = next
 	}
 	if len(h.arp.m) >= h.cfg.ARPMaxEntries {
+		h.arp.refused++
 		h.ctr.Inc("arp_table_full")
 		return false
 	}
@@ -266,6 +283,10 @@ func (h *Host) arpLearn(e *arpEntry, mac wire.MAC) {
 		h.send(f)
 	}
 }
+
+// arpGCInterval is the time after which a full table may be walked
+// again however few refusals came since (ARPTimeout if shorter).
+const arpGCInterval = element.Second
 
 // addSat is t+d, saturating at the largest Time instead of wrapping.
 func addSat(t, d element.Time) element.Time {
