@@ -940,9 +940,11 @@ func (a *Agent) fabricControl(src wire.MAC, payload []byte) {
 			a.c.Inc("drop_bad_control")
 			return
 		}
-		if a.ctrl != nil {
+		if a.ctrl != nil && !a.unknownSwitch(m.SwitchID) {
 			// A host that floods to the controller knows it; if the
 			// controller does not know the host, discovery missed it.
+			// (Not a notification hostNotify drops as forged: it names
+			// a switch the controller does not know.)
 			a.ctrl.heardFrom(src)
 		}
 		a.hostNotify(m, src)

@@ -57,13 +57,28 @@ func TestForgedUnknownSwitchNotFlooded(t *testing.T) {
 		t.Fatalf("forged reports after discovery: %v", c)
 	}
 
+	// The same from a sender the controller does not know: dropped as
+	// forged, it is no hint of a host discovery missed (it cost a host
+	// rescan, and three more tries).
+	before = ca.Counters()
+	now = l.s.Now()
+	l.s.At(now+element.Microsecond, func() {
+		n := &wire.DumbNetHostNotify{Origin: wire.MAC{0x02, 0xba, 0xd0, 0, 0, 7}, Seq: 1, SwitchID: 0xdead07, Port: 1, State: wire.PortDown}
+		inj.env.Send(1, ctrlFrame(t, wire.MAC(cmac), wire.MAC{0x02, 0xba, 0xd0, 0, 0, 0x77}, hostTags(t, g, rogue, ctrl), n))
+	})
+	l.s.Run(now + 5*element.Second)
+	c = ca.Counters()
+	if c["drop_unknown_switch"] != 4 || c["ctrl_host_rescans"] != before["ctrl_host_rescans"] || c["ctrl_host_rescans_deferred"] != before["ctrl_host_rescans_deferred"] {
+		t.Fatalf("forged report from an unknown sender: %v", c)
+	}
+
 	// h3's cable goes down: its switch reports a port with no switch link.
 	h3, _ := g.Lookup("h3")
 	lk, _ := g.PortLink(h3, 1)
 	now = l.s.Now()
 	l.s.At(now+element.Microsecond, func() { _ = l.s.SetLink(lk, false) })
 	l.s.Run(now + element.Millisecond)
-	if c := ca.Counters(); c["ctrl_link_events_no_link"] != 1 || c["drop_unknown_switch"] != 3 {
+	if c := ca.Counters(); c["ctrl_link_events_no_link"] != 1 || c["drop_unknown_switch"] != 4 {
 		t.Fatalf("host cable down: %v", c)
 	}
 }
