@@ -78,7 +78,7 @@ func (pp *pipe) init(s *Sim, from int32, fp element.Port, to int32, tp element.P
 
 // setRate sets the link's rate in bit/s (0: no serialization delay).
 func (pp *pipe) setRate(rate int64) {
-	pp.rate, pp.psPerByte = rate, 0
+	pp.rate, pp.psPerByte, pp.frac = rate, 0, 0
 	if rate > 0 && pp.psPerByteNum%rate == 0 {
 		pp.psPerByte = pp.psPerByteNum / rate
 	}
