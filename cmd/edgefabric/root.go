@@ -360,10 +360,10 @@ func prepareOutDir(flag, dir string) (undo func(), err error) {
 	return undo, nil
 }
 
-// numberFlagErr matches pflag's error for a number flag that does not
-// parse: `invalid argument "abc" for "--seed" flag: strconv.ParseUint:
-// parsing "abc": invalid syntax`.
-var numberFlagErr = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-[^,]+, )?(--[^"]+)" flag: strconv\.Parse(Uint|Int|Float): parsing ".*": (invalid syntax|value out of range)$`)
+// numberFlagErr matches pflag's error for a number or boolean flag that
+// does not parse: `invalid argument "abc" for "--seed" flag:
+// strconv.ParseUint: parsing "abc": invalid syntax`.
+var numberFlagErr = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-[^,]+, )?(--[^"]+)" flag: strconv\.Parse(Uint|Int|Float|Bool): parsing ".*": (invalid syntax|value out of range)$`)
 
 // durationFlagErr matches pflag's error for a duration flag that does
 // not parse (`... flag: time: invalid duration "abc"`).
@@ -373,9 +373,9 @@ var durationFlagErr = regexp.MustCompile(`^invalid argument "(.*)" for "(?:-[^,]
 // too large is the one for a malformed value.
 var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$`)
 
-// plainFlagError says what a number or duration flag wants instead of
-// quoting Go's parser (strconv.ParseUint: parsing "abc": invalid syntax);
-// other flag errors are already plain.
+// plainFlagError says what a number, boolean or duration flag wants
+// instead of quoting Go's parser (strconv.ParseUint: parsing "abc":
+// invalid syntax); other flag errors are already plain.
 func plainFlagError(err error) error {
 	if m := durationFlagErr.FindStringSubmatch(err.Error()); m != nil {
 		if durationSyntax.MatchString(m[1]) {
@@ -388,7 +388,7 @@ func plainFlagError(err error) error {
 	if m == nil {
 		return err
 	}
-	want := map[string]string{"Uint": "a whole number, 0 or more", "Int": "a whole number", "Float": "a number"}[m[3]]
+	want := map[string]string{"Uint": "a whole number, 0 or more", "Int": "a whole number", "Float": "a number", "Bool": "true or false"}[m[3]]
 	if m[4] == "value out of range" {
 		return fmt.Errorf("%s %q: out of range", m[2], m[1])
 	}

@@ -67,7 +67,7 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	fl.StringVar(&f.scheme, "scheme", "", "fabric scheme (required): "+strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
 	_ = fl.SetAnnotation("scheme", requiredFlag, nil)
 	fl.StringVar(&f.name, "name", "lab", "lab name: 1-16 characters of a-z, 0-9 and _, the first a letter or digit (no -)")
-	fl.StringVar(&f.rate, "rate", "", `shape every link with tbf: a rate ("100M", "1G") or "topo" for each link's own rate`)
+	fl.StringVar(&f.rate, "rate", "", `shape every link with tbf: a rate in bits per second ("100M", "1G") or "topo" for each link's own rate`)
 	fl.StringVar(&f.delay, "delay", "", `delay every link in the emulator's own ports (no netem here): a delay ("5ms") or "topo" for each link's own; at least 100us: shorter ones the emulator cannot apply, and "topo" leaves such links undelayed (not with kernel-bridge)`)
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for the topology generator and the scheme")
 	fl.StringArrayVarP(&f.params, "param", "p", nil, "scheme parameter key=value (repeatable)")

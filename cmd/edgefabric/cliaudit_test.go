@@ -1,0 +1,57 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBoolFlagValuePlain: a boolean flag given a value that is no boolean
+// is told as the number flags are, without Go's parser in the message
+// ("strconv.ParseBool: parsing \"maybe\": invalid syntax").
+func TestBoolFlagValuePlain(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"topo", "list", "--json=maybe"}, `edgefabric: --json "maybe": want true or false (see 'edgefabric topo list --help')` + "\n"},
+		{[]string{"demo", "-q=2"}, `edgefabric: --quiet "2": want true or false (see 'edgefabric demo --help')` + "\n"},
+	} {
+		code, out, errOut := topoCLI(c.args...)
+		if code != 2 || out != "" || errOut != c.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr\n got  %q\n want %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
+
+// TestSimLogLevels: sim --log takes the five levels its help names, in
+// any case, and nothing else: slog's parser took "INFO" and "debug+4" but
+// refused "OFF".
+func TestSimLogLevels(t *testing.T) {
+	p := writeFile(t, t.TempDir(), "s.yaml", "name: t\ntopology: line:1\nscheme: stp\nduration: 1ms\n")
+	for _, lv := range []string{"OFF", "Info", "debug"} {
+		if code, _, errOut := runCLI(t, "sim", p, "--log", lv); code != 0 {
+			t.Errorf("--log %s: exit %d, stderr %q", lv, code, errOut)
+		}
+	}
+	for _, lv := range []string{"debug+4", "info-2", "warning"} {
+		code, out, errOut := runCLI(t, "sim", p, "--log", lv)
+		want := `edgefabric: --log "` + lv + `": want off, error, warn, info or debug` + "\n"
+		if code != 2 || out != "" || errOut != want {
+			t.Errorf("--log %s: exit %d, stdout %q, stderr %q; want 2 and %q", lv, code, out, errOut, want)
+		}
+	}
+}
+
+// TestUpRateHelpUnit: up --help names the unit of --rate, as the error
+// for a bad one does.
+func TestUpRateHelpUnit(t *testing.T) {
+	code, out, _ := topoCLI("up", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, "--rate string") && !strings.Contains(line, "bits per second") {
+			t.Errorf("--rate's help names no unit: %q", line)
+		}
+	}
+}
