@@ -55,3 +55,38 @@ func TestUpRateHelpUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestUpRefusesSplitHosts: up refuses a topology whose hosts the fabric
+// does not join, as plan spain and demo do (it waited out its --timeout,
+// 110 s for stp, then failed with "element on h3 reports not ready"),
+// unless --no-wait-reach asks for no reachability and the scheme has no
+// readiness of its own that needs it (dumbnet's discovery does).
+func TestUpRefusesSplitHosts(t *testing.T) {
+	split := writeFile(t, t.TempDir(), "split.yaml", `name: split
+nodes:
+  - {name: s1, kind: switch}
+  - {name: s2, kind: switch}
+  - {name: h1, kind: host}
+  - {name: h2, kind: host}
+links:
+  - [s1:1, h1:1]
+  - [s2:1, h2:1]
+`)
+	for _, args := range [][]string{
+		{"up", split, "--scheme", "dumbnet", "--name", "nosuchlab_t"},
+		{"up", split, "--scheme", "stp", "--name", "nosuchlab_t"},
+		{"up", split, "--scheme", "dumbnet", "--name", "nosuchlab_t", "--no-wait-reach"},
+	} {
+		code, out, errOut := runCLI(t, args...)
+		want := "edgefabric: topology " + split + " is not connected: h1 cannot reach h2, and the lab would never be ready"
+		if code != 2 || out != "" || !strings.HasPrefix(errOut, want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", args, code, out, errOut, want)
+		}
+	}
+	if _, _, err := upOptions(split, upFlags{scheme: "stp", name: "nosuchlab_t", noWait: true}); err != nil {
+		t.Errorf("stp --no-wait-reach: %v", err)
+	}
+	if _, _, err := upOptions("line:2", upFlags{scheme: "dumbnet", name: "nosuchlab_t"}); err != nil {
+		t.Errorf("line:2: %v", err)
+	}
+}

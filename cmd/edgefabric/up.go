@@ -185,6 +185,13 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 	if len(g.Nodes(topo.Host)) == 0 {
 		return nil, o, fmt.Errorf("topology %s has no hosts", topoArg)
 	}
+	// Hosts the fabric does not join never get ready: DumbNet's
+	// controller cannot discover them, and h1 cannot ping them. up waited
+	// out its --timeout (110 s for stp) and failed with "element on h3
+	// reports not ready"; plan spain and demo refuse such a topology too.
+	if a, b, split := splitHosts(g); split && (f.scheme == dumbnet.Name || !f.noWait) {
+		return nil, o, fmt.Errorf("topology %s is not connected: %s cannot reach %s, and the lab would never be ready (fail links of a running lab with 'edgefabric link' instead)", topoArg, g.Node(a).Name, g.Node(b).Name)
+	}
 	if f.scheme == dumbnet.Name && (o.Delay > 0 || o.TopoDelay) && o.Scheme.Params["probetimeout"] == "" {
 		// A discovery round waits 50 ms for its probes; over delayed
 		// links their round trip is longer, and the fabric was never
@@ -200,6 +207,33 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 		return nil, o, err
 	}
 	return g, o, nil
+}
+
+// splitHosts reports whether some host cannot reach the first host over
+// g's links, and names the two.
+func splitHosts(g *topo.Graph) (a, b topo.NodeID, split bool) {
+	hosts := g.Nodes(topo.Host)
+	seen := map[topo.NodeID]bool{hosts[0]: true}
+	queue := []topo.NodeID{hosts[0]}
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, l := range g.Ports(n) {
+			if l == topo.NoLink {
+				continue
+			}
+			if o := g.Link(l).Other(n).Node; !seen[o] {
+				seen[o] = true
+				queue = append(queue, o)
+			}
+		}
+	}
+	for _, h := range hosts[1:] {
+		if !seen[h] {
+			return hosts[0], h, true
+		}
+	}
+	return 0, 0, false
 }
 
 // dumbnetProbeTimeout is DumbNet's discovery round under the emulator's
