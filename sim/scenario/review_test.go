@@ -169,6 +169,9 @@ func paramRegistry() *scheme.Registry {
 		if v := o.Params["abad"]; v != "" {
 			return nil, fmt.Errorf("params: param abad=%q: refused", v)
 		}
+		if o.Params["fd"] != "" && o.Params["max"] == "" {
+			return nil, fmt.Errorf("params: fd without max")
+		}
 		if o.Params["a"] != "" && o.Params["b"] != "" {
 			return nil, fmt.Errorf("params: a and b together")
 		}
@@ -197,6 +200,13 @@ func TestSchemeParamErrors(t *testing.T) {
 			`test.yaml:6: params.abad: bad scenario: scheme params on ring:3: params: param abad="1": refused`},
 		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  b: 2\n  a: 1\n",
 			"test.yaml:5: params: bad scenario: scheme params on ring:3: params: a and b together"},
+		// fd is refused alone but fine with max; hello is the fault (as
+		// stp's {hello: 0s, max_age: 6s, forward_delay: 4s}, which blamed
+		// forward_delay, refused alone with the default max age).
+		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  fd: 1\n  max: 1\n  hello: soon\n",
+			`test.yaml:7: params.hello: bad scenario: scheme params on ring:3: params: param hello="soon": want a duration`},
+		{"topology: ring:3\nscheme: params\nduration: 1s\nparams:\n  fd: 1\n",
+			`test.yaml:5: params.fd: bad scenario: scheme params on ring:3: params: fd without max`},
 	} {
 		sc, err := Parse([]byte(c.yaml), "test.yaml", Options{Registry: paramRegistry()})
 		if err != nil {

@@ -221,10 +221,14 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 // scenario: scheme S on T: ERR. Schemes say which parameter they refuse
 // only in words, so the parameter at fault is found by trying the scheme
 // without any (the fault is then the scheme's or the topology's: the
-// scheme's line), then with each alone (the first, in name order, that is
-// refused on its own: its line, as params.NAME, with the error it gets
-// alone, which is about it). A fault of several
-// together is reported at the first parameter's line, as params.
+// scheme's line), then with all but one (when the removal of exactly one
+// is accepted, that one is at fault: its line, as params.NAME, with the
+// error it gets alone when it is refused alone, which is about it), then
+// with each alone (the first, in name order, refused on its own). A fault of several
+// together is reported at the first parameter's line, as params. (Each
+// alone came first once: stp's forward_delay 4s is refused alone, with
+// the default max age, so {hello: 0s, max_age: 6s, forward_delay: 4s}
+// blamed forward_delay, not hello.)
 func (sc *Scenario) schemeError(err error) error {
 	g := sc.Graph
 	line, field := sc.schemeLine, "scheme"
@@ -239,13 +243,32 @@ func (sc *Scenario) schemeError(err error) error {
 				line = l
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(sc.Params)) {
+		keys := slices.Sorted(maps.Keys(sc.Params))
+		var fixers []string // the parameters whose removal is accepted
+		for _, k := range keys {
+			rest := maps.Clone(sc.Params)
+			delete(rest, k)
+			if len(keys) > 1 && refused(rest) == nil {
+				fixers = append(fixers, k)
+			}
+		}
+		found := false
+		if len(fixers) == 1 {
+			k := fixers[0]
+			line, field, found = sc.paramLines[k], "params."+k, true
 			// The error of k alone, so that the message is about the
 			// parameter named: with all of them, the scheme may
 			// complain first about another one refused with k.
 			if e := refused(map[string]string{k: sc.Params[k]}); e != nil {
-				line, field, err = sc.paramLines[k], "params."+k, e
+				err = e
+			}
+		}
+		for _, k := range keys {
+			if found {
 				break
+			}
+			if e := refused(map[string]string{k: sc.Params[k]}); e != nil {
+				line, field, err, found = sc.paramLines[k], "params."+k, e, true
 			}
 		}
 	}
