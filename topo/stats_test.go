@@ -262,3 +262,33 @@ func TestSelfLoopRefused(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestDiameterBoundsPassBounded: over budget, the pass that sharpens the
+// lower bound runs only when it is cheap; on a long ring it cost a sweep
+// of every node per level (ring:100000: 23 s for `topo show`, quadratic).
+func TestDiameterBoundsPassBounded(t *testing.T) {
+	g := bigFabric(8)
+	if lo, hi, _ := g.diameter(StatsOptions{DiameterBudget: 1}); lo != 7 || hi != 12 {
+		t.Fatalf("big8 with the pass: %d..%d, want 7..12", lo, hi)
+	}
+	old := boundsPassBudget
+	boundsPassBudget = 1
+	lo, hi, exact := g.diameter(StatsOptions{DiameterBudget: 1})
+	boundsPassBudget = old
+	if lo != 6 || hi != 12 || exact {
+		t.Fatalf("big8 without the pass: %d..%d exact %v, want the sweeps' 6..12", lo, hi, exact)
+	}
+	// ring:20000 is past the pass's budget (60,000 nodes and links, 10,001
+	// levels): its bounds are the sweeps', exact on a ring's lower side.
+	r, err := Parse("ring:20000", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.fabric()
+	if cost := int64(len(c.node)+len(c.adj)) * (10_000 + 2); cost <= boundsPassBudget {
+		t.Fatalf("ring:20000's pass costs %d, within the budget %d: pick a longer ring", cost, boundsPassBudget)
+	}
+	if lo, hi, exact := r.diameter(StatsOptions{}); lo != 10_000 || hi != 20_000 || exact {
+		t.Errorf("ring:20000: %d..%d exact %v, want 10000..20000 (bounds)", lo, hi, exact)
+	}
+}
