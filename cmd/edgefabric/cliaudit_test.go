@@ -90,3 +90,12 @@ links:
 		t.Errorf("line:2: %v", err)
 	}
 }
+
+// TestUpParamTwice: a scheme parameter given twice is refused, as a
+// scenario file's duplicate key is; the last one won silently.
+func TestUpParamTwice(t *testing.T) {
+	code, out, errOut := runCLI(t, "up", "line:2", "--scheme", "stp", "--name", "nosuchlab_t", "-p", "hello=1s", "-p", "hello=2s")
+	if want := "edgefabric: --param \"hello=2s\": hello given twice\n"; code != 2 || out != "" || errOut != want {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out, errOut, want)
+	}
+}

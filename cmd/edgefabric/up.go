@@ -115,6 +115,11 @@ func parseParams(ps []string) (map[string]string, error) {
 		if !ok || k == "" {
 			return nil, fmt.Errorf("--param %q: want key=value", p)
 		}
+		if _, dup := m[k]; dup {
+			// As a scenario file refuses a key given twice: the
+			// last one winning silently hides a typo.
+			return nil, fmt.Errorf("--param %q: %s given twice", p, k)
+		}
 		m[k] = v
 	}
 	return m, nil
