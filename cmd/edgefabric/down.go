@@ -59,7 +59,12 @@ and after SIGTERM before SIGKILL, so a hung daemon takes up to three times it.`,
 				return noLab(name)
 			}
 			if asJSON {
-				if jerr := writeJSON(c.OutOrStdout(), rep); jerr != nil {
+				// Named, as link's report is: one can log many downs.
+				named := struct {
+					Lab string `json:"lab"`
+					emu.CleanupReport
+				}{name, rep}
+				if jerr := writeJSON(c.OutOrStdout(), named); jerr != nil {
 					return jerr
 				}
 				return err

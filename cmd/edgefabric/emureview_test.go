@@ -96,7 +96,9 @@ func TestReviewUnknownNode(t *testing.T) {
 	for i := range 13 {
 		many = append(many, fmt.Sprintf("h%d", i+1))
 	}
-	fakeLab(t, small, nil, state(small, "s1", "h1", "h2"))
+	// small has a live owner (this process), so that exec gets as far
+	// as the namespace; in a crashed lab it refuses before.
+	fakeLab(t, small, map[string]any{"pid": os.Getpid()}, state(small, "s1", "h1", "h2"))
 	fakeLab(t, big, nil, state(big, many...))
 	for _, c := range []struct {
 		lab, want string

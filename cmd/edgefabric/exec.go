@@ -124,6 +124,15 @@ func nodeNamespace(name, node string) (string, error) {
 			}
 			return "", nerr
 		}
+		if err == nil {
+			// A crashed lab's state file outlives it: its namespaces
+			// are left, but no element forwards any more, and a command
+			// run there would only seem to find the fabric broken.
+			if _, alive := emu.Owner(name); !alive {
+				_, cerr := labNotRunning(name, "exec", "emu.Lab.Exec")
+				return "", cerr
+			}
+		}
 		return ns, err
 	}
 }

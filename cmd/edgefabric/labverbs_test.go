@@ -313,7 +313,8 @@ func TestLabListAndDownStates(t *testing.T) {
 	fakeLab(t, mute, map[string]any{"pid": muteSleeper.Process.Pid, "daemon": true},
 		emu.State{Name: mute, Scheme: "stp", Topology: "line:2", Pid: muteSleeper.Process.Pid, PidStart: pidStart(t, muteSleeper.Process.Pid), Prefix: emu.Prefix(mute)})
 	// A crashed daemon: its pid with another start time is not it.
-	fakeLab(t, dead, nil, emu.State{Name: dead, Scheme: "stp", Topology: "line:2", Pid: os.Getpid(), PidStart: 1, Prefix: emu.Prefix(dead)})
+	fakeLab(t, dead, nil, emu.State{Name: dead, Scheme: "stp", Topology: "line:2", Pid: os.Getpid(), PidStart: 1, Prefix: emu.Prefix(dead),
+		Nodes: []emu.StateNode{{Name: "h1", Kind: "host", Namespace: emu.Prefix(dead) + "n1"}}})
 	ns, ns2 := emu.Prefix(dead)+"n1", emu.Prefix(dead)+"n2"
 	for _, ns := range []string{ns, ns2} {
 		if out, err := exec.Command("ip", "netns", "add", ns).CombinedOutput(); err != nil {
@@ -381,14 +382,22 @@ func TestLabListAndDownStates(t *testing.T) {
 		t.Errorf("link on a crashed lab: exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
 	}
 
+	// exec on a crashed lab whose state file is left: refused as link
+	// and status refuse (it ran the command in the leftover namespace,
+	// where nothing forwards, and exited 0).
+	code, out, errOut = topoCLI("exec", dead, "h1", "--", "true")
+	if want := "edgefabric: lab " + dead + " has no live daemon (crashed?): run 'edgefabric down " + dead + "' to remove its leftovers\n"; code != 1 || out != "" || errOut != want {
+		t.Errorf("exec on a crashed lab: exit %d, stdout %q, stderr\n got  %q\n want %q", code, out, errOut, want)
+	}
+
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"down", crashed, "--json"}, "{\n  \"daemon\": \"none\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n"},
+		{[]string{"down", crashed, "--json"}, "{\n  \"lab\": \"" + crashed + "\",\n  \"daemon\": \"none\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n"},
 		{[]string{"down", inproc}, "lab " + inproc + ": it runs in process " + fmt.Sprint(os.Getpid()) + " without a daemon: its lab was torn down under it\nlab " + inproc + " removed\n"},
 		{[]string{"down", starting}, "lab " + starting + ": daemon stopped\nlab " + starting + " removed\n"}, // a starting daemon that leaves on SIGTERM
-		{[]string{"down", mute, "--json"}, "{\n  \"daemon\": \"killed\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n"},
+		{[]string{"down", mute, "--json"}, "{\n  \"lab\": \"" + mute + "\",\n  \"daemon\": \"killed\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n"},
 		{[]string{"down", dead}, fmt.Sprintf("lab %s: the daemon had crashed\nlab %s: killed 1 processes still running in its namespaces (pids %d)\nlab %s: removed 2 leftover namespaces: %s %s\nlab %s removed\n",
 			dead, dead, left.Process.Pid, dead, ns, ns2, dead)},
 	} {
@@ -485,7 +494,7 @@ func TestLabVerbsOutputs(t *testing.T) {
 	}
 	// The daemon removed its state directory itself: it is gone all the
 	// same (this once said false, as if the state were left behind).
-	if out, _ := ef(0, "", "down", name, "--json"); out != "{\n  \"daemon\": \"stopped\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n" {
+	if out, _ := ef(0, "", "down", name, "--json"); out != "{\n  \"lab\": \""+name+"\",\n  \"daemon\": \"stopped\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": true\n}\n" {
 		t.Errorf("down --json said %q", out)
 	}
 
@@ -598,7 +607,7 @@ func TestLabDownReportsFailure(t *testing.T) {
 		want string
 	}{
 		{[]string{"down", name}, "lab " + name + ": the daemon had crashed\n"},
-		{[]string{"down", name, "--json"}, "{\n  \"daemon\": \"dead\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": false\n}\n"},
+		{[]string{"down", name, "--json"}, "{\n  \"lab\": \"" + name + "\",\n  \"daemon\": \"dead\",\n  \"leftovers\": [],\n  \"killed_processes\": [],\n  \"state_removed\": false\n}\n"},
 	} {
 		// A crashed daemon's state file, removed by each down.
 		data, _ := json.Marshal(state)
