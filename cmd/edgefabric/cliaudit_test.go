@@ -83,6 +83,51 @@ links:
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", args, code, out, errOut, want)
 		}
 	}
+	// Joined by cables, yet cut off: only switches (and relay hosts)
+	// carry traffic through, and a plain host uses its first NIC only.
+	dir := t.TempDir()
+	viaHost := writeFile(t, dir, "viahost.yaml", `name: viahost
+nodes:
+  - {name: s1, kind: switch}
+  - {name: h1, kind: host}
+  - {name: h2, kind: host}
+  - {name: h3, kind: host}
+links:
+  - [s1:1, h1:1]
+  - [h1:2, h2:1]
+  - [s1:2, h3:1]
+`)
+	secondNIC := writeFile(t, dir, "secondnic.yaml", `name: secondnic
+nodes:
+  - {name: s1, kind: switch}
+  - {name: s2, kind: switch}
+  - {name: h1, kind: host}
+  - {name: h2, kind: host}
+  - {name: h3, kind: host}
+links:
+  - [s1:1, h1:1]
+  - [s2:1, h1:2]
+  - [s2:2, h2:1]
+  - [s1:2, h3:1]
+`)
+	for _, c := range []struct{ file, scheme, far string }{
+		{viaHost, "stp", "h2"}, {viaHost, "dumbnet", "h2"}, {viaHost, "kernel-bridge", "h2"},
+		{secondNIC, "stp", "h2"}, {secondNIC, "kernel-bridge", "h2"},
+	} {
+		_, _, err := upOptions(c.file, upFlags{scheme: c.scheme, name: "nosuchlab_t"})
+		if want := "topology " + c.file + " is not connected: h1 cannot reach " + c.far; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s with %s: %v, want %q...", c.file, c.scheme, err, want)
+		}
+	}
+	// DumbNet's agent uses every NIC of h1: it reaches h2 over s2.
+	if _, _, err := upOptions(secondNIC, upFlags{scheme: "dumbnet", name: "nosuchlab_t"}); err != nil {
+		t.Errorf("secondnic with dumbnet: %v", err)
+	}
+	// Two hosts on one cable need no switch.
+	direct := writeFile(t, dir, "direct.yaml", "name: direct\nnodes:\n  - {name: h1, kind: host}\n  - {name: h2, kind: host}\nlinks:\n  - [h1:1, h2:1]\n")
+	if _, _, err := upOptions(direct, upFlags{scheme: "kernel-bridge", name: "nosuchlab_t"}); err != nil {
+		t.Errorf("two hosts on one cable: %v", err)
+	}
 	if _, _, err := upOptions(split, upFlags{scheme: "stp", name: "nosuchlab_t", noWait: true}); err != nil {
 		t.Errorf("stp --no-wait-reach: %v", err)
 	}

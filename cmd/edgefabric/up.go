@@ -194,7 +194,7 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 	// controller cannot discover them, and h1 cannot ping them. up waited
 	// out its --timeout (110 s for stp) and failed with "element on h3
 	// reports not ready"; plan spain and demo refuse such a topology too.
-	if a, b, split := splitHosts(g); split && (f.scheme == dumbnet.Name || !f.noWait) {
+	if a, b, split := splitHosts(g, f.scheme == dumbnet.Name); split && (f.scheme == dumbnet.Name || !f.noWait) {
 		return nil, o, fmt.Errorf("topology %s is not connected: %s cannot reach %s, and the lab would never be ready (fail links of a running lab with 'edgefabric link' instead)", topoArg, g.Node(a).Name, g.Node(b).Name)
 	}
 	if f.scheme == dumbnet.Name && (o.Delay > 0 || o.TopoDelay) && o.Scheme.Params["probetimeout"] == "" {
@@ -214,27 +214,59 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 	return g, o, nil
 }
 
-// splitHosts reports whether some host cannot reach the first host over
-// g's links, and names the two.
-func splitHosts(g *topo.Graph) (a, b topo.NodeID, split bool) {
+// splitHosts reports whether some host cannot reach the first host, and
+// names the two. Only switches and relay hosts (Forwards) carry traffic
+// through; a plain host uses its first cabled NIC only (the emulator
+// gives it its address there), unless agents (a scheme with an element
+// on every host, as DumbNet's agent, which uses all its NICs but is found
+// by its controller only behind a switch). A host
+// reached only through another host, or over a second NIC into a part of
+// the fabric the first host's part does not join, is cut off too.
+func splitHosts(g *topo.Graph, agents bool) (a, b topo.NodeID, split bool) {
 	hosts := g.Nodes(topo.Host)
-	seen := map[topo.NodeID]bool{hosts[0]: true}
-	queue := []topo.NodeID{hosts[0]}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		for _, l := range g.Ports(n) {
-			if l == topo.NoLink {
+	usable := func(n topo.NodeID, port int) bool { // port: 0-based
+		nd := g.Node(n)
+		if nd.Forwards() || agents {
+			return true
+		}
+		for i, l := range g.Ports(n) {
+			if l != topo.NoLink {
+				return i == port // the first cabled one
+			}
+		}
+		return false
+	}
+	reached := make([]bool, g.NumNodes())
+	var queue []topo.NodeID
+	// visit follows n's usable ports: forwarding nodes are queued, hosts
+	// whose end of the link they can use are reached.
+	visit := func(n topo.NodeID) {
+		for i, l := range g.Ports(n) {
+			if l == topo.NoLink || !usable(n, i) {
 				continue
 			}
-			if o := g.Link(l).Other(n).Node; !seen[o] {
-				seen[o] = true
-				queue = append(queue, o)
+			o := g.Link(l).Other(n)
+			if reached[o.Node] || !usable(o.Node, int(o.Port)-1) {
+				continue
+			}
+			if agents && !g.Node(n).Forwards() && !g.Node(o.Node).Forwards() {
+				continue // agents find each other through switches only
+			}
+			reached[o.Node] = true
+			if g.Node(o.Node).Forwards() {
+				queue = append(queue, o.Node)
 			}
 		}
 	}
+	reached[hosts[0]] = true
+	visit(hosts[0])
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		visit(n)
+	}
 	for _, h := range hosts[1:] {
-		if !seen[h] {
+		if !reached[h] {
 			return hosts[0], h, true
 		}
 	}
