@@ -69,19 +69,22 @@ func offloadsOff(name string) error {
 	// The legacy TSO switch knows only the TSO bits of its day: Linux
 	// 6.18's tx-tcp-accecn-segmentation stays on (and the kernel keeps it
 	// active without TX checksum), so an AccECN connection could still
-	// hand a veth 64 KiB super-frames. Every TCP segmentation feature, by
-	// name, goes off.
-	if err := featuresOff(fd, name, isTCPSegmentation); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+	// hand a veth 64 KiB super-frames; so could SCTP's (its segmentation
+	// needs no checksum offload). Every segmentation feature, by name,
+	// goes off.
+	if err := featuresOff(fd, name, isSegmentation); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
 		errs = append(errs, fmt.Errorf("ethtool features on %s: %w", name, err))
 	}
 	return errors.Join(errs...)
 }
 
-// isTCPSegmentation matches the names of the TCP segmentation offloads:
-// tx-tcp-segmentation, tx-tcp6-segmentation, tx-tcp-ecn-segmentation,
-// tx-tcp-mangleid-segmentation, tx-tcp-accecn-segmentation, ...
-func isTCPSegmentation(feature string) bool {
-	return strings.HasPrefix(feature, "tx-tcp") && strings.HasSuffix(feature, "-segmentation")
+// isSegmentation matches the names of the segmentation offloads:
+// tx-tcp-segmentation, tx-tcp6-segmentation, tx-tcp-accecn-segmentation,
+// tx-sctp-segmentation, tx-udp-segmentation, the tunnels' (tx-gre-,
+// tx-udp_tnl-segmentation, ...), tx-gso-list and tx-gso-partial.
+func isSegmentation(feature string) bool {
+	return strings.HasPrefix(feature, "tx-") &&
+		(strings.HasSuffix(feature, "-segmentation") || feature == "tx-gso-list" || feature == "tx-gso-partial")
 }
 
 // featureNames returns the device's feature names, by bit

@@ -240,8 +240,8 @@ func TestPacketPortOutgoingAndStats(t *testing.T) {
 		if on, err := txChecksum("va"); err != nil || !on {
 			t.Errorf("fresh veth: tx checksum %v, %v; want on", on, err)
 		}
-		if on, err := activeFeatures("va", isTCPSegmentation); err != nil || len(on) == 0 {
-			t.Errorf("fresh veth: active TCP segmentation offloads %v, %v; want some", on, err)
+		if on, err := activeFeatures("va", isSegmentation); err != nil || len(on) == 0 {
+			t.Errorf("fresh veth: active segmentation offloads %v, %v; want some", on, err)
 		}
 		if err := offloadsOff("va"); err != nil {
 			return err
@@ -250,9 +250,10 @@ func TestPacketPortOutgoingAndStats(t *testing.T) {
 			t.Errorf("after offloadsOff: tx checksum %v, %v; want off", on, err)
 		}
 		// Every one, by name: the legacy TSO switch left Linux 6.18's
-		// tx-tcp-accecn-segmentation on, and active.
-		if on, err := activeFeatures("va", isTCPSegmentation); err != nil || len(on) != 0 {
-			t.Errorf("after offloadsOff: active TCP segmentation offloads %v, %v; want none", on, err)
+		// tx-tcp-accecn-segmentation on, and active (and SCTP's, and
+		// the tunnels').
+		if on, err := activeFeatures("va", isSegmentation); err != nil || len(on) != 0 {
+			t.Errorf("after offloadsOff: active segmentation offloads %v, %v; want none", on, err)
 		}
 		if err := offloadsOff("lo"); err != nil {
 			t.Errorf("offloadsOff(lo) = %v, want nil", err)
