@@ -75,6 +75,9 @@ const DefaultDiameterBudget int64 = 4_000_000_000
 // over its budget (about half a second).
 var boundsPassBudget int64 = 500_000_000 // a var for tests
 
+// onBoundsPass, when set (by tests), is called when that pass runs.
+var onBoundsPass func()
+
 // Stats summarizes g with default options.
 func Stats(g *Graph) Summary { return StatsWith(g, StatsOptions{}) }
 
@@ -307,6 +310,9 @@ func (g *Graph) diameter(o StatsOptions) (d, upper int, exact bool) {
 		// (ring:100000: 50,000 levels of 300,000 nodes and links, 23 s)
 		// that alone is too much, and the sweeps' bounds must do.
 		if one := int64(n+len(c.adj)) * int64(eccA+2); one <= boundsPassBudget {
+			if onBoundsPass != nil {
+				onBoundsPass()
+			}
 			seen, front, next := make([]uint64, n), make([]uint64, n), make([]uint64, n)
 			lo = max(lo, c.multiBFS(src, seen, front, next))
 		}

@@ -288,7 +288,13 @@ func TestDiameterBoundsPassBounded(t *testing.T) {
 	if cost := int64(len(c.node)+len(c.adj)) * (10_000 + 2); cost <= boundsPassBudget {
 		t.Fatalf("ring:20000's pass costs %d, within the budget %d: pick a longer ring", cost, boundsPassBudget)
 	}
-	if lo, hi, exact := r.diameter(StatsOptions{}); lo != 10_000 || hi != 20_000 || exact {
-		t.Errorf("ring:20000: %d..%d exact %v, want 10000..20000 (bounds)", lo, hi, exact)
+	passes := 0
+	onBoundsPass = func() { passes++ }
+	defer func() { onBoundsPass = nil }()
+	if lo, hi, exact := r.diameter(StatsOptions{}); lo != 10_000 || hi != 20_000 || exact || passes != 0 {
+		t.Errorf("ring:20000: %d..%d exact %v, %d bounds passes; want 10000..20000 (bounds), no pass", lo, hi, exact, passes)
+	}
+	if g.diameter(StatsOptions{DiameterBudget: 1}); passes != 1 {
+		t.Errorf("big8: %d bounds passes, want 1", passes)
 	}
 }
