@@ -39,8 +39,8 @@ type ethtoolValue struct {
 // ifreqData is struct ifreq with the ifr_data member.
 type ifreqData struct {
 	name [unix.IFNAMSIZ]byte
-	data uintptr
-	_    [16]byte // rest of the union
+	data unsafe.Pointer // a pointer, not a uintptr: the GC sees it
+	_    [16]byte       // rest of the union
 }
 
 // offloadsOff turns off TX checksum, TSO, GSO and GRO on device name in the
@@ -202,7 +202,7 @@ func ethtoolIoctl(fd int, name string, v *ethtoolValue) error {
 	}
 	var ifr ifreqData
 	copy(ifr.name[:], name)
-	ifr.data = uintptr(unsafe.Pointer(v))
+	ifr.data = unsafe.Pointer(v)
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
 	runtime.KeepAlive(v)
 	if e != 0 {
@@ -219,7 +219,7 @@ func ethtoolBuf(fd int, name string, buf []byte) error {
 	}
 	var ifr ifreqData
 	copy(ifr.name[:], name)
-	ifr.data = uintptr(unsafe.Pointer(&buf[0]))
+	ifr.data = unsafe.Pointer(&buf[0])
 	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCETHTOOL, uintptr(unsafe.Pointer(&ifr)))
 	runtime.KeepAlive(buf)
 	if e != 0 {

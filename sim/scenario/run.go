@@ -249,7 +249,9 @@ func (sc *Scenario) schemeError(err error) error {
 			rest := maps.Clone(sc.Params)
 			delete(rest, k)
 			if len(keys) > 1 && refused(rest) == nil {
-				fixers = append(fixers, k)
+				if fixers = append(fixers, k); len(fixers) > 1 {
+					break // not exactly one: no need to build more
+				}
 			}
 		}
 		found := false
