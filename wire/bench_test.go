@@ -52,7 +52,7 @@ func inplaceOps() []inplaceOp {
 		return f
 	}
 	tagged := func(t testing.TB) []byte {
-		f, _ := VLANPush(innerFrame(), EtherTypeVLAN, NewVLANTag(0, false, 100))
+		f, _ := VLANPush(innerFrame(), EtherTypeVLAN, vtag(0, false, 100))
 		return f
 	}
 	vx := func(t testing.TB) []byte {
@@ -77,7 +77,7 @@ func inplaceOps() []inplaceOp {
 		{"DumbNetMPLSPush", inner, func(b []byte) ([]byte, error) { return DumbNetMPLSPush(b, []uint8{2, 3, 5}) }},
 		{"DumbNetMPLSPop", mpls, func(b []byte) ([]byte, error) { _, out, err := DumbNetMPLSPop(b); return out, err }},
 		{"DumbNetMPLSStrip", mplsEnd, DumbNetMPLSStrip},
-		{"VLANPush", inner, func(b []byte) ([]byte, error) { return VLANPush(b, EtherTypeVLAN, NewVLANTag(0, false, 100)) }},
+		{"VLANPush", inner, func(b []byte) ([]byte, error) { return VLANPush(b, EtherTypeVLAN, vtag(0, false, 100)) }},
 		{"VLANPop", tagged, func(b []byte) ([]byte, error) { _, _, out, err := VLANPop(b); return out, err }},
 		{"VXLANEncap", inner, func(b []byte) ([]byte, error) { return VXLANEncap(b[len(b):], vxo, b) }},
 		{"VXLANDecap", vx, func(b []byte) ([]byte, error) { _, in, err := VXLANDecap(b); return in, err }},
@@ -179,7 +179,7 @@ func benchFn(b *testing.B, fn func() error) {
 // The library baselines behind the hand-written hot paths: the same work
 // done with gopacket's DecodingLayerParser and SerializeLayers.
 func BenchmarkGopacket(b *testing.B) {
-	tagged, _ := VLANPush(innerFrame(), EtherTypeVLAN, NewVLANTag(0, false, 100))
+	tagged, _ := VLANPush(innerFrame(), EtherTypeVLAN, vtag(0, false, 100))
 	b.Run("VLANPop", func(b *testing.B) {
 		var eth layers.Ethernet
 		var q layers.Dot1Q

@@ -179,7 +179,7 @@ func TestVXLANDecapBoundaries(t *testing.T) {
 	// Three VLAN tags.
 	tagged := bytes.Clone(good)
 	for i := 0; i < 3; i++ {
-		if tagged, err = VLANPush(tagged, EtherTypeVLAN, NewVLANTag(0, false, uint16(i+1))); err != nil {
+		if tagged, err = VLANPush(tagged, EtherTypeVLAN, vtag(0, false, uint16(i+1))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,7 +189,7 @@ func TestVXLANDecapBoundaries(t *testing.T) {
 	// Two are fine.
 	two := bytes.Clone(good)
 	for i := 0; i < 2; i++ {
-		two, _ = VLANPush(two, EtherTypeVLAN, NewVLANTag(0, false, uint16(i+1)))
+		two, _ = VLANPush(two, EtherTypeVLAN, vtag(0, false, uint16(i+1)))
 	}
 	if vni, _, err := VXLANDecap(two); err != nil || vni != 1 {
 		t.Errorf("two VLAN tags: VNI %d, %v", vni, err)
@@ -221,7 +221,7 @@ func TestVXLANDecapBoundaries(t *testing.T) {
 }
 
 func TestVLANShortFrames(t *testing.T) {
-	f, err := VLANPush(innerFrame()[:EthHeaderLen], EtherTypeVLAN, NewVLANTag(1, false, 9))
+	f, err := VLANPush(innerFrame()[:EthHeaderLen], EtherTypeVLAN, vtag(1, false, 9))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,13 +350,22 @@ func TestExactControlFrameEtherType(t *testing.T) {
 	}
 }
 
-// TestExactNewVLANTag: the VID keeps to its 12 bits.
+// TestExactNewVLANTag: the fields land in their bits; a VID past 12 bits
+// or a priority past 3 is refused (masked, VLAN 0x1001 went out as 1).
 func TestExactNewVLANTag(t *testing.T) {
-	if tag := NewVLANTag(0, false, 0x1001); tag != 0x0001 || tag.DEI() {
-		t.Errorf("NewVLANTag(0, false, 0x1001) = %#04x, want 0x0001", uint16(tag))
+	if tag, err := NewVLANTag(5, true, 0x0abc); err != nil || tag != 0xbabc || tag.PCP() != 5 || !tag.DEI() || tag.VID() != 0xabc {
+		t.Errorf("NewVLANTag(5, true, 0xabc) = %#04x, %v", uint16(tag), err)
 	}
-	if tag := NewVLANTag(5, true, 0x0abc); tag != 0xbabc || tag.PCP() != 5 || !tag.DEI() || tag.VID() != 0xabc {
-		t.Errorf("NewVLANTag(5, true, 0xabc) = %#04x", uint16(tag))
+	if tag, err := NewVLANTag(7, false, 0xfff); err != nil || tag != 0xefff {
+		t.Errorf("NewVLANTag(7, false, 0xfff) = %#04x, %v", uint16(tag), err)
+	}
+	for _, c := range []struct {
+		pcp uint8
+		vid uint16
+	}{{0, 0x1001}, {0, 0x1000}, {8, 1}, {255, 0xffff}} {
+		if tag, err := NewVLANTag(c.pcp, false, c.vid); !errors.Is(err, ErrBadValue) || tag != 0 {
+			t.Errorf("NewVLANTag(%d, false, %#x) = %#04x, %v; want ErrBadValue", c.pcp, c.vid, uint16(tag), err)
+		}
 	}
 }
 
@@ -476,4 +485,13 @@ func TestExactPushExactCapacity(t *testing.T) {
 	if n != 0 || &out[0] != &buf[0] {
 		t.Errorf("DumbNetPush into exact capacity: %v allocations, same buffer %v", n, &out[0] == &buf[0])
 	}
+}
+
+// vtag is NewVLANTag for tests, whose values always fit.
+func vtag(pcp uint8, dei bool, vid uint16) VLANTag {
+	t, err := NewVLANTag(pcp, dei, vid)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

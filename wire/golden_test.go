@@ -134,13 +134,13 @@ func goldenCases() []goldenCase {
 		{"overlay-vnet", E, ctl(macB, macA, &OverlayVNet{Op: RecordAdd, VNI: 5000, VLAN: 20, Name: "acme"})},
 		{"backplane-nexthop-ingress", E, ctl(macB, macA, &BackplaneNextHop{Kind: NextHopIngress, Prefix: netip.MustParsePrefix("192.0.2.0/24"), VLAN: 101, MAC: macC})},
 		{"backplane-nexthop-egress", E, ctl(macB, macA, &BackplaneNextHop{Kind: NextHopEgress, VLAN: 101, MAC: macC, Port: 4})},
-		{"std-8021q", E, func() ([]byte, error) { return VLANPush(innerFrame(), EtherTypeVLAN, NewVLANTag(3, false, 100)) }},
+		{"std-8021q", E, func() ([]byte, error) { return VLANPush(innerFrame(), EtherTypeVLAN, vtag(3, false, 100)) }},
 		{"std-qinq", E, func() ([]byte, error) {
-			f, err := VLANPush(innerFrame(), EtherTypeVLAN, NewVLANTag(0, false, 100))
+			f, err := VLANPush(innerFrame(), EtherTypeVLAN, vtag(0, false, 100))
 			if err != nil {
 				return nil, err
 			}
-			return VLANPush(f, EtherTypeQinQ, NewVLANTag(0, false, 2000))
+			return VLANPush(f, EtherTypeQinQ, vtag(0, false, 2000))
 		}},
 		{"std-arp", E, func() ([]byte, error) {
 			return AppendARPFrame(nil, Broadcast, 0, &ARP{Op: ARPRequest, SenderMAC: macA, SenderIP: ipA, TargetIP: ipB})

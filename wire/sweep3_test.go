@@ -130,7 +130,7 @@ func TestSweep3FrameView(t *testing.T) {
 // needs a whole Ethernet header and an 802.1Q/802.1ad TPID; VLANSet
 // refuses an untagged frame of any length and leaves it alone.
 func TestSweep3VLAN(t *testing.T) {
-	if !NewVLANTag(4, true, 1).DEI() || NewVLANTag(1, false, 1).DEI() || NewVLANTag(7, false, 0xfff).DEI() {
+	if !vtag(4, true, 1).DEI() || vtag(1, false, 1).DEI() || vtag(7, false, 0xfff).DEI() {
 		t.Error("DEI read from the wrong bit")
 	}
 	for _, n := range []int{12, 13} {
@@ -143,7 +143,7 @@ func TestSweep3VLAN(t *testing.T) {
 		t.Errorf("push with TPID 0x8847: %v", err)
 	}
 	f := innerFrame()
-	if err := VLANSet(f, NewVLANTag(0, false, 5)); !errors.Is(err, ErrUnknownType) || !bytes.Equal(f, innerFrame()) {
+	if err := VLANSet(f, vtag(0, false, 5)); !errors.Is(err, ErrUnknownType) || !bytes.Equal(f, innerFrame()) {
 		t.Errorf("VLANSet on an untagged frame: %v", err)
 	}
 }

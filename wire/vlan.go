@@ -21,12 +21,18 @@ import (
 type VLANTag uint16
 
 // NewVLANTag packs priority (3 bits), drop eligibility and VID (12 bits).
-func NewVLANTag(pcp uint8, dei bool, vid uint16) VLANTag {
-	t := VLANTag(pcp&7)<<13 | VLANTag(vid&0xfff)
+// A priority above 7 or a VID above 4095 is refused (ErrBadValue): masked,
+// VLAN 4096 would have gone out as VLAN 0. (VIDs 0 and 4095, reserved by
+// 802.1Q, fit the field and are the caller's to refuse.)
+func NewVLANTag(pcp uint8, dei bool, vid uint16) (VLANTag, error) {
+	if pcp > 7 || vid > 0xfff {
+		return 0, fmt.Errorf("wire: vlan: priority %d, VID %d: %w: want 0..7 and 0..4095", pcp, vid, ErrBadValue)
+	}
+	t := VLANTag(pcp)<<13 | VLANTag(vid)
 	if dei {
 		t |= 1 << 12
 	}
-	return t
+	return t, nil
 }
 
 func (t VLANTag) VID() uint16 { return uint16(t) & 0xfff }

@@ -268,8 +268,8 @@ func TestDumbNetMPLSWalk(t *testing.T) {
 func TestVLANPushPop(t *testing.T) {
 	orig := innerFrame()
 	f := append(make([]byte, 0, 128), orig...)
-	f, _ = VLANPush(f, EtherTypeVLAN, NewVLANTag(5, true, 100))
-	f, _ = VLANPush(f, EtherTypeQinQ, NewVLANTag(0, false, 4000))
+	f, _ = VLANPush(f, EtherTypeVLAN, vtag(5, true, 100))
+	f, _ = VLANPush(f, EtherTypeQinQ, vtag(0, false, 4000))
 	p := gopacket.NewPacket(f, layers.LayerTypeEthernet, gopacket.DecodeOptions{SkipDecodeRecovery: true})
 	var vids []uint16
 	for _, l := range p.Layers() {
@@ -284,7 +284,7 @@ func TestVLANPushPop(t *testing.T) {
 	if err != nil || tpid != EtherTypeQinQ || tag.VID() != 4000 {
 		t.Fatalf("pop S-tag: %#x %d %v", tpid, tag.VID(), err)
 	}
-	if err := VLANSet(f, NewVLANTag(5, true, 101)); err != nil {
+	if err := VLANSet(f, vtag(5, true, 101)); err != nil {
 		t.Fatal(err)
 	}
 	tpid, tag, f, err = VLANPop(f)
