@@ -217,16 +217,16 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 // splitHosts reports whether some host cannot reach the first host, and
 // names the two. Only switches and relay hosts (Forwards) carry traffic
 // through; a plain host uses its first cabled NIC only (the emulator
-// gives it its address there), unless agents (a scheme with an element
-// on every host, as DumbNet's agent, which uses all its NICs but is found
-// by its controller only behind a switch). A host
+// gives it its address there; DumbNet's agent, too, uses its first
+// cabled NIC only). With agents (a scheme with an element on every host,
+// DumbNet's), hosts find each other through switches only: a cable from
+// host to host carries nothing. A host
 // reached only through another host, or over a second NIC into a part of
 // the fabric the first host's part does not join, is cut off too.
 func splitHosts(g *topo.Graph, agents bool) (a, b topo.NodeID, split bool) {
 	hosts := g.Nodes(topo.Host)
 	usable := func(n topo.NodeID, port int) bool { // port: 0-based
-		nd := g.Node(n)
-		if nd.Forwards() || agents {
+		if g.Node(n).Forwards() {
 			return true
 		}
 		for i, l := range g.Ports(n) {
