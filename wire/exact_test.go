@@ -350,8 +350,9 @@ func TestExactControlFrameEtherType(t *testing.T) {
 	}
 }
 
-// TestExactNewVLANTag: the fields land in their bits; a VID past 12 bits
-// or a priority past 3 is refused (masked, VLAN 0x1001 went out as 1).
+// TestExactNewVLANTag: the fields land in their bits; a VID past its 12
+// bits or a priority past its 3 is refused (masked, VLAN 0x1001 went out
+// as 1).
 func TestExactNewVLANTag(t *testing.T) {
 	if tag, err := NewVLANTag(5, true, 0x0abc); err != nil || tag != 0xbabc || tag.PCP() != 5 || !tag.DEI() || tag.VID() != 0xabc {
 		t.Errorf("NewVLANTag(5, true, 0xabc) = %#04x, %v", uint16(tag), err)
