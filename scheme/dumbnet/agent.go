@@ -571,17 +571,29 @@ func (a *Agent) FlowPath(frame []byte) []uint8 {
 	return e.Paths[h%uint64(len(e.Paths))]
 }
 
-// flowHash hashes the frame's destination and, for IPv4, its addresses,
-// protocol and TCP/UDP ports.
+// flowHash hashes the frame's destination and, for IPv4 and IPv6, its
+// addresses, protocol and TCP/UDP ports. A fragment hashes without ports
+// (only the first carries them; the rest would hash on payload bytes and
+// spread one datagram over every path, a new flow binding each), and so
+// does an IPv6 packet whose next header is not TCP or UDP.
 func (a *Agent) flowHash(frame []byte) uint64 {
 	h := fnv(a.seed^0xcbf29ce484222325, frame[0:6])
-	if wire.Frame(frame).EtherType() == wire.EtherTypeIPv4 && len(frame) >= 34 {
+	switch et := wire.Frame(frame).EtherType(); {
+	case et == wire.EtherTypeIPv4 && len(frame) >= 34:
 		ip := frame[14:]
 		ihl := int(ip[0]&0x0f) * 4
 		h = fnv(h, ip[9:10])
 		h = fnv(h, ip[12:20])
-		if (ip[9] == 6 || ip[9] == 17) && len(ip) >= ihl+4 && ihl >= 20 {
+		fragment := (uint16(ip[6])<<8|uint16(ip[7]))&0x3fff != 0 // MF, or an offset
+		if (ip[9] == 6 || ip[9] == 17) && !fragment && len(ip) >= ihl+4 && ihl >= 20 {
 			h = fnv(h, ip[ihl:ihl+4])
+		}
+	case et == wire.EtherTypeIPv6 && len(frame) >= 14+40:
+		ip := frame[14:]
+		h = fnv(h, ip[6:7])  // next header
+		h = fnv(h, ip[8:40]) // source and destination
+		if (ip[6] == 6 || ip[6] == 17) && len(ip) >= 44 {
+			h = fnv(h, ip[40:44])
 		}
 	}
 	// Finalize so that the low bits used by the modulo mix.

@@ -989,3 +989,58 @@ func TestDownCheckOutlivesRescanRound(t *testing.T) {
 		t.Fatalf("counters %v, link up %v: want the report refuted", n, c.Topology().Links[0].Up)
 	}
 }
+
+// The fragments of one datagram hash as one flow: only the first carries
+// the ports, and the rest hashed on payload bytes (300 datagrams of one
+// UDP flow made 301 flow bindings over every path). A whole datagram
+// still hashes on its ports.
+func TestFlowHashFragments(t *testing.T) {
+	a, _ := newTestAgent()
+	frag := func(mfOffset uint16, payload byte) []byte {
+		f := ipv4(60, false)
+		ip := f[wire.EthHeaderLen:]
+		binary.BigEndian.PutUint16(ip[6:8], mfOffset)
+		for i := 20; i < 60; i++ {
+			ip[i] = payload
+		}
+		return f
+	}
+	first := a.flowHash(frag(0x2000, 1)) // MF, offset 0: carries the ports
+	for _, f := range [][]byte{frag(0x2000, 2), frag(0x0005, 3), frag(0x2010, 4), frag(0x1fff, 5)} {
+		if h := a.flowHash(f); h != first {
+			t.Errorf("fragment %x hashes %x, the first %x", f[wire.EthHeaderLen+6:wire.EthHeaderLen+8], h, first)
+		}
+	}
+	if a.flowHash(frag(0, 1)) == a.flowHash(frag(0, 2)) {
+		t.Error("whole datagrams with other ports hash alike")
+	}
+}
+
+// IPv6 flows hash on addresses, next header and ports, as IPv4's do: 200
+// flows to one destination left by one path.
+func TestFlowHashIPv6(t *testing.T) {
+	a, _ := newTestAgent()
+	v6 := func(nh byte, sport uint16) []byte {
+		ip := make([]byte, 48)
+		ip[0], ip[6], ip[7] = 0x60, nh, 64
+		ip[8], ip[24] = 0xfd, 0xfd
+		ip[23], ip[39] = 1, 2
+		binary.BigEndian.PutUint16(ip[40:], sport)
+		binary.BigEndian.PutUint16(ip[42:], 80)
+		return wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv6, ip)
+	}
+	seen := map[uint64]bool{}
+	for p := range uint16(200) {
+		seen[a.flowHash(v6(6, 1000+p))] = true
+	}
+	if len(seen) != 200 {
+		t.Errorf("200 TCP flows gave %d hashes", len(seen))
+	}
+	if a.flowHash(v6(6, 1000)) != a.flowHash(v6(6, 1000)) {
+		t.Error("one flow hashes two ways")
+	}
+	// An extension header (here a fragment header, 44) hides the ports.
+	if a.flowHash(v6(44, 1000)) != a.flowHash(v6(44, 2000)) {
+		t.Error("ports read behind an extension header")
+	}
+}
