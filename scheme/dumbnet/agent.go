@@ -289,6 +289,9 @@ type flowBinding struct {
 // maxFlows bounds the flows an agent remembers.
 const maxFlows = 65536
 
+// maxQueries bounds the destinations an agent waits on a path for.
+const maxQueries = 65536
+
 // NewAgent returns a host agent.
 func NewAgent(cfg Config) *Agent {
 	cfg.defaults()
@@ -657,6 +660,19 @@ func (a *Agent) hold(dst wire.MAC, ip netip.Addr, frame []byte, arp *wire.ARP) {
 		q = a.byIP[ip]
 	}
 	fresh := q == nil
+	if fresh && len(a.queries) >= maxQueries {
+		// Only a flood of ever new destinations fills it (with no
+		// controller to answer, queries are not retired).
+		n := uint64(0)
+		if frame != nil {
+			n++
+		}
+		if arp != nil {
+			n++
+		}
+		a.c.Add("drop_query_table_full", n)
+		return
+	}
 	if fresh {
 		a.qid++
 		q = &query{id: a.qid, version: a.cache.version, nbrVersion: a.nbrVersion, dst: dst, dstIP: ip}
@@ -721,6 +737,12 @@ func (a *Agent) sendQuery(q *query) {
 	}
 	if _, live := a.queries[q.id]; !live {
 		return // answered at once (the controller's own host)
+	}
+	if !a.haveCtrl {
+		// Nobody to ask: controllerReady sends every query once the
+		// controller is known. A timer here re-armed itself every
+		// QueryTimeout for ever, one per destination asked for.
+		return
 	}
 	wait := scale(1<<min(q.tries, 16), a.cfg.QueryTimeout)
 	q.cancel = a.env.After(wait, func() {

@@ -1044,3 +1044,44 @@ func TestFlowHashIPv6(t *testing.T) {
 		t.Error("ports read behind an extension header")
 	}
 }
+
+// With no controller known, held destinations arm no timers (each re-armed
+// one every query timeout for ever: 2,000 destinations kept 2,000 timers
+// firing 50 times a second); the controller, once found, is asked for
+// every one. New destinations past maxQueries are counted drops.
+func TestQueriesWaitForController(t *testing.T) {
+	a := NewAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1})
+	env := newFakeEnv()
+	a.Attach(env, []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+	live := func() int {
+		n := 0
+		for _, tm := range env.timers {
+			if !tm.dead {
+				n++
+			}
+		}
+		return n
+	}
+	before := live()
+	for i := range 100 {
+		a.hold(wire.MAC{2, 9, 0, 0, 0, byte(i)}, netip.Addr{}, ipv4(40, false), nil)
+	}
+	env.advance(10 * element.Second)
+	if n := live(); n > before {
+		t.Errorf("%d live timers after 10 s without a controller, %d before the holds", n, before)
+	}
+	a.setController(macB, []uint8{3, 1})
+	if got := a.Counters()["path_queries"]; got != 100 {
+		t.Errorf("path_queries %d once the controller is known, want 100", got)
+	}
+
+	// The table of destinations waited on is bounded.
+	b := NewAgent(Config{Name: "b", MAC: macA, IP: ipA, Search: -1})
+	b.Attach(newFakeEnv(), []element.PortInfo{{Port: 1, Up: true}, {Port: 2, Up: true, Local: true}})
+	for i := range maxQueries + 10 {
+		b.hold(wire.MAC{2, 8, 0, byte(i >> 16), byte(i >> 8), byte(i)}, netip.Addr{}, ipv4(40, false), nil)
+	}
+	if got := b.Counters()["drop_query_table_full"]; got != 10 || len(b.queries) != maxQueries {
+		t.Errorf("drop_query_table_full %d, %d queries; want 10 and %d", got, len(b.queries), maxQueries)
+	}
+}
