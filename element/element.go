@@ -2,6 +2,7 @@ package element
 
 import (
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"strconv"
 )
@@ -23,6 +24,16 @@ const (
 
 // Seconds returns t as floating-point seconds, for reports.
 func (t Time) Seconds() float64 { return float64(t) / float64(Second) }
+
+// AddSat returns t+d for a non-negative d, saturating at the end of time
+// (math.MaxInt64): "never" plus anything stays never, and a sum of valid
+// delays that passes an int64 must not wrap into the past.
+func (t Time) AddSat(d Time) Time {
+	if d > 0 && t > math.MaxInt64-d {
+		return math.MaxInt64
+	}
+	return t + d
+}
 
 // timeUnits are the units String picks from, largest first.
 var timeUnits = [...]struct {

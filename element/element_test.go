@@ -1,6 +1,9 @@
 package element
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestTimeString(t *testing.T) {
 	for _, c := range []struct {
@@ -40,5 +43,22 @@ func TestCounters(t *testing.T) {
 	}
 	if n := c.Names(); len(n) != 2 || n[0] != "drop_truncated" || n[1] != "forwarded" {
 		t.Fatalf("Names() = %v", n)
+	}
+}
+
+// AddSat adds, and saturates at the end of time instead of wrapping.
+func TestTimeAddSat(t *testing.T) {
+	for _, c := range []struct{ t, d, want Time }{
+		{1, 2, 3},
+		{5, 0, 5},
+		{math.MaxInt64, 0, math.MaxInt64},
+		{math.MaxInt64, 1, math.MaxInt64},
+		{math.MaxInt64 - 1, 1, math.MaxInt64},
+		{math.MaxInt64 - 1, 2, math.MaxInt64},
+		{Second, math.MaxInt64, math.MaxInt64},
+	} {
+		if got := c.t.AddSat(c.d); got != c.want {
+			t.Errorf("%d.AddSat(%d) = %d, want %d", c.t, c.d, got, c.want)
+		}
 	}
 }

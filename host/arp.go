@@ -1,7 +1,6 @@
 package host
 
 import (
-	"math"
 	"net/netip"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -19,10 +18,10 @@ import (
 // full. Every entry counts against ARPMaxEntries, whatever created it.
 type arpTable struct {
 	m map[[4]byte]*arpEntry
-	// gcNext is the earliest time the full table can hold garbage again:
-	// a scan that frees nothing sets it, so a flood of new addresses
+	// gcNext is the earliest time the full table can hold garbage again,
+	// as the last walk found it: until then a flood of new addresses
 	// against a table full of live entries costs a lookup a frame, not a
-	// scan of every entry.
+	// walk over every entry.
 	gcNext element.Time
 	// The last walk of the full table, and the refusals since: walks
 	// are rate-limited (arpRoom).
@@ -130,7 +129,7 @@ func (h *Host) arpRoom() bool {
 	// for arpGCInterval (Linux too rate-limits its forced collection),
 	// whichever comes first; meanwhile the table refuses, as when full.
 	mayWalk := !h.arp.walked || h.arp.refused >= max(1, h.cfg.ARPMaxEntries/8) ||
-		now >= addSat(h.arp.lastWalk, min(arpGCInterval, h.cfg.ARPTimeout))
+		now >= h.arp.lastWalk.AddSat(min(arpGCInterval, h.cfg.ARPTimeout))
 	if len(h.arp.m) >= h.cfg.ARPMaxEntries && now >= h.arp.gcNext && mayWalk {
 		h.arp.scans++
 		h.arp.walked, h.arp.lastWalk, h.arp.refused = true, now, 0
@@ -143,13 +142,13 @@ func (h *Host) arpRoom() bool {
 		// resolved and idle at expires + ARPTimeout, later still if it
 		// is used meanwhile. Until the earliest of those, a scan would
 		// find nothing.
-		next := addSat(now, h.cfg.ARPTimeout)
+		next := now.AddSat(h.cfg.ARPTimeout)
 		for k, e := range h.arp.m {
 			if h.arpGarbage(e) {
 				delete(h.arp.m, k)
 				h.ctr.Inc("arp_gc")
 			} else if e.resolved && !e.probing {
-				next = min(next, addSat(e.expires, h.cfg.ARPTimeout))
+				next = min(next, e.expires.AddSat(h.cfg.ARPTimeout))
 			}
 		}
 		h.arp.gcNext = next
@@ -287,11 +286,3 @@ func (h *Host) arpLearn(e *arpEntry, mac wire.MAC) {
 // arpGCInterval is the time after which a full table may be walked
 // again however few refusals came since (ARPTimeout if shorter).
 const arpGCInterval = element.Second
-
-// addSat is t+d, saturating at the largest Time instead of wrapping.
-func addSat(t, d element.Time) element.Time {
-	if d > 0 && t > math.MaxInt64-d {
-		return math.MaxInt64
-	}
-	return t + d
-}

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"log/slog"
-	"math"
 	"math/rand/v2"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -27,18 +26,7 @@ func (e *env) After(d element.Time, f func()) (cancel func()) {
 	if d < 0 {
 		d = 0
 	}
-	return e.s.after(e.n, addTime(e.s.now, d), f)
-}
-
-// addTime is t+d for a non-negative d, saturating at the end of time:
-// an element may ask for a timer "never" (math.MaxInt64), and a link delay
-// plus a node latency, each valid on its own, may exceed what an int64
-// holds. Wrapped around, either would land in the past and fire at once.
-func addTime(t, d element.Time) element.Time {
-	if d > math.MaxInt64-t {
-		return math.MaxInt64
-	}
-	return t + d
+	return e.s.after(e.n, e.s.now.AddSat(d), f)
 }
 
 // Alloc returns a frame buffer of length n from the engine's pool. A frame

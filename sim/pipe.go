@@ -121,13 +121,13 @@ func (pp *pipe) serialize(start element.Time, n, ifg int) (end element.Time) {
 		return start
 	}
 	if pp.psPerByte > 0 && n+ifg < 1<<20 { // exact, and (n+ifg)·8e12 < 2^63
-		pp.busy = addTime(start, element.Time(int64(n+ifg)*pp.psPerByte))
-		return addTime(start, element.Time(int64(n)*pp.psPerByte))
+		pp.busy = start.AddSat(element.Time(int64(n+ifg) * pp.psPerByte))
+		return start.AddSat(element.Time(int64(n) * pp.psPerByte))
 	}
 	d, _ := pp.div(n, frac)
 	free, rem := pp.div(n+ifg, frac)
-	pp.busy, pp.frac = addTime(start, free), rem
-	return addTime(start, d)
+	pp.busy, pp.frac = start.AddSat(free), rem
+	return start.AddSat(d)
 }
 
 // div returns (n·8e12 + frac) / rate picoseconds, saturating, and the
@@ -281,17 +281,17 @@ func (pp *pipe) send(frame []byte, st *PortStats) {
 	}
 	// Saturating sums: rate, delay and latency are each bounded, but a
 	// 1 b/s link with a months-long delay into a node with a months-long
-	// latency adds up past int64 (see addTime).
+	// latency adds up past int64 (see element.Time.AddSat).
 	end := pp.serialize(start, fr.Preamble+wire, fr.IFG)
 	to := &s.nodes[pp.to]
-	tail := addTime(end, pp.delay)
+	tail := end.AddSat(pp.delay)
 	deliver := tail
 	// A frame to a reserved group address a cut-through node consumes,
 	// and takes whole (see deliver).
 	if d := to.timing.CutThrough; d > 0 && !arrivesLinkLocal(frame, flip) {
-		deliver = addTime(addTime(start, pp.delay), pp.ser(fr.Preamble+min(d, wire)))
+		deliver = start.AddSat(pp.delay).AddSat(pp.ser(fr.Preamble + min(d, wire)))
 	}
-	deliver = addTime(deliver, to.timing.Latency)
+	deliver = deliver.AddSat(to.timing.Latency)
 	st.TxFrames++
 	st.TxBytes += uint64(len(frame))
 	pp.qbytes += len(frame)
@@ -357,7 +357,7 @@ func (s *Sim) deliver(ev event) {
 			s.pipes[pp.idx^1].capture(s.now)
 			s.captureErr(pt.capture.WritePacket(s.now, f.frame))
 		}
-		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0 && !linkLocal(f.frame), tail: addTime(f.tail, to.timing.Latency), poisoned: f.poisoned,
+		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0 && !linkLocal(f.frame), tail: f.tail.AddSat(to.timing.Latency), poisoned: f.poisoned,
 			src: pp.idx + 1, srcTail: f.tail}
 		to.elem.Receive(pp.toPort, f.frame)
 		s.rx = rxContext{}
