@@ -225,6 +225,18 @@ func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 // the fabric the first host's part does not join, is cut off too.
 func splitHosts(g *topo.Graph, agents bool) (a, b topo.NodeID, split bool) {
 	hosts := g.Nodes(topo.Host)
+	reached := reachableHosts(g, hosts[0], agents)
+	for _, h := range hosts[1:] {
+		if !reached[h] {
+			return hosts[0], h, true
+		}
+	}
+	return 0, 0, false
+}
+
+// reachableHosts marks, by node, the hosts (and forwarding nodes) that
+// host from reaches, as splitHosts judges reachability.
+func reachableHosts(g *topo.Graph, from topo.NodeID, agents bool) []bool {
 	usable := func(n topo.NodeID, port int) bool { // port: 0-based
 		if g.Node(n).Forwards() {
 			return true
@@ -258,19 +270,14 @@ func splitHosts(g *topo.Graph, agents bool) (a, b topo.NodeID, split bool) {
 			}
 		}
 	}
-	reached[hosts[0]] = true
-	visit(hosts[0])
+	reached[from] = true
+	visit(from)
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
 		visit(n)
 	}
-	for _, h := range hosts[1:] {
-		if !reached[h] {
-			return hosts[0], h, true
-		}
-	}
-	return 0, 0, false
+	return reached
 }
 
 // dumbnetProbeTimeout is DumbNet's discovery round under the emulator's
@@ -351,17 +358,63 @@ func runUp(c *cobra.Command, topoArg string, f upFlags) error {
 	}
 	fmt.Fprintf(c.OutOrStdout(), "lab %s up: scheme %s on %s, %d nodes (%s), %d links; daemon pid %d, log %s\n",
 		st.Name, st.Scheme, st.Topology, len(st.Nodes), plural(hosts, "host"), len(st.Links), st.Pid, emu.LogPath(st.Name))
-	var hostNames, ips []string
+	fmt.Fprint(c.OutOrStdout(), tryLines(g, f.scheme == dumbnet.Name, st))
+	return nil
+}
+
+// tryLines are up's closing lines: a ping to try, from the first host to
+// the first other host it can reach, and, in a lab whose hosts are split
+// (a topology that is not connected, brought up with --no-wait-reach),
+// a note that says so. The ping suggested went to the second host
+// whether or not the first could reach it. g is the lab's topology,
+// agents as for splitHosts, st its state file.
+func tryLines(g *topo.Graph, agents bool, st *emu.State) string {
+	var hosts []emu.StateNode
 	for _, n := range st.Nodes {
 		if n.Kind == "host" {
-			hostNames = append(hostNames, n.Name)
-			ips = append(ips, strings.Split(n.IP, "/")[0])
+			hosts = append(hosts, n)
 		}
 	}
-	if len(hostNames) >= 2 {
-		fmt.Fprintf(c.OutOrStdout(), "try: edgefabric exec %s %s -- ping -c 3 %s   (%s)\n", st.Name, shellWord(hostNames[0]), ips[1], hostNames[1])
+	if len(hosts) < 2 {
+		return ""
 	}
-	return nil
+	from, ok := g.Lookup(hosts[0].Name)
+	if !ok {
+		return "" // not the lab's graph: nothing known about reachability
+	}
+	reached := reachableHosts(g, from, agents)
+	var to *emu.StateNode
+	var cut []string
+	for i := range hosts[1:] {
+		h := &hosts[1+i]
+		if id, ok := g.Lookup(h.Name); ok && reached[id] {
+			if to == nil {
+				to = h
+			}
+		} else {
+			cut = append(cut, h.Name)
+		}
+	}
+	var b strings.Builder
+	if to != nil {
+		fmt.Fprintf(&b, "try: edgefabric exec %s %s -- ping -c 3 %s   (%s)\n", st.Name, shellWord(hosts[0].Name), strings.Split(to.IP, "/")[0], to.Name)
+	}
+	if len(cut) > 0 {
+		what := "no ping to try"
+		if to != nil {
+			what = "only hosts of its part answer"
+		}
+		fmt.Fprintf(&b, "note: the hosts are split (the topology is not connected): %s cannot reach %s; %s\n", hosts[0].Name, listSome(cut, 3), what)
+	}
+	return b.String()
+}
+
+// listSome joins up to n names, with how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
 
 // daemonWaitLimit is how long up waits for its daemon to report: twice
