@@ -25,7 +25,9 @@
 // Subtype values (subtype.go). A control message travels after EtherType
 // 0x88B5 (AppendControlFrame, DecodeControlFrame), inside a DumbNet frame,
 // or as the payload of an AxonControl packet; DecodeMessage decodes any of
-// them.
+// them. Decoders refuse bytes after a message, except through DecodePadded
+// and DecodeMessagePadded, which drop the zero padding a NIC adds to a
+// frame shorter than MinFrameLen (60 bytes).
 //
 // Standard headers (ARP, IPv4, UDP, LLDP, DHCPv4, 802.1Q/QinQ, MPLS,
 // VXLAN) are built and parsed through gopacket and insomniacslk/dhcp in

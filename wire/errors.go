@@ -1,6 +1,9 @@
 package wire
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Decoders wrap them with the format and the detail at
 // fault, for example "wire: axon: header length 9, hop counts need 7: bad
@@ -28,3 +31,17 @@ var (
 	// ErrTrailing: bytes follow a message that defines its own end.
 	ErrTrailing = errors.New("trailing bytes")
 )
+
+// TrailingError is the ErrTrailing of a message decoder: the message ended
+// End bytes into the buffer and Extra bytes followed it. DecodePadded uses
+// End to tell a NIC's padding from a longer message.
+type TrailingError struct {
+	What       string // the format, e.g. "dumbnet port status"
+	End, Extra int
+}
+
+func (e *TrailingError) Error() string {
+	return fmt.Sprintf("wire: %s: %d bytes after the message: %v", e.What, e.Extra, ErrTrailing)
+}
+
+func (e *TrailingError) Unwrap() error { return ErrTrailing }

@@ -123,7 +123,7 @@ func (r *reader) fail(format string, args ...any) {
 // end checks that the whole body was consumed.
 func (r *reader) end() error {
 	if r.err == nil && r.off != len(r.b) {
-		r.err = fmt.Errorf("wire: %s: %d bytes after the message: %w", r.what, len(r.b)-r.off, ErrTrailing)
+		r.err = &TrailingError{What: r.what, End: r.off, Extra: len(r.b) - r.off}
 	}
 	return r.err
 }

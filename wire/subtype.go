@@ -1,7 +1,9 @@
 package wire
 
 import (
+	"errors"
 	"fmt"
+	"math"
 )
 
 // Subtype is the first byte of every edgefabric control message, the one
@@ -72,10 +74,16 @@ type Message interface {
 	AppendTo(b []byte) ([]byte, error)
 }
 
+// Decoder is a message that decodes itself; every Message in this package
+// is one through its pointer.
+type Decoder interface {
+	DecodeFromBytes([]byte) error
+}
+
 // newMessage returns an empty message of kind s.
 func newMessage(s Subtype) (interface {
 	Message
-	DecodeFromBytes([]byte) error
+	Decoder
 }, bool) {
 	switch s {
 	case SubChirp:
@@ -117,6 +125,12 @@ func newMessage(s Subtype) (interface {
 // DecodeMessage decodes a control message (subtype byte first) of any
 // registered kind. The result is a pointer (*Chirp, *AxonARP, ...).
 func DecodeMessage(b []byte) (Message, error) {
+	return DecodeMessagePadded(b, math.MaxInt) // no frame: no padding
+}
+
+// DecodeMessagePadded is DecodeMessage for a message that ends an Ethernet
+// frame of frameLen bytes: the padding DecodePadded accepts is dropped.
+func DecodeMessagePadded(b []byte, frameLen int) (Message, error) {
 	if len(b) < 1 {
 		return nil, fmt.Errorf("wire: message: empty: %w", ErrTruncated)
 	}
@@ -124,7 +138,7 @@ func DecodeMessage(b []byte) (Message, error) {
 	if !ok {
 		return nil, fmt.Errorf("wire: message: subtype %#02x: %w", b[0], ErrUnknownType)
 	}
-	if err := m.DecodeFromBytes(b); err != nil {
+	if _, err := DecodePadded(m, b, frameLen); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -173,4 +187,29 @@ func DecodeControlFrame(frame []byte) (Message, error) {
 		return nil, fmt.Errorf("wire: control frame: EtherType %#04x, want 0x88b5: %w", et, ErrUnknownType)
 	}
 	return DecodeMessage(frame[off:])
+}
+
+// MinFrameLen is Ethernet's minimum frame, FCS excluded: a NIC pads a
+// shorter frame with zero bytes up to it before sending.
+const MinFrameLen = 60
+
+// DecodePadded decodes m from body, the part of an Ethernet frame of
+// frameLen bytes that carries it. Decoders refuse bytes after a message;
+// here, when the frame is no longer than MinFrameLen, zero bytes after the
+// message are taken for a NIC's padding and dropped. A longer frame, or a
+// non-zero byte after the message, is still refused with ErrTrailing. It
+// returns body cut to the message, for callers that rewrite it in place.
+func DecodePadded(m Decoder, body []byte, frameLen int) ([]byte, error) {
+	err := m.DecodeFromBytes(body)
+	var te *TrailingError
+	if err == nil || frameLen > MinFrameLen || !errors.As(err, &te) || te.End > len(body) {
+		return body, err
+	}
+	for _, c := range body[te.End:] {
+		if c != 0 {
+			return body, err
+		}
+	}
+	body = body[:te.End:te.End]
+	return body, m.DecodeFromBytes(body)
 }

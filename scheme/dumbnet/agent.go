@@ -815,7 +815,7 @@ func (a *Agent) fromFabric(p element.Port, frame []byte) {
 				a.c.Inc("drop_not_for_us")
 				return
 			}
-			a.fabricControl(wire.Frame(frame).Src(), payload)
+			a.fabricControl(wire.Frame(frame).Src(), payload, len(frame))
 			return
 		}
 		if dst != a.mac {
@@ -837,7 +837,7 @@ func (a *Agent) fromFabric(p element.Port, frame []byte) {
 		a.deliver(out)
 	case wire.EtherTypeLocalExp:
 		var m wire.DumbNetPortStatus
-		if err := m.DecodeFromBytes(frame[wire.EthHeaderLen:]); err != nil || !switchPort(m.Port) {
+		if _, err := wire.DecodePadded(&m, frame[wire.EthHeaderLen:], len(frame)); err != nil || !switchPort(m.Port) {
 			a.c.Inc("drop_bad_control")
 			return
 		}
@@ -864,7 +864,7 @@ func (a *Agent) deliver(frame []byte) {
 // tags are the way back to the prober (§4.1).
 func (a *Agent) answerProbe(p element.Port, frame, tags, payload []byte) {
 	var pm wire.DumbNetProbe
-	if err := pm.DecodeFromBytes(payload); err != nil {
+	if _, err := wire.DecodePadded(&pm, payload, len(frame)); err != nil {
 		a.c.Inc("drop_bad_control")
 		return
 	}
@@ -907,8 +907,8 @@ func (a *Agent) answerProbe(p element.Port, frame, tags, payload []byte) {
 }
 
 // fabricControl handles a control message that reached this host.
-func (a *Agent) fabricControl(src wire.MAC, payload []byte) {
-	m, err := wire.DecodeMessage(payload)
+func (a *Agent) fabricControl(src wire.MAC, payload []byte, frameLen int) {
+	m, err := wire.DecodeMessagePadded(payload, frameLen)
 	if err != nil {
 		a.c.Inc("drop_bad_control")
 		return

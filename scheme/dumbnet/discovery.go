@@ -317,7 +317,9 @@ func (d *discovery) checkRound() {
 // switchReply handles a switch's answer to a tag-0 query.
 func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 	var pm wire.DumbNetProbe
-	if err := pm.DecodeFromBytes(m.Echo); err != nil || pm.SrcMAC != d.a.mac {
+	// The echo keeps whatever padding the probe picked up on its way to
+	// the switch, and the reply may be longer than a padded frame.
+	if _, err := wire.DecodePadded(&pm, m.Echo, wire.MinFrameLen); err != nil || pm.SrcMAC != d.a.mac {
 		d.a.c.Inc("drop_bad_echo")
 		return
 	}

@@ -39,8 +39,14 @@ func newLabGraph(t testing.TB, g *topo.Graph, params map[string]string) *lab {
 	return newLabGraphWrap(t, g, params, nil)
 }
 
-// newLabGraphWrap lets wrap replace the element placed on a node.
+// newLabGraphWrap lets wrap replace the element placed on a host.
 func newLabGraphWrap(t testing.TB, g *topo.Graph, params map[string]string, wrap func(topo.NodeID, element.Element) element.Element) *lab {
+	t.Helper()
+	return newLabWrapped(t, g, params, wrap, false)
+}
+
+// newLabWrapped is newLabGraphWrap that also wraps switches if switches.
+func newLabWrapped(t testing.TB, g *topo.Graph, params map[string]string, wrap func(topo.NodeID, element.Element) element.Element, switches bool) *lab {
 	t.Helper()
 	f, err := dumbnet.New(g, scheme.Options{Seed: 1, Params: params})
 	if err != nil {
@@ -54,7 +60,11 @@ func newLabGraphWrap(t testing.TB, g *topo.Graph, params map[string]string, wrap
 	for i := range g.NumNodes() {
 		n := topo.NodeID(i)
 		if g.Node(n).Kind == topo.Switch {
-			if err := s.Place(n, f.Element(n)); err != nil {
+			e := f.Element(n)
+			if switches {
+				e = wrap(n, e)
+			}
+			if err := s.Place(n, e); err != nil {
 				t.Fatal(err)
 			}
 			continue

@@ -280,12 +280,14 @@ func mplsStackDrop(frame []byte) string {
 // flood.
 func (s *Switch) control(in element.Port, frame []byte) {
 	f, _ := wire.ParseFrame(frame)
-	body := f.Payload()
 	var m wire.DumbNetPortStatus
-	if err := m.DecodeFromBytes(body); err != nil {
+	// A notification (31 bytes) from a physical NIC arrives padded to 60.
+	body, err := wire.DecodePadded(&m, f.Payload(), len(frame))
+	if err != nil {
 		s.c.Inc("drop_bad_control")
 		return
 	}
+	frame = frame[:wire.EthHeaderLen+len(body)] // relayed without the padding
 	if m.HopLimit > s.hopLimit || m.HopLimit == 0 {
 		// No switch sends more hops than its limit: forged, or a loop.
 		s.c.Inc("drop_hop_limit")
