@@ -53,6 +53,9 @@ and exits 1.`,
   sudo edgefabric demo --topology leafspine:2,4,2`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Either engine's name in any case, as --ties and --format
+			// take theirs (--engine SIM was refused).
+			o.Engine = keyword(o.Engine, []string{"emu", "sim"})
 			switch o.Engine {
 			case "", "emu", "sim":
 			default:
@@ -96,7 +99,7 @@ and exits 1.`,
 	}
 	f := c.Flags()
 	f.StringVar(&o.Topology, "topology", "fattree:4", "topology spec or file")
-	f.StringVar(&o.Engine, "engine", "", "emu or sim (default: emu as root, sim otherwise)")
+	f.StringVar(&o.Engine, "engine", "", "emu or sim, in any case (default: emu as root, sim otherwise)")
 	f.StringVar(&o.Name, "name", "demo", "emulator lab name: 1-16 characters of a-z, 0-9 and _, the first a letter or digit (no -)")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed for the scheme and the simulator")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")

@@ -279,6 +279,19 @@ func isCobraUsageError(err error) bool {
 	return false
 }
 
+// keyword is the name in known that s spells in any case ("DumbNet",
+// "SIM"), so that a flag whose values are a fixed set of lower-case
+// keywords takes them as --ties, --format and --log do; s itself when it
+// names none, for the caller's error, which lists known.
+func keyword(s string, known []string) string {
+	for _, k := range known {
+		if strings.EqualFold(s, k) {
+			return k
+		}
+	}
+	return s
+}
+
 // writeJSON prints v as indented JSON: every reporting command's --json.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

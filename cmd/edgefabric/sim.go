@@ -47,7 +47,8 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 				opt.Seed, opt.SeedSet = seed, true
 			}
 			var tm sim.TraceMode
-			switch trace {
+			// Either mode in any case, as --log takes its levels.
+			switch strings.ToLower(trace) {
 			case "full":
 				tm = sim.TraceFull
 			case "headers":
@@ -105,6 +106,6 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 	c.Flags().StringVar(&pcapDir, "pcap", "", "write pcap captures into `DIR` (the scenario's captures, or every host NIC)")
 	c.Flags().Uint64Var(&seed, "seed", 0, "override the scenario's seed")
 	c.Flags().StringVar(&logLvl, "log", "off", "element logs on stderr, stamped with virtual time: off, error, warn, info or debug")
-	c.Flags().StringVar(&trace, "trace", "full", "what the trace hash covers: full (every byte) or headers (first 128 bytes of each frame)")
+	c.Flags().StringVar(&trace, "trace", "full", "what the trace hash covers, in any case: full (every byte) or headers (first 128 bytes of each frame)")
 	return c
 }

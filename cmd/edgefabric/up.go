@@ -60,11 +60,14 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			f.timeoutSet = c.Flags().Changed("timeout")
+			// The daemon, the lab's state and every check get the
+			// scheme's own name, whatever its case (--scheme DumbNet).
+			f.scheme = schemeName(f.scheme)
 			return runUp(c, args[0], f)
 		},
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.scheme, "scheme", "", "fabric scheme (required): "+strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", "))
+	fl.StringVar(&f.scheme, "scheme", "", "fabric scheme (required, any case): "+strings.Join(schemes(), ", "))
 	_ = fl.SetAnnotation("scheme", requiredFlag, nil)
 	fl.StringVar(&f.name, "name", "lab", "lab name: 1-16 characters of a-z, 0-9 and _, the first a letter or digit (no -)")
 	fl.StringVar(&f.rate, "rate", "", `shape every link with tbf: a rate in bits per second ("100M", "1G") or "topo" for each link's own rate`)
@@ -125,10 +128,18 @@ func parseParams(ps []string) (map[string]string, error) {
 	return m, nil
 }
 
+// schemes are the names --scheme takes: the registry's and the kernel
+// bridge.
+func schemes() []string { return append(all.Registry().Names(), emu.KernelBridge) }
+
+// schemeName is the scheme s names in any case (DumbNet is dumbnet), or s.
+func schemeName(s string) string { return keyword(s, schemes()) }
+
 // upOptions validates up's input; every error here is bad input.
 func upOptions(topoArg string, f upFlags) (*topo.Graph, emu.Options, error) {
 	var o emu.Options
-	known := strings.Join(append(all.Registry().Names(), emu.KernelBridge), ", ")
+	known := strings.Join(schemes(), ", ")
+	f.scheme = schemeName(f.scheme)
 	if f.scheme == "" {
 		return nil, o, fmt.Errorf("--scheme is required (one of: %s)", known)
 	}
