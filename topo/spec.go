@@ -296,7 +296,9 @@ func Resolve(specOrPath string, seed uint64) (*Graph, error) {
 
 // ResolveWith is Resolve with options for loading files.
 func ResolveWith(specOrPath string, seed uint64, o LoadOptions) (*Graph, error) {
-	if fi, err := os.Stat(specOrPath); err == nil && fi.Mode().IsRegular() {
+	// A regular file or a named pipe is read, whatever its name (a pipe
+	// named "topo" has no dot or slash to tell it from a spec).
+	if fi, err := os.Stat(specOrPath); err == nil && (fi.Mode().IsRegular() || fi.Mode()&os.ModeNamedPipe != 0) {
 		return LoadWith(specOrPath, o)
 	}
 	if IsSpec(specOrPath) {
