@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/edgefabric/edgefabric/emu"
@@ -110,12 +111,8 @@ exec's own. A command that is not found exits 127, one that cannot be run
 // is bad input (exit 2).
 func nodeNamespace(name, node string) (string, error) {
 	for try := 0; ; try++ {
-		ns, err := emu.NodeNamespace(name, node)
-		switch {
-		case errors.Is(err, emu.ErrUnknownNode):
-			st, _ := emu.ReadState(name)
-			return "", unknownNode(name, node, st)
-		case errors.Is(err, emu.ErrNoLab):
+		st, err := emu.ReadState(name)
+		if errors.Is(err, emu.ErrNoLab) {
 			e, nerr := labNotRunning(name, "exec", "emu.Lab.Exec")
 			// "not answering": its state file has been written since,
 			// by a daemon that has just come up. Read it again, once.
@@ -124,16 +121,29 @@ func nodeNamespace(name, node string) (string, error) {
 			}
 			return "", nerr
 		}
-		if err == nil {
-			// A crashed lab's state file outlives it: its namespaces
-			// are left, but no element forwards any more, and a command
-			// run there would only seem to find the fabric broken.
-			if _, alive := emu.Owner(name); !alive {
-				_, cerr := labNotRunning(name, "exec", "emu.Lab.Exec")
-				return "", cerr
-			}
+		if err != nil {
+			return "", err
 		}
-		return ns, err
+		i := slices.IndexFunc(st.Nodes, func(n emu.StateNode) bool { return n.Name == node })
+		if i < 0 {
+			return "", unknownNode(name, node, st)
+		}
+		// A crashed lab's state file outlives it: its namespaces are
+		// left, but no element forwards any more, and a command run
+		// there would only seem to find the fabric broken. Its daemon
+		// counts as alive though its owner record be gone.
+		pid, live := labLive(st)
+		if !live {
+			_, cerr := labNotRunning(name, "exec", "emu.Lab.Exec")
+			return "", cerr
+		}
+		// A live lab whose namespaces were removed under it: the node's
+		// own could not be entered ("namespace ...: no such file or
+		// directory"), and any other's leaves the fabric in pieces.
+		if gone := goneNodes(st); len(gone) > 0 {
+			return "", brokenErr(labEntry{Name: name, State: "broken", Pid: pid, Gone: gone, Nodes: len(st.Nodes)})
+		}
+		return st.Nodes[i].Namespace, nil
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -77,10 +78,10 @@ func TestLabSweepStatusOneLab(t *testing.T) {
 		want  string
 		entry labEntry // what --json prints
 	}{
-		{inproc, 1, fmt.Sprintf("edgefabric: lab %s runs in process %d without a daemon: status works from that process only (emu.Lab.Status), or, for an up --foreground, once it is ready\n", inproc, os.Getpid()), labEntry{inproc, "in-process", os.Getpid()}},
-		{crashed, 1, "edgefabric: lab " + crashed + " has no live daemon (crashed?): run 'edgefabric down " + crashed + "' to remove its leftovers\n", labEntry{crashed, "crashed", 0}},
-		{starting, 1, fmt.Sprintf("edgefabric: lab %s is starting (daemon pid %d): try again once its up has returned\n", starting, sleeper.Process.Pid), labEntry{starting, "starting", sleeper.Process.Pid}},
-		{mute, 1, fmt.Sprintf("edgefabric: lab %s: daemon %d does not answer: run 'edgefabric down %s'\n", mute, muteSleeper.Process.Pid, mute), labEntry{mute, "not answering", muteSleeper.Process.Pid}},
+		{inproc, 1, fmt.Sprintf("edgefabric: lab %s runs in process %d without a daemon: status works from that process only (emu.Lab.Status), or, for an up --foreground, once it is ready\n", inproc, os.Getpid()), labEntry{Name: inproc, State: "in-process", Pid: os.Getpid()}},
+		{crashed, 1, "edgefabric: lab " + crashed + " has no live daemon (crashed?): run 'edgefabric down " + crashed + "' to remove its leftovers\n", labEntry{Name: crashed, State: "crashed", Pid: 0}},
+		{starting, 1, fmt.Sprintf("edgefabric: lab %s is starting (daemon pid %d): try again once its up has returned\n", starting, sleeper.Process.Pid), labEntry{Name: starting, State: "starting", Pid: sleeper.Process.Pid}},
+		{mute, 1, fmt.Sprintf("edgefabric: lab %s: daemon %d does not answer: run 'edgefabric down %s'\n", mute, muteSleeper.Process.Pid, mute), labEntry{Name: mute, State: "not answering", Pid: muteSleeper.Process.Pid}},
 	} {
 		if code, out, errOut := topoCLI("status", c.name); code != c.code || out != "" || errOut != c.want {
 			t.Errorf("status %s: exit %d, stdout %q, stderr\n got  %q\n want %q", c.name, code, out, errOut, c.want)
@@ -89,7 +90,7 @@ func TestLabSweepStatusOneLab(t *testing.T) {
 		// (it printed nothing).
 		code, out, errOut := topoCLI("status", c.name, "--json")
 		var e labEntry
-		if jerr := json.Unmarshal([]byte(out), &e); code != c.code || jerr != nil || e != c.entry || errOut != c.want {
+		if jerr := json.Unmarshal([]byte(out), &e); code != c.code || jerr != nil || !reflect.DeepEqual(e, c.entry) || errOut != c.want {
 			t.Errorf("status %s --json: exit %d, stdout %q (%v), stderr %q; want %+v", c.name, code, out, jerr, errOut, c.entry)
 		}
 	}

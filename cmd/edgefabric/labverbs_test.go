@@ -489,7 +489,9 @@ func TestLabVerbsOutputs(t *testing.T) {
 
 	js, _ = ef(0, "", "status", "--json")
 	var list []labEntry
-	if err := json.Unmarshal([]byte(js), &list); err != nil || !slices.Contains(list, labEntry{Name: name, State: "running", Pid: st.Pid}) {
+	if err := json.Unmarshal([]byte(js), &list); err != nil || !slices.ContainsFunc(list, func(e labEntry) bool {
+		return reflect.DeepEqual(e, labEntry{Name: name, State: "running", Pid: st.Pid})
+	}) {
 		t.Errorf("status --json: %v; want %s running with pid %d in\n%s", err, name, st.Pid, js)
 	}
 	// The daemon removed its state directory itself: it is gone all the

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/edgefabric/edgefabric/emu"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 func newStatusCmd() *cobra.Command {
@@ -24,7 +27,9 @@ func newStatusCmd() *cobra.Command {
 		Long: `status asks a lab's daemon for a snapshot: every node's element, per-port
 frames, bytes and drops by reason, the elements' own counters, kernel bridge
 port states, and which links are up. Without LAB it lists the labs on this
-machine, including crashed ones whose leftovers 'edgefabric down' removes.
+machine, including crashed ones whose leftovers 'edgefabric down' removes,
+and broken ones: running, but with namespaces removed under them (exec
+refuses those, and status LAB exits 1 after the snapshot).
 A daemon that does not answer within --timeout (30s) is reported as such
 (exit 1); the lab list waits for each daemon 5s, or --timeout when given,
 and lists one that did not answer as "daemon N does not answer" (in --json, state
@@ -76,10 +81,16 @@ and lists one that did not answer as "daemon N does not answer" (in --json, stat
 				return err
 			}
 			if asJSON {
-				return writeJSON(c.OutOrStdout(), st)
+				if err := writeJSON(c.OutOrStdout(), st); err != nil {
+					return err
+				}
+			} else {
+				printStatus(c.OutOrStdout(), st)
 			}
-			printStatus(c.OutOrStdout(), st)
-			return nil
+			// Its daemon answers, from what it holds; namespaces
+			// removed under it (ip netns delete) it does not see, and
+			// it said "ready" of a lab exec could not enter.
+			return brokenLab(name)
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
@@ -100,19 +111,125 @@ func contains(s []string, v string) bool {
 // whose daemon does not answer: "starting" (a live daemon, no state file
 // yet), "not answering" (a live daemon with its state file), "in-process"
 // (a live owner that is no daemon: emu.Up in a test or the demo, or an up
-// --foreground before it is ready) or "crashed" (no live owner).
+// --foreground before it is ready) or "crashed" (no live owner). A live
+// daemon named by the state file is a live owner too: its owner.json
+// alone said crashed once that file was gone. (A lab is judged broken,
+// its namespaces gone, when its daemon answers: one that does not is the
+// trouble to report first.)
 func idleLab(name string) labEntry {
 	e := labEntry{Name: name, State: "crashed"}
+	st, _ := emu.ReadState(name)
 	if pid, alive := emu.Owner(name); alive {
 		e.State, e.Pid = "in-process", pid
 		if emu.OwnerIsDaemon(name) {
 			e.State = "not answering"
-			if _, err := emu.ReadState(name); err != nil {
+			if st == nil {
 				e.State = "starting" // no state file yet
 			}
 		}
+	} else if st != nil && procAlive(st.Pid, st.PidStart) {
+		e.State, e.Pid = "not answering", st.Pid
 	}
 	return e
+}
+
+// labLive returns the process that runs the lab of state file st: its
+// owner (owner.json) while that runs, or else the daemon st names while
+// that runs.
+func labLive(st *emu.State) (pid int, live bool) {
+	if pid, ok := emu.Owner(st.Name); ok {
+		return pid, true
+	}
+	if procAlive(st.Pid, st.PidStart) {
+		return st.Pid, true
+	}
+	return 0, false
+}
+
+// procAlive reports whether pid runs and is the process that started at
+// start (clock ticks since boot, field 22 of /proc/PID/stat), as emu
+// judges a lab's processes: a zombie, a recycled pid or a record without
+// a start time is not it.
+func procAlive(pid int, start uint64) bool {
+	if pid <= 0 || start == 0 {
+		return false
+	}
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(data, ')') // the command name may hold anything
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return false
+	}
+	s, err := strconv.ParseUint(f[19], 10, 64)
+	return err == nil && s == start
+}
+
+// netnsDir is where named network namespaces live (iproute2's and emu's).
+const netnsDir = "/run/netns"
+
+// goneNodes are the nodes of state file st whose namespaces no longer
+// exist (removed with ip netns delete, say): a file there that is no
+// namespace's mount is none.
+func goneNodes(st *emu.State) []string {
+	var gone []string
+	for _, n := range st.Nodes {
+		var fs unix.Statfs_t
+		if unix.Statfs(filepath.Join(netnsDir, n.Namespace), &fs) != nil || fs.Type != unix.NSFS_MAGIC {
+			gone = append(gone, n.Name)
+		}
+	}
+	return gone
+}
+
+// brokenEntry is e, the entry of a live lab with state file st, marked
+// "broken" when namespaces of st's nodes are gone.
+func brokenEntry(e labEntry, st *emu.State) labEntry {
+	if gone := goneNodes(st); len(gone) > 0 {
+		e.State, e.Gone, e.Nodes = "broken", gone, len(st.Nodes)
+	}
+	return e
+}
+
+// brokenLab is the error of a running lab whose namespaces are gone, in
+// part or all; nil for a lab whose namespaces are all there (or that has
+// no state file to name them).
+func brokenLab(name string) error {
+	st, err := emu.ReadState(name)
+	if err != nil {
+		return nil
+	}
+	pid, live := labLive(st)
+	if !live {
+		return nil
+	}
+	e := brokenEntry(labEntry{Name: name, Pid: pid}, st)
+	if e.State != "broken" {
+		return nil
+	}
+	return brokenErr(e)
+}
+
+// brokenErr is the one error every lab verb gives for a broken lab (a
+// failure, exit 1): which namespaces are gone and what to do.
+func brokenErr(e labEntry) error {
+	return fmt.Errorf("lab %s is broken: %s while process %d still runs it (removed outside edgefabric?): run 'edgefabric down %s' to remove the rest", e.Name, goneText(e), e.Pid, e.Name)
+}
+
+// goneText says which of a broken lab's namespaces are gone.
+func goneText(e labEntry) string {
+	switch {
+	case len(e.Gone) == 1:
+		return fmt.Sprintf("the namespace of node %s (%s%s) is gone", e.Gone[0], emu.Prefix(e.Name), e.Gone[0])
+	case len(e.Gone) == e.Nodes:
+		return fmt.Sprintf("the namespaces of all its %d nodes are gone", e.Nodes)
+	}
+	return fmt.Sprintf("the namespaces of %d of its %d nodes are gone (%s)", len(e.Gone), e.Nodes, listSome(e.Gone, 3))
 }
 
 // labNotRunning is the one error every lab verb gives for lab name when
@@ -195,8 +312,11 @@ func mustLabs() []string {
 // labEntry is one line of the lab list.
 type labEntry struct {
 	Name  string `json:"name"`
-	State string `json:"state"` // "running" (a daemon), "starting" or "not answering" (a daemon that does not answer yet, or any more), "in-process" (emu.Up in a live process) or "crashed"
+	State string `json:"state"` // "running" (a daemon), "broken" (a daemon that answers, of a lab whose namespaces are gone), "starting" or "not answering" (a daemon that does not answer yet, or any more), "in-process" (emu.Up in a live process) or "crashed"
 	Pid   int    `json:"pid,omitempty"`
+	// Gone names the nodes of a broken lab whose namespaces are gone.
+	Gone  []string `json:"gone,omitempty"`
+	Nodes int      `json:"-"` // a broken lab's nodes, for its text
 }
 
 // listTimeout is how long the lab list waits for each daemon by default:
@@ -214,6 +334,9 @@ func listLabs(w io.Writer, asJSON bool, each time.Duration) error {
 		e := labEntry{Name: n, State: "running"}
 		if st, err := emu.RemoteStatusWithin(n, each); err == nil {
 			e.Pid = st.Pid
+			if sf, err := emu.ReadState(n); err == nil {
+				e = brokenEntry(e, sf)
+			}
 		} else {
 			e = idleLab(n)
 		}
@@ -236,6 +359,8 @@ func listLabs(w io.Writer, asJSON bool, each time.Duration) error {
 			fmt.Fprintf(w, "%s\tstarting (daemon pid %d)\n", e.Name, e.Pid)
 		case "not answering":
 			fmt.Fprintf(w, "%s\tdaemon %d does not answer: run 'edgefabric down %s'\n", e.Name, e.Pid, e.Name)
+		case "broken":
+			fmt.Fprintf(w, "%s\tbroken (process %d): %s: run 'edgefabric down %s'\n", e.Name, e.Pid, goneText(e), e.Name)
 		default:
 			fmt.Fprintf(w, "%s\tcrashed: run 'edgefabric down %s'\n", e.Name, e.Name)
 		}
