@@ -1366,18 +1366,23 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 	a.flood(&flood, from)
 }
 
-// linkDown fails over every PathTable entry that used the link.
+// linkDown fails over every PathTable entry that used the link. The
+// cache records the failure even when it does not hold the link: a path
+// graph the controller computed before it heard of the failure may list
+// the link up, and Merge keeps it down. Forged notifications each name a
+// new port, so that record is bounded as the other tables per switch
+// port are (makeRoom).
 func (a *Agent) linkDown(id portID) {
-	i, ok := a.cache.g.idx[id.sw]
-	if !ok {
-		return
-	}
-	k, ok := a.cache.g.linkOf(i, id.port)
-	if !ok {
-		return
+	makeRoom(&a.c, a.cache.downSince, id, maxPortStates)
+	var k Link
+	known := false
+	if i, ok := a.cache.g.idx[id.sw]; ok {
+		k, known = a.cache.g.linkOf(i, id.port)
 	}
 	a.cache.SetLink(id.sw, id.port, false)
-	a.refresh(k)
+	if known {
+		a.refresh(k)
+	}
 }
 
 // refresh re-examines the PathTable after link k failed.
@@ -1512,11 +1517,15 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 				}
 			}
 		}
-		i, ok := a.cache.g.idx[l.A]
-		if !ok {
-			continue
+		var k Link
+		known := false
+		if i, ok := a.cache.g.idx[l.A]; ok {
+			k, known = a.cache.g.linkOf(i, l.APort)
 		}
-		k, known := a.cache.g.linkOf(i, l.APort)
+		if !known && up {
+			// A failure the cache recorded without holding the link is over.
+			a.cache.forgetFailure(ends...)
+		}
 		if !known || !a.cache.SetLink(l.A, l.APort, up) {
 			continue
 		}

@@ -38,9 +38,12 @@ type TopoCache struct {
 	hosts   map[wire.MAC]attach
 	views   map[wire.MAC]*view
 	version uint64
-	// downSince is, per end of a link this cache holds down, the first
-	// topology version that can know it: a path graph of that version or
-	// later that lists the link up was computed after the failure.
+	// downSince is, per end of a link this cache holds down, or that a
+	// notification said is down while the cache did not hold the link,
+	// the first topology version that can know of the latest failure this
+	// host heard of: a path graph of that version or later that lists the
+	// link up was computed after the failure. The agent bounds it
+	// (linkDown): forged notifications each name a new port.
 	downSince map[portID]uint64
 	sc        scratch
 }
@@ -87,17 +90,17 @@ func (c *TopoCache) Merge(r *wire.DumbNetPathReply) {
 		// kept a link down for good once the patch saying it was up got
 		// lost while a later patch about another link arrived (found in
 		// the emulator, TestEmuChaosRecovers: 8 of 240 pairs silent after
-		// every link came back).
-		if pe := c.g.peerOf(a, l.APort); pe.sw == b && pe.port == l.BPort && !pe.up {
-			end := portID{l.A, l.APort}
-			since, known := c.downSince[end]
-			if !known {
-				since = c.version + 1
-			}
+		// every link came back). The same holds for a link the cache did
+		// not hold when the notification came: a graph computed before the
+		// controller heard of the failure put it back up, and new flows
+		// hashed onto it were lost until the patch (TestMergeKeepsUnknownFailedLinkDown).
+		pe := c.g.peerOf(a, l.APort)
+		heldDown := pe.sw == b && pe.port == l.BPort && !pe.up
+		if since, known := c.failedSince(portID{l.A, l.APort}, portID{l.B, l.BPort}, heldDown); known && up {
 			if r.Version < since {
 				up = false
-			} else if up {
-				delete(c.downSince, end)
+			} else {
+				delete(c.downSince, portID{l.A, l.APort})
 				delete(c.downSince, portID{l.B, l.BPort})
 			}
 		}
@@ -108,11 +111,44 @@ func (c *TopoCache) Merge(r *wire.DumbNetPathReply) {
 	c.version = max(c.version, r.Version)
 }
 
+// failedSince returns the first version that can know of the failure
+// recorded for the link with these ends (the later of the two records),
+// and whether one is; a link held down without a record (its record
+// forgotten) falls back on the version after the cache's.
+func (c *TopoCache) failedSince(a, b portID, heldDown bool) (uint64, bool) {
+	sa, okA := c.downSince[a]
+	sb, okB := c.downSince[b]
+	switch {
+	case okA || okB:
+		return max(sa, sb), true
+	case heldDown:
+		return c.version + 1, true
+	}
+	return 0, false
+}
+
+// forgetFailure drops what the cache recorded of a failure of the link
+// with these ends: the controller says it is up.
+func (c *TopoCache) forgetFailure(ends ...portID) {
+	for _, e := range ends {
+		delete(c.downSince, e)
+	}
+}
+
 // SetLink records the state of the link on a switch port; it reports
-// whether the cache knew the link and its state changed.
+// whether the cache knew the link and its state changed. A failure is
+// recorded even for a link the cache does not hold, so that Merge keeps
+// it down against a path graph computed before the failure; a link said
+// to be up loses its record.
 func (c *TopoCache) SetLink(sw uint64, port uint16, up bool) bool {
 	i, ok := c.g.idx[sw]
-	if !ok {
+	if !ok || c.g.peerOf(i, port).sw < 0 {
+		id := portID{sw, port}
+		if up {
+			delete(c.downSince, id)
+		} else {
+			c.downSince[id] = max(c.downSince[id], c.version+1)
+		}
 		return false
 	}
 	for _, v := range c.views {
@@ -121,7 +157,7 @@ func (c *TopoCache) SetLink(sw uint64, port uint16, up bool) bool {
 		}
 	}
 	changed := c.g.setUp(i, port, up)
-	if pe := c.g.peerOf(i, port); changed && pe.sw >= 0 {
+	if pe := c.g.peerOf(i, port); changed {
 		ends := []portID{{sw, port}, {c.g.ids[pe.sw], pe.port}}
 		for _, e := range ends {
 			if up {
