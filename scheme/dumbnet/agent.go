@@ -1476,11 +1476,31 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 		a.c.Inc("patch_stale")
 		// Its link states are out of date, but a repair it tells of still
 		// makes the path graphs computed without the link suspect (two
-		// repairs' patches can arrive in either order).
+		// repairs' patches can arrive in either order), and a repair
+		// newer than the failure this host knows of the link ends that
+		// failure: the views that held the link down would otherwise
+		// keep it down until a newer path graph came.
+		revived := false
 		for _, l := range m.Links {
-			if l.Flags&wire.LinkUp != 0 {
-				a.repaired([]portID{{l.A, l.APort}, {l.B, l.BPort}}, m.Version)
+			if l.Flags&wire.LinkUp == 0 {
+				continue
 			}
+			ends := []portID{{l.A, l.APort}, {l.B, l.BPort}}
+			a.repaired(ends, m.Version)
+			if !a.cache.lateRepair(ends[0], ends[1], m.Version) {
+				continue
+			}
+			a.c.Inc("patch_stale_repaired")
+			revived = true
+			for _, id := range ends {
+				if a.evState[id] == wire.PortDown {
+					a.evState[id] = wire.PortUp
+				}
+			}
+		}
+		if revived {
+			a.refill()
+			a.rearmQueries()
 		}
 		return
 	}
@@ -1530,19 +1550,23 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 			continue
 		}
 		if up {
-			// A repaired link: recompute every entry so that flows can use
-			// it again.
-			for _, dst := range a.table.dsts() {
-				if e, err := a.cache.fill(dst, a.cfg.K); err == nil {
-					a.table.Put(dst, e)
-				}
-			}
+			a.refill()
 			continue
 		}
 		a.refresh(k)
 	}
 	if repaired {
 		a.rearmQueries()
+	}
+}
+
+// refill recomputes every PathTable entry after a link was repaired, so
+// that flows can use it again.
+func (a *Agent) refill() {
+	for _, dst := range a.table.dsts() {
+		if e, err := a.cache.fill(dst, a.cfg.K); err == nil {
+			a.table.Put(dst, e)
+		}
 	}
 }
 

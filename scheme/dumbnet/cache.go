@@ -138,8 +138,10 @@ func (c *TopoCache) forgetFailure(ends ...portID) {
 // SetLink records the state of the link on a switch port; it reports
 // whether the cache knew the link and its state changed. A failure is
 // recorded even for a link the cache does not hold, so that Merge keeps
-// it down against a path graph computed before the failure; a link said
-// to be up loses its record.
+// it down against a path graph computed before the failure, and the
+// record of a link already held down moves on to the new failure (the
+// version after the cache's), so that a repair older than it is not
+// taken for its end (lateRepair); a link said to be up loses its record.
 func (c *TopoCache) SetLink(sw uint64, port uint16, up bool) bool {
 	i, ok := c.g.idx[sw]
 	if !ok || c.g.peerOf(i, port).sw < 0 {
@@ -157,17 +159,36 @@ func (c *TopoCache) SetLink(sw uint64, port uint16, up bool) bool {
 		}
 	}
 	changed := c.g.setUp(i, port, up)
-	if pe := c.g.peerOf(i, port); changed {
-		ends := []portID{{sw, port}, {c.g.ids[pe.sw], pe.port}}
-		for _, e := range ends {
-			if up {
-				delete(c.downSince, e)
-			} else {
-				c.downSince[e] = c.version + 1
-			}
+	pe := c.g.peerOf(i, port)
+	for _, e := range []portID{{sw, port}, {c.g.ids[pe.sw], pe.port}} {
+		switch {
+		case !up:
+			c.downSince[e] = max(c.downSince[e], c.version+1)
+		case changed:
+			delete(c.downSince, e)
 		}
 	}
 	return changed
+}
+
+// lateRepair applies a repair of version ver that arrives older than the
+// cache (its patch reordered after a newer one): where the cache holds
+// the link with ends a and b down, and the failure it knows of is older
+// than the repair, the link is set up again in the union and in every
+// view. It reports whether it was.
+func (c *TopoCache) lateRepair(a, b portID, ver uint64) bool {
+	i, ok := c.g.idx[a.sw]
+	if !ok {
+		return false
+	}
+	pe := c.g.peerOf(i, a.port)
+	if pe.sw < 0 || pe.up || c.g.ids[pe.sw] != b.sw || pe.port != b.port {
+		return false
+	}
+	if since, _ := c.failedSince(a, b, true); ver < since {
+		return false
+	}
+	return c.SetLink(a.sw, a.port, true)
 }
 
 // Switches returns how many switches the cache holds.

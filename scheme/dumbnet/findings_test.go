@@ -96,3 +96,76 @@ func TestUnknownFailureRecordsBounded(t *testing.T) {
 		t.Fatalf("%d failure records, %v; want 1 record, notify_state_forgotten 1", len(a.cache.downSince), c)
 	}
 }
+
+// patchLink is a one-link patch of version ver for the link between
+// switch a's port ap and switch b's port bp.
+func patchLink(ver, a uint64, ap uint16, b uint64, bp uint16, up bool) *wire.DumbNetTopoPatch {
+	var f wire.LinkFlags
+	if up {
+		f = wire.LinkUp
+	}
+	return &wire.DumbNetTopoPatch{Version: ver, Links: []wire.DumbNetLink{{A: a, APort: ap, B: b, BPort: bp, Flags: f}}}
+}
+
+// TestLateRepairPatchApplied: link X (switch 1's port 1, B's primary)
+// fails (the notification, at version 1, and the down patch, version 3);
+// it is repaired (patch 4), and another link's patch (5) overtakes that
+// repair. The repair, stale by then, is newer than the failure the host
+// knows of X: it sets X up again in the views that held it down, and B's
+// entry uses X again. It used to be taken as stale and change nothing:
+// X stayed down until a newer path graph came.
+func TestLateRepairPatchApplied(t *testing.T) {
+	a, env := squareAgent(t, 4) // to B: via switch 2 (port 1) and via switch 3 (port 2)
+	a.Receive(1, portStatusFrame(1, 1, wire.PortDown, 4, 1))
+	a.topoPatch(patchLink(3, 1, 1, 2, 1, false))
+	a.topoPatch(patchLink(5, 7, 1, 8, 1, true))
+	env.take()
+	if tags := firstTags(a, macB); len(tags) != 1 || tags[0] != 2 {
+		t.Fatalf("before the repair B's entry leaves switch 1 by %v, want port 2 only", tags)
+	}
+	a.topoPatch(patchLink(4, 1, 1, 2, 1, true))
+	c := a.Counters()
+	if known, up := a.CacheLinkUp(1, 1); !known || !up || c["patch_stale"] != 1 || c["patch_stale_repaired"] != 1 {
+		t.Fatalf("after the late repair: X known %v up %v; %v", known, up, c)
+	}
+	if tags := firstTags(a, macB); len(tags) != 2 || tags[0] != 1 {
+		t.Fatalf("after the late repair B's entry leaves switch 1 by %v, want ports 1 and 2", tags)
+	}
+	if err := a.cache.Verify([]uint8{1, 2, 9}, macB); err != nil {
+		t.Fatalf("a view still holds X down: %v", err)
+	}
+	if a.evState[portID{1, 1}] != wire.PortUp {
+		t.Fatal("the host still takes X's next failure for a repeat")
+	}
+}
+
+// TestLateRepairOlderThanFailureIgnored: a stale repair older than the
+// failure the host knows of is no repair of it. X fails (version 1),
+// another link's patch takes the cache to version 4 while X's repair
+// (3) is on its way, X comes back and fails again (notifications): the
+// repair arriving now must not set X up. Nor after a down patch of the
+// second failure, for a host that heard no notification of it.
+func TestLateRepairOlderThanFailureIgnored(t *testing.T) {
+	t.Run("notification", func(t *testing.T) {
+		a, env := squareAgent(t, 4)
+		a.Receive(1, portStatusFrame(1, 1, wire.PortDown, 4, 1))
+		a.topoPatch(patchLink(4, 7, 1, 8, 1, true))
+		a.Receive(1, portStatusFrame(1, 1, wire.PortUp, 4, 2))
+		a.Receive(1, portStatusFrame(1, 1, wire.PortDown, 4, 3))
+		env.take()
+		a.topoPatch(patchLink(3, 1, 1, 2, 1, true))
+		if known, up := a.CacheLinkUp(1, 1); !known || up || a.Counters()["patch_stale_repaired"] != 0 {
+			t.Fatalf("a repair older than the second failure set X up: known %v up %v, %v", known, up, a.Counters())
+		}
+	})
+	t.Run("patch", func(t *testing.T) {
+		a, env := squareAgent(t, 4)
+		a.Receive(1, portStatusFrame(1, 1, wire.PortDown, 4, 1))
+		a.topoPatch(patchLink(5, 1, 1, 2, 1, false)) // the second failure, booked
+		env.take()
+		a.topoPatch(patchLink(3, 1, 1, 2, 1, true))
+		if known, up := a.CacheLinkUp(1, 1); !known || up || a.Counters()["patch_stale_repaired"] != 0 {
+			t.Fatalf("a repair older than the down patch set X up: known %v up %v, %v", known, up, a.Counters())
+		}
+	})
+}
