@@ -61,8 +61,9 @@ type Config struct {
 	// QueueLen bounds the frames held per destination while its path is
 	// being queried; a full queue drops its oldest frame for a new one.
 	QueueLen int
-	// HoldTime bounds how long a frame waits for its path: older ones are
-	// dropped (drop_held_expired), not delivered late.
+	// HoldTime bounds how long a frame, or an ARP request of the stack,
+	// waits for its path: older ones are dropped (drop_held_expired), not
+	// delivered or answered late.
 	HoldTime element.Time
 	// HopLimit is the switches' notification hop limit: a notification
 	// that arrives with more is forged.
@@ -257,7 +258,7 @@ type query struct {
 	tries               int
 	cancel              func()
 	frames              []heldFrame
-	arps                []wire.ARP
+	arps                []heldARP
 }
 
 // heldFrame is a frame waiting for its path, and when it came.
@@ -266,16 +267,30 @@ type heldFrame struct {
 	b  []byte
 }
 
-// expire drops the held frames older than the hold time; they are in
-// arrival order.
+// heldARP is an ARP request of the stack waiting for its address, and
+// when it came.
+type heldARP struct {
+	at  element.Time
+	req wire.ARP
+}
+
+// expire drops the held frames and ARP requests older than the hold time;
+// each list is in arrival order. An ARP request is answered no later
+// than a frame is sent: the stack has given up on one that old (it
+// retries every second, three times by default), and a late answer to
+// it would fill its neighbour table unasked.
 func (a *Agent) expire(q *query) {
-	now, n := a.env.Now(), 0
+	now, n, m := a.env.Now(), 0, 0
 	for n < len(q.frames) && now-q.frames[n].at > a.cfg.HoldTime {
 		n++
 	}
-	if n > 0 {
-		a.c.Add("drop_held_expired", uint64(n))
+	for m < len(q.arps) && now-q.arps[m].at > a.cfg.HoldTime {
+		m++
+	}
+	if n+m > 0 {
+		a.c.Add("drop_held_expired", uint64(n+m))
 		q.frames = slices.Delete(q.frames, 0, n)
+		q.arps = slices.Delete(q.arps, 0, m)
 	}
 }
 
@@ -695,10 +710,11 @@ func (a *Agent) hold(dst wire.MAC, ip netip.Addr, frame []byte, arp *wire.ARP) {
 		a.c.Inc("frames_held")
 	}
 	if arp != nil {
+		a.expire(q)
 		if len(q.arps) >= a.cfg.QueueLen {
 			a.c.Inc("drop_queue_full")
 		} else {
-			q.arps = append(q.arps, *arp)
+			q.arps = append(q.arps, heldARP{at: a.env.Now(), req: *arp})
 			a.c.Inc("frames_held")
 		}
 	}
@@ -1200,6 +1216,7 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 	for _, dst := range requery {
 		a.hold(dst, netip.Addr{}, nil, nil)
 	}
+	a.expire(q)
 	e, err := a.cache.fill(m.Dst, a.cfg.K)
 	if err != nil {
 		a.c.Add("drop_no_path", uint64(len(q.frames)+len(q.arps)))
@@ -1209,10 +1226,9 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 	if q.dstIP.IsValid() {
 		a.ipToMAC[q.dstIP] = m.Dst
 	}
-	for _, req := range q.arps {
-		a.arpReply(req, m.Dst)
+	for _, h := range q.arps {
+		a.arpReply(h.req, m.Dst)
 	}
-	a.expire(q)
 	for _, f := range q.frames {
 		a.sendData(f.b, a.choose(e, f.b))
 	}

@@ -4,6 +4,7 @@ import (
 	"net/netip"
 	"testing"
 
+	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/wire"
 )
 
@@ -168,4 +169,30 @@ func TestLateRepairOlderThanFailureIgnored(t *testing.T) {
 			t.Fatalf("a repair older than the down patch set X up: known %v up %v, %v", known, up, a.Counters())
 		}
 	})
+}
+
+// TestHeldARPsExpire: ARP requests of the stack held for a path expire
+// after the hold time, as held frames do. The stack asks for B at 0 s and
+// again at 2 s; the controller answers at 3.5 s: only the request of 2 s
+// is answered, the one of 0 s (which the stack gave up on) is dropped and
+// counted. It used to be answered 3.5 s late.
+func TestHeldARPsExpire(t *testing.T) {
+	a, env := newTestAgent()
+	req := wire.ARP{Op: wire.ARPRequest, SenderMAC: macA, SenderIP: ipA, TargetIP: ipB}
+	f, _ := wire.AppendARPFrame(nil, wire.Broadcast, 0, &req)
+	a.Receive(2, f)
+	env.advance(2 * element.Second)
+	a.Receive(2, f)
+	env.advance(1500 * element.Millisecond)
+	env.take()
+	a.pathReply(&wire.DumbNetPathReply{QueryID: a.qid, Version: 1, Src: macA, Dst: macB, SrcSwitch: 0x10, SrcPort: 1, DstSwitch: 0x10, DstPort: 2})
+	answers := 0
+	for _, s := range env.take() {
+		if s.port == 2 && wire.Frame(s.frame).EtherType() == wire.EtherTypeARP {
+			answers++
+		}
+	}
+	if c := a.Counters(); answers != 1 || c["arp_answered"] != 1 || c["drop_held_expired"] != 1 {
+		t.Fatalf("%d ARP answers to the stack; %v; want 1 answer, drop_held_expired 1", answers, c)
+	}
 }
