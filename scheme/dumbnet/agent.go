@@ -216,8 +216,12 @@ type Agent struct {
 	hostSeen   map[wire.MAC]*seqWindow
 	notifySeq  uint32
 
-	flows map[uint64]*flowBinding
-	seed  uint64
+	// flows are the flow bindings used since flowSwap, oldFlows those of
+	// the generation before that no frame has used since: the next swap,
+	// once flowAge has passed, forgets them (choose).
+	flows, oldFlows map[uint64]*flowBinding
+	flowSwap        element.Time
+	seed            uint64
 
 	notifiedAt, patchedAt element.Time
 	searchBackoff         element.Time
@@ -304,6 +308,12 @@ type flowBinding struct {
 // maxFlows bounds the flows an agent remembers.
 const maxFlows = 65536
 
+// flowIdle is the least silence after which a flow's binding can be
+// forgotten (with flowlets, the flowlet gap if longer): a flow that sent
+// nothing for a second has no packet left in flight on a data-center
+// fabric, so its next path reorders nothing.
+const flowIdle = element.Second
+
 // maxQueries bounds the destinations an agent waits on a path for.
 const maxQueries = 65536
 
@@ -315,7 +325,7 @@ func NewAgent(cfg Config) *Agent {
 		ipToMAC: make(map[netip.Addr]wire.MAC), queries: make(map[uint32]*query),
 		byDst: make(map[wire.MAC]*query), byIP: make(map[netip.Addr]*query),
 		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState), downVer: make(map[portID]uint64),
-		hostSeen: make(map[wire.MAC]*seqWindow), flows: make(map[uint64]*flowBinding)}
+		hostSeen: make(map[wire.MAC]*seqWindow), flows: make(map[uint64]*flowBinding), oldFlows: make(map[uint64]*flowBinding)}
 	if cfg.Controller {
 		a.ctrl = newController(a, cfg.Store)
 		a.haveCtrl, a.ctrlMAC = true, a.mac
@@ -528,24 +538,17 @@ func inetChecksum(b []byte) uint16 {
 // the path: §6.2's routing function "can then deterministically choose one
 // of the many k paths available in the PathTable, based on the flowlet
 // ID", and "whenever flow ID changes, the extension will output a
-// different path": one of the others, by the new ID.
+// different path": one of the others, by the new ID. Bindings are
+// forgotten only after at least a second of silence (flow), so no flow
+// moves within a flowlet, nor with frames in flight.
 func (a *Agent) choose(e *PathEntry, frame []byte) []uint8 {
 	h := a.flowHash(frame)
 	now := a.env.Now()
 	n := len(e.Paths)
-	fb := a.flows[h]
+	fb := a.flow(h, now)
 	cur := -1
-	if fb != nil {
+	if fb.path != nil {
 		cur = slices.IndexFunc(e.Paths, func(p []uint8) bool { return bytes.Equal(p, fb.path) })
-	} else {
-		if len(a.flows) >= maxFlows {
-			// Soft state: a flow forgotten here takes its hash's path
-			// again, the one it had unless a failure moved it.
-			clear(a.flows)
-			a.c.Inc("flows_forgotten")
-		}
-		fb = &flowBinding{}
-		a.flows[h] = fb
 	}
 	switch {
 	case cur < 0 && a.cfg.Flowlets:
@@ -559,6 +562,56 @@ func (a *Agent) choose(e *PathEntry, frame []byte) []uint8 {
 	}
 	fb.path, fb.last = e.Paths[cur], now
 	return fb.path
+}
+
+// flowAge is how long a flow's binding outlives its last frame at least.
+func (a *Agent) flowAge() element.Time { return max(flowIdle, a.cfg.FlowletGap) }
+
+// flow returns flow h's binding, a new one for a flow it does not
+// remember. The bindings are kept in two generations, swapped once
+// flowAge has passed since the last swap: the generation before, which
+// no frame has used since the last swap, is forgotten then, and a binding
+// found there is used again and moves into the current one. So a binding
+// lives at least flowAge after its last frame, and at most twice that,
+// at O(1) per frame; a flow forgotten so has been silent longer than
+// the flowlet gap, and takes a path again as a new flow does. When
+// maxFlows bindings are in use, a new flow gets one that is not
+// remembered (flows_unbound): its frames take its hash's path, the
+// same each time, and the flows that have the bindings keep them.
+func (a *Agent) flow(h uint64, now element.Time) *flowBinding {
+	switch age := a.flowAge(); {
+	case now-a.flowSwap >= 2*age:
+		// Nothing sent for two ages: the current generation has been
+		// silent for one at least, and goes too (swaps happen on frames
+		// only, so without this a binding outlived any silence).
+		if n := len(a.oldFlows) + len(a.flows); n > 0 {
+			a.c.Add("flows_forgotten", uint64(n))
+		}
+		clear(a.oldFlows)
+		a.flows = make(map[uint64]*flowBinding)
+		a.flowSwap = now
+	case now-a.flowSwap >= age:
+		if n := len(a.oldFlows); n > 0 {
+			a.c.Add("flows_forgotten", uint64(n))
+		}
+		a.oldFlows, a.flows = a.flows, make(map[uint64]*flowBinding)
+		a.flowSwap = now
+	}
+	if fb := a.flows[h]; fb != nil {
+		return fb
+	}
+	if fb := a.oldFlows[h]; fb != nil {
+		delete(a.oldFlows, h)
+		a.flows[h] = fb
+		return fb
+	}
+	fb := &flowBinding{}
+	if len(a.flows)+len(a.oldFlows) >= maxFlows {
+		a.c.Inc("flows_unbound")
+		return fb
+	}
+	a.flows[h] = fb
+	return fb
 }
 
 // FlowPath returns the tag path the agent gives frame's flow now: the path
@@ -576,7 +629,15 @@ func (a *Agent) FlowPath(frame []byte) []uint8 {
 	}
 	h := a.flowHash(frame)
 	var flowlet uint64
-	if fb := a.flows[h]; fb != nil {
+	age := a.env.Now() - a.flowSwap
+	var fb *flowBinding
+	if age < 2*a.flowAge() {
+		fb = a.flows[h] // otherwise forgotten at the next frame
+	}
+	if fb == nil && age < a.flowAge() {
+		fb = a.oldFlows[h]
+	}
+	if fb != nil {
 		if slices.ContainsFunc(e.Paths, func(p []uint8) bool { return bytes.Equal(p, fb.path) }) {
 			return fb.path
 		}

@@ -1,6 +1,8 @@
 package dumbnet
 
 import (
+	"bytes"
+	"encoding/binary"
 	"net/netip"
 	"testing"
 
@@ -194,5 +196,78 @@ func TestHeldARPsExpire(t *testing.T) {
 	}
 	if c := a.Counters(); answers != 1 || c["arp_answered"] != 1 || c["drop_held_expired"] != 1 {
 		t.Fatalf("%d ARP answers to the stack; %v; want 1 answer, drop_held_expired 1", answers, c)
+	}
+}
+
+// udpFrame is a UDP datagram from A to B of flow f (its ports).
+func udpFrame(f int) []byte {
+	ip := make([]byte, 40)
+	ip[0], ip[9] = 0x45, 17
+	binary.BigEndian.PutUint32(ip[20:24], uint32(f))
+	return wire.AppendEthernet(nil, macB, macA, wire.EtherTypeIPv4, ip)
+}
+
+// TestActiveFlowsSurviveFullFlowTable: flow bindings age out in two
+// generations instead of the table being cleared when it is full. A flow
+// in its second flowlet keeps its path while 70,000 other flows start
+// within the same flowlet: it used to be forgotten when the table reached
+// 65,536 flows and moved back to its first flowlet's path mid-flowlet.
+// The flows past the bound are not remembered (counted), the bindings
+// idle for a generation are forgotten (counted), and a binding in use
+// keeps its flowlet count across the swaps.
+func TestActiveFlowsSurviveFullFlowTable(t *testing.T) {
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 3, Flowlets: true, FlowletGap: element.Millisecond})
+	withPaths(a, env, threePaths)
+	e := a.table.Lookup(macB)
+	flowA := udpFrame(1 << 30)
+	hA := a.flowHash(flowA)
+	p0 := a.choose(e, flowA)
+	env.advance(2 * element.Millisecond)
+	p1 := a.choose(e, flowA)
+	if bytes.Equal(p0, p1) {
+		t.Fatalf("second flowlet kept path %v", p0)
+	}
+	const others = 70000
+	for f := range others {
+		a.choose(e, udpFrame(f))
+		if n := len(a.flows) + len(a.oldFlows); n > maxFlows {
+			t.Fatalf("%d bindings after %d flows, bound %d", n, f+1, maxFlows)
+		}
+	}
+	if got := a.choose(e, flowA); !bytes.Equal(got, p1) {
+		t.Fatalf("flow moved from %v to %v mid-flowlet when the flow table filled", p1, got)
+	}
+	c := a.Counters()
+	if c["flows_unbound"] != others-(maxFlows-1) || c["flows_forgotten"] != 0 {
+		t.Fatalf("flows_unbound %d, flows_forgotten %d; want %d, 0", c["flows_unbound"], c["flows_forgotten"], others-(maxFlows-1))
+	}
+
+	// 1.5 s on, A sends (a new flowlet); 1.1 s later the others, silent
+	// since, are forgotten, and a new flow is remembered again.
+	env.advance(1500 * element.Millisecond)
+	a.choose(e, flowA)
+	env.advance(1100 * element.Millisecond)
+	a.choose(e, udpFrame(others))
+	c = a.Counters()
+	if c["flows_forgotten"] != maxFlows-1 || c["flows_unbound"] != others-(maxFlows-1) || len(a.flows)+len(a.oldFlows) != 2 {
+		t.Fatalf("flows_forgotten %d (want %d), flows_unbound %d, %d bindings (want 2)", c["flows_forgotten"], maxFlows-1, c["flows_unbound"], len(a.flows)+len(a.oldFlows))
+	}
+	a.choose(e, flowA)
+	if fb := a.flows[hA]; fb == nil || fb.flowlet != 3 {
+		t.Fatalf("A's binding %+v, want it kept through the swaps at flowlet 3", fb)
+	}
+
+	// Two ages of silence: both generations go at the next frame, A's
+	// binding too, however long ago the last swap was.
+	env.advance(2*a.flowAge() + element.Millisecond)
+	if a.FlowPath(flowA) == nil {
+		t.Fatal("no path for A")
+	}
+	a.choose(e, udpFrame(others+1))
+	if _, ok := a.flows[hA]; ok || a.oldFlows[hA] != nil || len(a.flows)+len(a.oldFlows) != 1 {
+		t.Fatalf("after %v of silence A's binding is kept (%d bindings)", 2*a.flowAge(), len(a.flows)+len(a.oldFlows))
+	}
+	if c := a.Counters(); c["flows_forgotten"] != maxFlows-1+2 {
+		t.Fatalf("flows_forgotten %d, want %d", c["flows_forgotten"], maxFlows-1+2)
 	}
 }
