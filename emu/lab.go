@@ -852,6 +852,35 @@ func (l *Lab) NodeNS(node string) (string, error) {
 	return ln.ns, nil
 }
 
+// Socket opens a socket (unix.Socket's arguments) inside node's
+// namespace and returns its descriptor, which the caller closes: a socket
+// keeps the namespace it was made in, so this process can probe from a
+// host (a raw ICMP socket, say) without a process per probe.
+func (l *Lab) Socket(node string, domain, typ, proto int) (int, error) {
+	ns, err := l.NodeNS(node)
+	if err != nil {
+		return -1, err
+	}
+	h, err := openNS(ns)
+	if err != nil {
+		return -1, err
+	}
+	defer h.Close()
+	fd := -1
+	err = inNS(h, func() error {
+		var err error
+		fd, err = unix.Socket(domain, typ|unix.SOCK_CLOEXEC, proto)
+		return err
+	})
+	if err != nil {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		return -1, fmt.Errorf("emu: socket in %s: %w", node, err)
+	}
+	return fd, nil
+}
+
 // Exec runs argv in node's namespace and returns its combined output. The
 // command is an ordinary process of the unmodified host: ping, iperf3, ip.
 func (l *Lab) Exec(ctx context.Context, node string, argv ...string) ([]byte, error) {
