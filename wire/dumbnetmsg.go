@@ -264,17 +264,25 @@ func DumbNetPortStatusHop(b []byte) (forward bool, err error) {
 
 // DumbNetHostNotify is the host-to-host flood of stage 1 (DumbNet §4.2): a
 // host that learnt of a port change from a switch tells the other hosts,
-// which drop duplicates by (Origin, Seq).
+// which drop duplicates by (Origin, Seq). SwitchSeq is the Seq of the
+// switch's DumbNetPortStatus the origin received: hosts keep the last
+// one they applied per (SwitchID, Port), as for the switch's own
+// broadcast, and drop a copy that is not newer, so that a copy delayed
+// past the switch's next alarm for the port cannot undo it. Switches
+// number their alarms from 1 and skip 0 when the counter wraps; 0 means
+// the number is unknown (a sender that does not fill it in), and such a
+// notification is deduplicated by (Origin, Seq) only.
 //
-//	+----------+--------------+-----------+-------------------------+-----------+-------+
-//	| sub 0x24 |  origin (6)  |  seq (4)  |     switch id (8)       |  port (2) | state |
-//	+----------+--------------+-----------+-------------------------+-----------+-------+
+//	+----------+--------------+-----------+-------------------------+-----------+-------+----------------+
+//	| sub 0x24 |  origin (6)  |  seq (4)  |     switch id (8)       |  port (2) | state | switch seq (4) |
+//	+----------+--------------+-----------+-------------------------+-----------+-------+----------------+
 type DumbNetHostNotify struct {
-	Origin   MAC
-	Seq      uint32
-	SwitchID uint64
-	Port     uint16
-	State    PortState
+	Origin    MAC
+	Seq       uint32
+	SwitchID  uint64
+	Port      uint16
+	State     PortState
+	SwitchSeq uint32 // the switch's DumbNetPortStatus.Seq; 0: unknown
 }
 
 func (m *DumbNetHostNotify) Subtype() Subtype { return SubDumbNetHostNotify }
@@ -288,7 +296,8 @@ func (m *DumbNetHostNotify) AppendTo(b []byte) ([]byte, error) {
 	b = appendU32(b, m.Seq)
 	b = appendU64(b, m.SwitchID)
 	b = appendU16(b, m.Port)
-	return append(b, byte(m.State)), nil
+	b = append(b, byte(m.State))
+	return appendU32(b, m.SwitchSeq), nil
 }
 
 func (m *DumbNetHostNotify) DecodeFromBytes(b []byte) error {
@@ -298,6 +307,7 @@ func (m *DumbNetHostNotify) DecodeFromBytes(b []byte) error {
 	m.SwitchID = r.u64("switch id")
 	m.Port = r.u16("port")
 	m.State = r.state("state")
+	m.SwitchSeq = r.u32("switch seq")
 	return r.end()
 }
 

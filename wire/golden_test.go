@@ -117,7 +117,7 @@ func goldenCases() []goldenCase {
 			return dumbnetPkt([]uint8{9}, &DumbNetSwitchID{SwitchID: 0x5303, Echo: echo})()
 		}},
 		{"dumbnet-port-status", E, ctl(Broadcast, macC, &DumbNetPortStatus{SwitchID: 0x5302, Port: 3, State: PortDown, HopLimit: DumbNetDefaultHopLimit, Seq: 12})},
-		{"dumbnet-host-notify", E, dumbnetPkt([]uint8{3, 1}, &DumbNetHostNotify{Origin: macA, Seq: 4, SwitchID: 0x5302, Port: 3, State: PortDown})},
+		{"dumbnet-host-notify", E, dumbnetPkt([]uint8{3, 1}, &DumbNetHostNotify{Origin: macA, Seq: 4, SwitchID: 0x5302, Port: 3, State: PortDown, SwitchSeq: 12})},
 		{"dumbnet-topo-patch", E, dumbnetPkt([]uint8{9}, &DumbNetTopoPatch{Version: 42, Links: []DumbNetLink{{A: 0x5302, APort: 3, B: 0x5304, BPort: 1}}})},
 		{"dumbnet-path-query", E, dumbnetPkt([]uint8{9}, &DumbNetPathQuery{QueryID: 77, Src: macA, Dst: macB, DstIP: ipB})},
 		{"dumbnet-path-reply", E, dumbnetPkt([]uint8{1}, &DumbNetPathReply{QueryID: 77, Version: 42, Src: macA, Dst: macB,
@@ -644,6 +644,7 @@ func describeMessage(b []byte) (fieldList, []byte, error) {
 		f.add("edgefabric.dnnotify.switch_id", m.SwitchID)
 		f.add("edgefabric.dnnotify.port", m.Port)
 		f.add("edgefabric.dnnotify.state", uint8(m.State))
+		f.add("edgefabric.dnnotify.switch_seq", m.SwitchSeq)
 	case *DumbNetTopoPatch:
 		f.add("edgefabric.dnpatch.version", m.Version)
 		links(m.Links)

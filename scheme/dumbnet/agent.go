@@ -1339,20 +1339,36 @@ func (a *Agent) portStatus(m *wire.DumbNetPortStatus) {
 		return
 	}
 	id := portID{m.SwitchID, m.Port}
-	if last, ok := a.swSeq[id]; ok && int32(m.Seq-last) <= 0 {
+	if !a.newAlarm(id, m.Seq, m.State) {
 		a.c.Inc("notify_duplicate")
 		return
 	}
-	makeRoom(&a.c, a.swSeq, id, maxPortStates)
-	a.swSeq[id] = m.Seq
-	if a.ctrl != nil && m.State == wire.PortUp && a.evState[id] == wire.PortUp {
-		// A new alarm that says again what the last one said: the port
-		// went down and back within the switch's suppression window.
-		a.ctrl.flapped(m.SwitchID, m.Port)
-	}
 	a.c.Inc("notify_received")
 	a.notifySeq++
-	a.linkEvent(id, m.State, wire.DumbNetHostNotify{Origin: a.mac, Seq: a.notifySeq, SwitchID: m.SwitchID, Port: m.Port, State: m.State}, wire.MAC{})
+	a.linkEvent(id, m.State, wire.DumbNetHostNotify{Origin: a.mac, Seq: a.notifySeq, SwitchID: m.SwitchID, Port: m.Port, State: m.State, SwitchSeq: m.Seq}, wire.MAC{})
+}
+
+// newAlarm reports whether alarm seq of port id (the switch's numbering,
+// heard from the switch or through another host's flood) is newer than
+// the last this host took for the port, modulo 2^32, and if so records
+// it. The switch numbers every alarm, so a flooded copy that lags behind
+// the switch's next alarm for the port is old news however it is
+// routed: taken, it would undo the newer alarm (a repaired link failed
+// again, until the controller refuted it).
+func (a *Agent) newAlarm(id portID, seq uint32, st wire.PortState) bool {
+	if last, ok := a.swSeq[id]; ok && int32(seq-last) <= 0 {
+		return false
+	}
+	makeRoom(&a.c, a.swSeq, id, maxPortStates)
+	a.swSeq[id] = seq
+	if a.ctrl != nil && st == wire.PortUp && a.evState[id] == wire.PortUp {
+		// A new alarm that says again what the last one said: the port
+		// went down and back within the switch's suppression window.
+		// (Through the flood too: a copy that comes first makes the
+		// switch's own broadcast a duplicate.)
+		a.ctrl.flapped(id.sw, id.port)
+	}
+	return true
 }
 
 // seqWindow remembers which of an origin's last 64 sequence numbers were
@@ -1404,8 +1420,21 @@ func (a *Agent) hostNotify(m *wire.DumbNetHostNotify, from wire.MAC) {
 		a.c.Inc("notify_duplicate")
 		return
 	}
+	id := portID{m.SwitchID, m.Port}
+	if m.SwitchSeq != 0 {
+		// Ordered against every alarm of the port this host took, the
+		// switch's broadcasts and other origins' floods alike.
+		if last, ok := a.swSeq[id]; ok && m.SwitchSeq == last {
+			a.c.Inc("notify_duplicate")
+			return
+		}
+		if !a.newAlarm(id, m.SwitchSeq, m.State) {
+			a.c.Inc("notify_stale")
+			return
+		}
+	}
 	a.c.Inc("host_notify_received")
-	a.linkEvent(portID{m.SwitchID, m.Port}, m.State, *m, from)
+	a.linkEvent(id, m.State, *m, from)
 }
 
 // linkEvent applies a port state change: the controller books it; a link

@@ -366,6 +366,11 @@ func (s *Switch) raise(p element.Port, again bool) {
 	}
 	a.sent, a.lastAt, a.lastSent = true, now, state
 	s.seq++
+	if s.seq == 0 {
+		// 0 says "number unknown" in a host's flooded copy
+		// (wire.DumbNetHostNotify.SwitchSeq): never an alarm's.
+		s.seq = 1
+	}
 	s.env.Log().Debug("port alarm broadcast", "port", p, "state", state, "seq", s.seq)
 	m := wire.DumbNetPortStatus{SwitchID: s.id, Port: uint16(p), State: state, HopLimit: s.hopLimit, Seq: s.seq}
 	b, _ := wire.AppendControlFrame(make([]byte, 0, 64), wire.Broadcast, s.mac, &m)
