@@ -3,7 +3,6 @@ package experiment
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
@@ -265,22 +264,12 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 		}
 		return fmt.Errorf("demo: iperf3 client: %v (its lab removed under it?)", err)
 	}
-	var ir struct {
-		End struct {
-			SumReceived struct {
-				Bps float64 `json:"bits_per_second"`
-			} `json:"sum_received"`
-		} `json:"end"`
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal([]byte(clientOut.String()), &ir); err != nil {
-		return fmt.Errorf("demo: iperf3 output: %w", err)
-	}
-	if ir.Error != "" {
-		return fmt.Errorf("demo: iperf3: %s", ir.Error)
+	bps, err := iperfReceived(clientOut.String())
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
 	}
 	rep.IperfFrom, rep.IperfTo = sn, dn
-	rep.Iperf3Mbps = ir.End.SumReceived.Bps / 1e6
+	rep.Iperf3Mbps = bps / 1e6
 	rep.done = DemoIperf3
 	o.step("iperf3: %.1f Mb/s; outage %.1f ms, recovered %v", rep.Iperf3Mbps, rep.FailoverOutageMS, rep.Recovered)
 	return nil

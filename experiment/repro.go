@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,6 +36,16 @@ type Options struct {
 	SlowTrials int
 	// Progress, when set, receives one line per finished row.
 	Progress func(string)
+	// Context, when set, stops an emulator reproduction early (its labs
+	// taken down); nil means context.Background().
+	Context context.Context
+}
+
+func (o Options) ctx() context.Context {
+	if o.Context == nil {
+		return context.Background()
+	}
+	return o.Context
 }
 
 // keep applies the --rows filter to row, one of names (every row of the
@@ -118,8 +129,10 @@ var registry = []Repro{
 	{"spain-table2", "SPAIN Table 2: VLANs needed by the packing heuristic, serial and parallel", SpainTable2, spainTable2Rows, true},
 	{"spain-table3", "SPAIN Table 3: coverage, NCP, VLANs and throughput gain over STP", SpainTable3, spainTable3Rows, true},
 	{"dumbnet-fig8", "DumbNet Fig. 8: topology discovery time against switches and ports per switch", DumbNetFig8, dumbnetFig8RowNames, false},
+	{"dumbnet-fig10", "DumbNet Fig. 10: echo round trips of every host pair at once, kernel bridges, Go bridges and DumbNet (emulator, root)", DumbNetFig10, dumbnetFig10RowNames, false},
 	{"dumbnet-fig11", "DumbNet Fig. 11: failure notification delay, failover against 802.1D and RSTP", DumbNetFig11, dumbnetFig11RowNames, false},
 	{"dumbnet-fig12", "DumbNet Fig. 12: path graph size against ε and path length", DumbNetFig12, dumbnetFig12RowNames, false},
+	{"dumbnet-lb", "DumbNet §7.2.2: aggregate TCP throughput between two leaves through both uplinks, against spanning trees (emulator, root)", DumbNetLB, dumbnetLBRowNames, false},
 }
 
 // All returns the reproductions in registry order.
