@@ -68,6 +68,16 @@ type Config struct {
 	// HopLimit is the switches' notification hop limit: a notification
 	// that arrives with more is forged.
 	HopLimit uint8
+	// FlapChanges, FlapWindow and FlapHold damp a flapping link on the
+	// host (§4.2: "we rely on host-based mechanisms to suppress alarms if
+	// the link flapping lasts longer"): a switch port whose state this
+	// host saw change more than FlapChanges times within FlapWindow is
+	// held down until FlapHold passes without a change. Its changes are
+	// still applied here and told to the controller, which patches every
+	// host, but are not flooded to the other hosts. FlapChanges negative:
+	// never damp.
+	FlapChanges          int
+	FlapWindow, FlapHold element.Time
 	// MTU, when positive, is the largest frame payload the fabric's links
 	// carry. A frame that the tags would push past it is not sent: an IPv4
 	// packet with DF set gets an ICMP "fragmentation needed" back to the
@@ -89,6 +99,14 @@ const (
 	DefaultMaxReplyLinks = 64
 	DefaultQueueLen      = 64
 	DefaultAuditEvery    = 30 * element.Second
+	// DefaultFlapChanges, DefaultFlapWindow and DefaultFlapHold: a port
+	// that changes a fifth time within 10 s (the switches announce at
+	// most one change a second) is not flooded until it has been stable
+	// for 30 s. A failure and its repair are two changes; a link that
+	// fails again soon after is four.
+	DefaultFlapChanges = 4
+	DefaultFlapWindow  = 10 * element.Second
+	DefaultFlapHold    = 30 * element.Second
 	// DefaultHoldTime is as long as the kernel's neighbour resolution
 	// holds a packet before it gives up (3 probes, 1 s apart).
 	DefaultHoldTime = 3 * element.Second
@@ -100,6 +118,11 @@ const (
 	// forged notifications, each naming a new port or origin, get there.
 	maxPortStates = 1 << 20
 	maxOrigins    = 1 << 18
+	// maxFlapStates bounds the ports whose recent changes are kept for
+	// flap damping: far more than a real fabric sees change within a
+	// window, and smaller than the other tables' bound because each keeps
+	// FlapChanges+1 times.
+	maxFlapStates = 1 << 16
 	// maxSwitchPort is the highest port a one-byte tag names (0 asks for
 	// the switch's ID, 0xFF ends the path).
 	maxSwitchPort = 254
@@ -149,9 +172,19 @@ func (c *Config) defaults() {
 	if c.HoldTime <= 0 {
 		c.HoldTime = DefaultHoldTime
 	}
+	if c.FlapChanges == 0 {
+		c.FlapChanges = DefaultFlapChanges
+	}
+	c.FlapChanges = min(c.FlapChanges, maxFlapChanges)
+	if c.FlapWindow <= 0 {
+		c.FlapWindow = DefaultFlapWindow
+	}
+	if c.FlapHold <= 0 {
+		c.FlapHold = DefaultFlapHold
+	}
 	// Longer durations than the parameters take (dur) would make the waits
 	// built from them wrap around.
-	for _, d := range []*element.Time{&c.FlowletGap, &c.ProbeTimeout, &c.ProbeGap, &c.Search, &c.AuditEvery, &c.QueryTimeout, &c.HoldTime} {
+	for _, d := range []*element.Time{&c.FlowletGap, &c.ProbeTimeout, &c.ProbeGap, &c.Search, &c.AuditEvery, &c.QueryTimeout, &c.HoldTime, &c.FlapWindow, &c.FlapHold} {
 		*d = min(*d, maxDuration)
 	}
 	if c.Store == nil {
@@ -215,6 +248,9 @@ type Agent struct {
 	nbrVersion uint64
 	hostSeen   map[wire.MAC]*seqWindow
 	notifySeq  uint32
+	// flaps are the recent changes of the ports that changed, for flap
+	// damping (damped).
+	flaps map[portID]*flapRecord
 
 	// flows are the flow bindings used since flowSwap, oldFlows those of
 	// the generation before that no frame has used since: the next swap,
@@ -325,7 +361,7 @@ func NewAgent(cfg Config) *Agent {
 		ipToMAC: make(map[netip.Addr]wire.MAC), queries: make(map[uint32]*query),
 		byDst: make(map[wire.MAC]*query), byIP: make(map[netip.Addr]*query),
 		swSeq: make(map[portID]uint32), evState: make(map[portID]wire.PortState), downVer: make(map[portID]uint64),
-		hostSeen: make(map[wire.MAC]*seqWindow), flows: make(map[uint64]*flowBinding), oldFlows: make(map[uint64]*flowBinding)}
+		hostSeen: make(map[wire.MAC]*seqWindow), flaps: make(map[portID]*flapRecord), flows: make(map[uint64]*flowBinding), oldFlows: make(map[uint64]*flowBinding)}
 	if cfg.Controller {
 		a.ctrl = newController(a, cfg.Store)
 		a.haveCtrl, a.ctrlMAC = true, a.mac
@@ -1469,7 +1505,65 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 		}
 		a.linkDown(id)
 	}
+	if a.damped(id) {
+		a.c.Inc("notify_damped")
+		a.tellController(&flood, from)
+		return
+	}
 	a.flood(&flood, from)
+}
+
+// maxFlapChanges bounds Config.FlapChanges (the times kept per port).
+const maxFlapChanges = 64
+
+// flapRecord is a port's recent state changes as this host applied them.
+type flapRecord struct {
+	at    []element.Time // the last FlapChanges+1 changes, oldest first
+	until element.Time   // the hold-down's end; zero: not held
+}
+
+// damped records a change of port id's state now and reports whether the
+// port is held down (§4.2 leaves flapping beyond the switches' 1-s window
+// to the hosts): it is from the change that is the FlapChanges+1th within
+// FlapWindow until FlapHold has passed without a change; every change
+// meanwhile starts the hold over. The hosts near the switch hear each
+// change from it and damp alike; those beyond its broadcast learn the
+// port's state from the controller's patches meanwhile (stage 2).
+func (a *Agent) damped(id portID) bool {
+	n := a.cfg.FlapChanges
+	if n < 0 {
+		return false
+	}
+	now := a.env.Now()
+	r := a.flaps[id]
+	if r == nil {
+		if len(a.flaps) >= maxFlapStates {
+			// As makeRoom does, with a smaller bound: only forged
+			// notifications, each naming a new port, fill it, and a
+			// flapping port forgotten is flooded for FlapChanges more
+			// changes before it is held again.
+			a.c.Inc("flap_state_forgotten")
+			clear(a.flaps)
+		}
+		r = &flapRecord{at: make([]element.Time, 0, n+1)}
+		a.flaps[id] = r
+	}
+	if len(r.at) == n+1 {
+		r.at = append(r.at[:0], r.at[1:]...)
+	}
+	r.at = append(r.at, now)
+	if r.until != 0 && now < r.until {
+		r.until = now.AddSat(a.cfg.FlapHold)
+		return true
+	}
+	if len(r.at) == n+1 && now-r.at[0] <= a.cfg.FlapWindow {
+		a.c.Inc("flap_holddowns")
+		a.env.Log().Info("link flapping: not flooded", "switch", fmt.Sprintf("%#x", id.sw), "port", id.port, "changes", n+1, "hold", a.cfg.FlapHold)
+		r.until = now.AddSat(a.cfg.FlapHold)
+		return true
+	}
+	r.until = 0
+	return false
 }
 
 // linkDown fails over every PathTable entry that used the link. The
@@ -1557,11 +1651,7 @@ func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
 		}
 		var tags []uint8
 		if t == a.ctrlMAC && a.ctrl == nil {
-			if e := a.table.Lookup(t); e != nil && len(e.Paths) > 0 {
-				tags = e.Paths[0]
-			} else {
-				tags = a.ctrlPath
-			}
+			tags = a.ctrlTags()
 		} else if e := a.table.Lookup(t); e != nil && len(e.Paths) > 0 {
 			tags = e.Paths[0]
 		} else {
@@ -1571,6 +1661,29 @@ func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
 		if err != nil {
 			continue
 		}
+		a.c.Inc("notify_flooded")
+		a.sendNIC(f)
+	}
+}
+
+// ctrlTags is the path to the controller: the PathTable's when there is
+// one (failed over already), else the announced one, which may cross the
+// failed link.
+func (a *Agent) ctrlTags() []uint8 {
+	if e := a.table.Lookup(a.ctrlMAC); e != nil && len(e.Paths) > 0 {
+		return e.Paths[0]
+	}
+	return a.ctrlPath
+}
+
+// tellController sends a notification on to the controller only (a
+// damped port's, damped): the controller books every change and patches
+// every host, so the hosts learn the port's state from stage 2.
+func (a *Agent) tellController(m *wire.DumbNetHostNotify, from wire.MAC) {
+	if a.ctrl != nil || !a.haveCtrl || a.ctrlMAC == from || a.ctrlMAC == m.Origin {
+		return
+	}
+	if f, err := a.controlFrame(a.ctrlMAC, a.ctrlTags(), m); err == nil {
 		a.c.Inc("notify_flooded")
 		a.sendNIC(f)
 	}

@@ -77,6 +77,10 @@ type Fabric struct {
 //	holdtime=DUR     how long a frame waits for its path before it is
 //	                 dropped (3s); 64 wait per destination, the oldest
 //	                 dropped first
+//	flapchanges=N|off host-side flap damping: a port whose state a host saw
+//	                 change more than N times within flapwindow is not
+//	                 flooded until it has been stable for flaphold (4)
+//	flapwindow=DUR   (10s); flaphold=DUR (30s)
 //	mtu=N            the fabric links' MTU: frames the tags would push past
 //	                 it get ICMP "fragmentation needed" (IPv4 with DF) or are
 //	                 dropped; unset: no limit
@@ -131,6 +135,16 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 			} else if base.Search, err = dur(v); err != nil {
 				err = fmt.Errorf("%w, or off", err)
 			}
+		case "flapchanges":
+			if v == "off" {
+				base.FlapChanges = -1
+			} else if base.FlapChanges, err = intIn(v, 1, maxFlapChanges); err != nil {
+				err = fmt.Errorf("%w, or off", err)
+			}
+		case "flapwindow":
+			base.FlapWindow, err = dur(v)
+		case "flaphold":
+			base.FlapHold, err = dur(v)
 		case "auditevery":
 			if v == "off" {
 				base.AuditEvery = -1
@@ -138,7 +152,7 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 				err = fmt.Errorf("%w, or off", err)
 			}
 		default:
-			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout, holdtime, auditevery)", ErrBadParam, k)
+			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout, holdtime, auditevery, flapchanges, flapwindow, flaphold)", ErrBadParam, k)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("dumbnet: %w: %s=%q: %v", ErrBadParam, k, v, err)
