@@ -1488,6 +1488,7 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 		return
 	}
 	makeRoom(&a.c, a.evState, id, maxPortStates)
+	prev := a.evState[id]
 	a.evState[id] = st
 	a.notifiedAt = a.env.Now()
 	if from == (wire.MAC{}) {
@@ -1503,7 +1504,7 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 			makeRoom(&a.c, a.downVer, id, maxPortStates)
 			a.downVer[id] = a.cache.version + 1
 		}
-		a.linkDown(id)
+		a.linkDown(id, prev == wire.PortUp)
 	}
 	if a.damped(id) {
 		a.c.Inc("notify_damped")
@@ -1572,12 +1573,19 @@ func (a *Agent) damped(id portID) bool {
 // the link up, and Merge keeps it down. Forged notifications each name a
 // new port, so that record is bounded as the other tables per switch
 // port are (makeRoom).
-func (a *Agent) linkDown(id portID) {
+func (a *Agent) linkDown(id portID, again bool) {
 	makeRoom(&a.c, a.cache.downSince, id, maxPortStates)
 	var k Link
 	known := false
 	if i, ok := a.cache.g.idx[id.sw]; ok {
 		k, known = a.cache.g.linkOf(i, id.port)
+		if pe := a.cache.g.peerOf(i, id.port); again && known && !pe.up {
+			// Down, up and down again while held down: a repair this
+			// host was not patched about came between; a stale repair
+			// patch may be that one.
+			a.cache.refailed[id] = true
+			a.cache.refailed[portID{a.cache.g.ids[pe.sw], pe.port}] = true
+		}
 	}
 	a.cache.SetLink(id.sw, id.port, false)
 	if known {
@@ -1764,6 +1772,10 @@ func (a *Agent) topoPatch(m *wire.DumbNetTopoPatch) {
 		if !known && up {
 			// A failure the cache recorded without holding the link is over.
 			a.cache.forgetFailure(ends...)
+		}
+		if !known && !up {
+			makeRoom(&a.c, a.cache.downSince, ends[0], maxPortStates)
+			a.cache.SetLink(l.A, l.APort, false)
 		}
 		if !known || !a.cache.SetLink(l.A, l.APort, up) {
 			continue

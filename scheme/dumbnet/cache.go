@@ -45,6 +45,7 @@ type TopoCache struct {
 	// link up was computed after the failure. The agent bounds it
 	// (linkDown): forged notifications each name a new port.
 	downSince map[portID]uint64
+	refailed  map[portID]bool
 	sc        scratch
 }
 
@@ -57,7 +58,7 @@ type view struct {
 
 // NewTopoCache returns an empty cache.
 func NewTopoCache() *TopoCache {
-	return &TopoCache{g: newNetGraph(), hosts: make(map[wire.MAC]attach), views: make(map[wire.MAC]*view), downSince: make(map[portID]uint64)}
+	return &TopoCache{g: newNetGraph(), hosts: make(map[wire.MAC]attach), views: make(map[wire.MAC]*view), downSince: make(map[portID]uint64), refailed: make(map[portID]bool)}
 }
 
 // hasSwitch reports whether the path graph holds the switch.
@@ -102,6 +103,8 @@ func (c *TopoCache) Merge(r *wire.DumbNetPathReply) {
 			} else {
 				delete(c.downSince, portID{l.A, l.APort})
 				delete(c.downSince, portID{l.B, l.BPort})
+				delete(c.refailed, portID{l.A, l.APort})
+				delete(c.refailed, portID{l.B, l.BPort})
 			}
 		}
 		c.g.addLink(a, l.APort, b, l.BPort, up, l.Flags)
@@ -166,6 +169,7 @@ func (c *TopoCache) SetLink(sw uint64, port uint16, up bool) bool {
 			c.downSince[e] = max(c.downSince[e], c.version+1)
 		case changed:
 			delete(c.downSince, e)
+			delete(c.refailed, e)
 		}
 	}
 	return changed
@@ -185,7 +189,7 @@ func (c *TopoCache) lateRepair(a, b portID, ver uint64) bool {
 	if pe.sw < 0 || pe.up || c.g.ids[pe.sw] != b.sw || pe.port != b.port {
 		return false
 	}
-	if since, _ := c.failedSince(a, b, true); ver < since {
+	if since, _ := c.failedSince(a, b, true); ver < since || c.refailed[a] || c.refailed[b] {
 		return false
 	}
 	return c.SetLink(a.sw, a.port, true)

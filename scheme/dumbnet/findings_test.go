@@ -271,3 +271,39 @@ func TestActiveFlowsSurviveFullFlowTable(t *testing.T) {
 		t.Fatalf("flows_forgotten %d, want %d", c["flows_forgotten"], maxFlows-1+2)
 	}
 }
+
+// X (1:1-2:1) fails (N1), is booked down (patch 2), comes back and fails
+// again (switch alarms up, down) while the host's cache is still at
+// version 2; the controller's repair patch (3), sent before the second
+// failure, is overtaken by another link's patch (4). The stale repair
+// must not set X up: the second failure is newer than it.
+func TestLateRepairAfterRefailureSameVersion(t *testing.T) {
+	a, env := squareAgent(t, 4)
+	a.Receive(1, portStatusFrame(1, 1, wire.PortDown, 4, 1))
+	a.topoPatch(patchLink(2, 1, 1, 2, 1, false))
+	a.Receive(1, portStatusFrame(1, 1, wire.PortUp, 4, 2))
+	a.Receive(1, portStatusFrame(1, 1, wire.PortDown, 4, 3))
+	a.topoPatch(patchLink(4, 7, 1, 8, 1, true))
+	env.take()
+	a.topoPatch(patchLink(3, 1, 1, 2, 1, true))
+	if known, up := a.CacheLinkUp(1, 1); !known || up {
+		t.Fatalf("a repair older than the second failure set X up: known %v up %v, %v; B's first tags %v", known, up, a.Counters(), firstTags(a, macB))
+	}
+}
+
+// The host hears of 1:5's failure only by the controller's patch
+// (version 2). Its query for C went out at version 1 and the answer,
+// computed before the failure (version 1), lists 1:5 up and arrives
+// after the patch.
+func TestPatchOnlyFailureOfUnknownLink(t *testing.T) {
+	a, env := attachedAgent(Config{Name: "a", MAC: macA, IP: ipA, Search: -1, K: 2})
+	withPaths(a, env, twoPaths) // version 1
+	a.hold(macC, netip.Addr{}, nil, nil)
+	q := a.qid
+	a.topoPatch(patchLink(2, 1, 5, 5, 1, false))
+	env.take()
+	answerC(a, q, 1)
+	if tags := firstTags(a, macC); len(tags) != 1 || tags[0] != 2 {
+		t.Fatalf("entry for C leaves switch 1 by %v after the down patch, want only port 2; downSince %v", tags, a.cache.downSince)
+	}
+}
