@@ -855,7 +855,9 @@ func (l *Lab) NodeNS(node string) (string, error) {
 // Socket opens a socket (unix.Socket's arguments) inside node's
 // namespace and returns its descriptor, which the caller closes: a socket
 // keeps the namespace it was made in, so this process can probe from a
-// host (a raw ICMP socket, say) without a process per probe.
+// host (a raw ICMP socket, say) without a process per probe. Close it
+// before Down: an open socket keeps its namespace, and the node's links,
+// alive after the name is gone.
 func (l *Lab) Socket(node string, domain, typ, proto int) (int, error) {
 	ns, err := l.NodeNS(node)
 	if err != nil {

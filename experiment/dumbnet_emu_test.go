@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/emu"
 	"github.com/edgefabric/edgefabric/internal/testenv"
 	"github.com/edgefabric/edgefabric/topo"
@@ -82,9 +83,10 @@ func TestRTTStats(t *testing.T) {
 }
 
 // TestDumbNetFig10Emu runs Fig. 10's measurement for real on a small
-// fabric, DumbNet and the kernel's bridges: every request is sent and
-// answered, the figures are in order, the paper's stand beside DumbNet's,
-// and the labs are gone.
+// fabric, DumbNet and the kernel's bridges: the kernel took all 60
+// requests (counted at the send), at most a fifth went unanswered, the
+// paper's figures stand beside DumbNet's, and the labs are gone. The
+// times themselves are noise on a shared machine and are not checked.
 func TestDumbNetFig10Emu(t *testing.T) {
 	testenv.NeedRoot(t)
 	testenv.NeedTools(t, "ip")
@@ -121,10 +123,7 @@ func TestDumbNetFig10Emu(t *testing.T) {
 	if *dn["ge20"].Paper != 0.5 || dn["p50"].Paper != nil {
 		t.Errorf("paper values %v", dn)
 	}
-	name := fmt.Sprintf("repro%d", os.Getpid())
-	if labs, _ := emu.Labs(); slices.Contains(labs, name) {
-		t.Errorf("lab %s left behind", name)
-	}
+	noReproLabs(t)
 }
 
 func TestIperfReceived(t *testing.T) {
@@ -186,5 +185,90 @@ func TestDumbNetLBEmu(t *testing.T) {
 	}
 	if *r.Rows[1].Values["share"].Paper != 18.5/20 {
 		t.Error("paper value")
+	}
+}
+
+// noReproLabs fails t if a lab of this process's reproductions is left.
+func noReproLabs(t *testing.T) {
+	t.Helper()
+	labs, _ := emu.Labs()
+	prefix := fmt.Sprintf("repro%d_", os.Getpid())
+	for _, l := range labs {
+		if strings.HasPrefix(l, prefix) {
+			t.Errorf("lab %s left behind", l)
+		}
+	}
+}
+
+// relayEnv records what a hostRelay sends.
+type relayEnv struct {
+	element.Env
+	sent []struct {
+		p element.Port
+		f []byte
+	}
+}
+
+func (e *relayEnv) Send(p element.Port, f []byte) {
+	e.sent = append(e.sent, struct {
+		p element.Port
+		f []byte
+	}{p, f})
+}
+
+// The relay copies frames between the stack and the first NIC, unchanged,
+// and drops what comes from any other NIC.
+func TestHostRelay(t *testing.T) {
+	env := &relayEnv{}
+	h := &hostRelay{}
+	h.Attach(env, []element.PortInfo{{Port: 1}, {Port: 2}, {Port: 3, Local: true}})
+	in := []byte("frame from the stack")
+	h.Receive(3, in)
+	h.Receive(1, []byte("frame from the fabric"))
+	h.Receive(2, []byte("second NIC"))
+	if len(env.sent) != 2 || env.sent[0].p != 1 || string(env.sent[0].f) != string(in) || env.sent[1].p != 3 || string(env.sent[1].f) != "frame from the fabric" {
+		t.Fatalf("sent %+v", env.sent)
+	}
+	in[0] = 'X'
+	if env.sent[0].f[0] == 'X' {
+		t.Fatal("the relay kept the caller's buffer")
+	}
+	// No local port: nothing to relay, nothing sent.
+	h2, env2 := &hostRelay{}, &relayEnv{}
+	h2.Attach(env2, []element.PortInfo{{Port: 1}})
+	h2.Receive(1, in)
+	if len(env2.sent) != 0 {
+		t.Fatal("relayed without a stack")
+	}
+}
+
+// TestDumbNetFig9Emu measures one TCP stream for real through the no-op
+// path and DumbNet: both carry traffic, and the ratio is to the no-op
+// path measured in the same run.
+func TestDumbNetFig9Emu(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedTools(t, "iperf3", "ip")
+	r, err := dumbnetFig9(Options{Seed: 1, Rows: []string{"no-op", "DumbNet"}}, "leafspine:2,2,1", 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(r.Text())
+	if len(r.Rows) != 2 || r.Rows[0].Name != fig10Fabrics[1].row || r.Rows[1].Name != "DumbNet" {
+		t.Fatalf("rows %v", r.Rows)
+	}
+	for _, row := range r.Rows {
+		if g := *row.Values["gbps"].Ours; !(g > 0) {
+			t.Errorf("%s: %v Gb/s", row.Name, g)
+		}
+	}
+	if v := r.Rows[0].Values["ratio"]; *v.Ours != 1 || *v.Paper != 1 {
+		t.Errorf("no-op ratio %v", v)
+	}
+	if s := *r.Rows[0].Values["spread"].Ours; !(s >= 0) {
+		t.Errorf("spread %v", s)
+	}
+	noReproLabs(t)
+	if v := r.Rows[1].Values["ratio"]; math.Abs(*v.Ours - *r.Rows[1].Values["gbps"].Ours / *r.Rows[0].Values["gbps"].Ours) > 1e-9 {
+		t.Errorf("DumbNet ratio %v", *v.Ours)
 	}
 }

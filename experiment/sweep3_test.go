@@ -19,7 +19,7 @@ import (
 // ones, comma-separated, in registry order.
 func TestGetErrorMessage(t *testing.T) {
 	_, err := Get("nope")
-	if want := `unknown reproduction "nope" (known: spain-table2, spain-table3, dumbnet-fig8, dumbnet-fig10, dumbnet-fig11, dumbnet-fig12, dumbnet-lb)`; err == nil || err.Error() != want {
+	if want := `unknown reproduction "nope" (known: spain-table2, spain-table3, dumbnet-fig8, dumbnet-fig9, dumbnet-fig10, dumbnet-fig11, dumbnet-fig12, dumbnet-lb)`; err == nil || err.Error() != want {
 		t.Errorf("%v, want %q", err, want)
 	}
 }

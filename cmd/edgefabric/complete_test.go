@@ -20,7 +20,7 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"topo", "export", "ring:3", "--format", ""}, "yaml\njson\ndot\nclab\ngraphml\n:4\n"},
 		{[]string{"sim", "x.yaml", "--log", ""}, "off\nerror\nwarn\ninfo\ndebug\n:4\n"},
 		{[]string{"sim", "x.yaml", "--trace", ""}, "full\nheaders\n:4\n"},
-		{[]string{"repro", ""}, "spain-table2\nspain-table3\ndumbnet-fig8\ndumbnet-fig10\ndumbnet-fig11\ndumbnet-fig12\ndumbnet-lb\n:4\n"},
+		{[]string{"repro", ""}, "spain-table2\nspain-table3\ndumbnet-fig8\ndumbnet-fig9\ndumbnet-fig10\ndumbnet-fig11\ndumbnet-fig12\ndumbnet-lb\n:4\n"},
 		{[]string{"bench", ""}, "spain-plan\n:4\n"},
 		{[]string{"link", "lab1", "s1", "s2", ""}, "down\nup\n:4\n"},
 		{[]string{"exec", "lab1", ""}, ":4\n"},
