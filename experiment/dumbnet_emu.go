@@ -94,6 +94,13 @@ func (r relayFabric) Ready() bool {
 type hostRelay struct {
 	env        element.Env
 	nic, local element.Port
+	relayed    atomic.Uint64
+	dropped    atomic.Uint64 // from another NIC, or with no stack or NIC
+}
+
+// Counters reports the frames relayed and dropped (lab status shows them).
+func (h *hostRelay) Counters() map[string]uint64 {
+	return map[string]uint64{"relayed": h.relayed.Load(), "drop_not_relayed": h.dropped.Load()}
 }
 
 func (h *hostRelay) Attach(env element.Env, ports []element.PortInfo) {
@@ -115,7 +122,15 @@ func (h *hostRelay) Receive(p element.Port, frame []byte) {
 		h.env.Send(h.nic, slices.Clone(frame))
 	case p == h.nic:
 		h.env.Send(h.local, slices.Clone(frame))
+	default:
+		h.dropped.Add(1)
+		return
 	}
+	if h.nic == 0 || h.local == 0 {
+		h.dropped.Add(1)
+		return
+	}
+	h.relayed.Add(1)
 }
 
 func (h *hostRelay) LinkChange(element.Port, bool) {}

@@ -233,12 +233,15 @@ func TestHostRelay(t *testing.T) {
 	if env.sent[0].f[0] == 'X' {
 		t.Fatal("the relay kept the caller's buffer")
 	}
+	if c := h.Counters(); c["relayed"] != 2 || c["drop_not_relayed"] != 1 {
+		t.Fatalf("counters %v", c)
+	}
 	// No local port: nothing to relay, nothing sent.
 	h2, env2 := &hostRelay{}, &relayEnv{}
 	h2.Attach(env2, []element.PortInfo{{Port: 1}})
 	h2.Receive(1, in)
-	if len(env2.sent) != 0 {
-		t.Fatal("relayed without a stack")
+	if len(env2.sent) != 0 || h2.Counters()["drop_not_relayed"] != 1 {
+		t.Fatal("relayed without a stack, or not counted")
 	}
 }
 
