@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -274,4 +276,22 @@ func TestDumbNetFig9Emu(t *testing.T) {
 	if v := r.Rows[1].Values["ratio"]; math.Abs(*v.Ours - *r.Rows[1].Values["gbps"].Ours / *r.Rows[0].Values["gbps"].Ours) > 1e-9 {
 		t.Errorf("DumbNet ratio %v", *v.Ours)
 	}
+}
+
+// An emulator reproduction stopped by its context (Ctrl-C in the CLI)
+// returns the context's error and takes its lab down.
+func TestEmuReproInterrupted(t *testing.T) {
+	testenv.NeedRoot(t)
+	testenv.NeedTools(t, "iperf3", "ip")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(3*time.Second, cancel)
+	t0 := time.Now()
+	_, err := dumbnetLB(Options{Seed: 1, Rows: []string{"DumbNet"}, Context: ctx}, lbRun{spec: "leafspine:2,2,2", rate: 50_000_000, streams: 1, secs: 30})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if d := time.Since(t0); d > 20*time.Second {
+		t.Errorf("stopped after %v", d)
+	}
+	noReproLabs(t)
 }

@@ -33,7 +33,9 @@ func newReproCmd() *cobra.Command {
 		Long: `repro runs a named reproduction of a seed paper's evaluation and prints every
 row with our figure beside the paper's and a note on each difference.
 --out DIR also writes NAME.json, NAME.md and NAME.svg (docs/repro holds the
-checked-in full runs).
+checked-in full runs). dumbnet-fig9, dumbnet-fig10 and dumbnet-lb run in the
+emulator with real hosts and need root; Ctrl-C takes their labs down and
+writes nothing (exit 1).
 
 Reproductions:
   ` + strings.Join(list, "\n  "),
@@ -100,6 +102,11 @@ Reproductions:
 				opt.Progress = func(s string) { fmt.Fprintln(c.ErrOrStderr(), s) }
 			}
 			rep, err := r.Run(opt)
+			if err != nil && ctx.Err() != nil {
+				// Ctrl-C or a stop signal: the emulator's labs are down
+				// already (Run takes them down as it returns).
+				return fmt.Errorf("repro %s: interrupted; nothing written", r.Name)
+			}
 			if err != nil {
 				if errors.Is(err, experiment.ErrUnknownRepro) {
 					return badInput(err)
