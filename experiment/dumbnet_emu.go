@@ -200,12 +200,8 @@ func dumbnetFig10(opt Options, run fig10Run) (*Report, error) {
 			return nil, err
 		}
 		stats[f.row] = st
-		row := Row{Name: f.row, Seconds: time.Since(t0).Seconds(), Values: map[string]Value{
-			"p50": {Ours: f64(st.quantile(0.5))}, "p90": {Ours: f64(st.quantile(0.9))},
-			"p99": {Ours: f64(st.quantile(0.99))}, "p995": {Ours: f64(st.quantile(0.995))},
-			"max": {Ours: f64(st.quantile(1))}, "first": {Ours: f64(median(st.first))},
-			"ge20": {Ours: f64(100 * st.shareAtLeast(20))}, "lost": {Ours: f64(100 * float64(st.sent-st.received) / float64(st.sent))},
-		}}
+		row := fig10Row(f, st)
+		row.Seconds = time.Since(t0).Seconds()
 		if f.scheme == "dumbnet" {
 			// The text: "about 0.5% of the packets have a latency as long
 			// as 20 to 30 milliseconds"; its curves are a plot only.
@@ -252,6 +248,26 @@ func dumbnetFig10(opt Options, run fig10Run) (*Report, error) {
 		r.Notes = append(r.Notes, fmt.Sprintf("DumbNet's packets at 20 ms or more: %.2f %%, the paper's 0.5 %%. A pair's first packet is 1 %% of its packets, and ours all wait (both directions of every pair start at the same instant); the paper does not say why its share is half that.", 100*dn.shareAtLeast(20)))
 	}
 	return r, nil
+}
+
+// fig10Row is a fabric's row of Fig. 10: a figure there is none of (no
+// reply at all, no first reply) is left out, as JSON needs.
+func fig10Row(f emuFabric, st rttStats) Row {
+	return Row{Name: f.row, Values: map[string]Value{
+		"p50": {Ours: measured(st.quantile(0.5))}, "p90": {Ours: measured(st.quantile(0.9))},
+		"p99": {Ours: measured(st.quantile(0.99))}, "p995": {Ours: measured(st.quantile(0.995))},
+		"max": {Ours: measured(st.quantile(1))}, "first": {Ours: measured(median(st.first))},
+		"ge20": {Ours: measured(100 * st.shareAtLeast(20))}, "lost": {Ours: measured(100 * float64(st.sent-st.received) / float64(st.sent))},
+	}}
+}
+
+// measured is f64 for a figure that may not exist: nil when v is NaN or
+// infinite.
+func measured(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return f64(v)
 }
 
 // needEmu checks what an emulator reproduction needs before it builds
@@ -682,7 +698,7 @@ func dumbnetLB(opt Options, run lbRun) (*Report, error) {
 			return nil, err
 		}
 		row := Row{Name: f.row, Seconds: time.Since(t0).Seconds(), Values: map[string]Value{
-			"mbps": {Ours: f64(bps / 1e6)}, "share": {Ours: f64(bps / capacity)}}}
+			"mbps": {Ours: measured(bps / 1e6)}, "share": {Ours: measured(bps / capacity)}}}
 		if f.scheme == "dumbnet" {
 			row.Values["share"] = Value{Ours: row.Values["share"].Ours, Paper: f64(18.5 / 20)}
 			row.Note = "The paper: 18.5 Gb/s through two 10 Gb/s uplinks, 0.925 of them. DumbNet's agents spread the flows over the leaf's paths by flow hash, so both uplinks carry traffic, as in the paper. Ours moves by a few hundredths from run to run (0.87 to 0.95 seen): the flow hash reads the connections' ports, which the kernel draws at random, and TCP's losses at the shaped uplinks leave part of them unused."
@@ -696,11 +712,13 @@ func dumbnetLB(opt Options, run lbRun) (*Report, error) {
 	}
 	var stp, dn float64
 	for _, row := range r.Rows {
-		switch row.Name {
-		case fig10Fabrics[0].row:
-			stp = *row.Values["mbps"].Ours
-		case "DumbNet":
-			dn = *row.Values["mbps"].Ours
+		v := row.Values["mbps"].Ours
+		switch {
+		case v == nil:
+		case row.Name == fig10Fabrics[0].row:
+			stp = *v
+		case row.Name == "DumbNet":
+			dn = *v
 		}
 	}
 	if stp > 0 && dn > 0 {
@@ -941,9 +959,9 @@ func dumbnetFig9(opt Options, spec string, rounds, secs int) (*Report, error) {
 		m := median(bps[i])
 		lo, hi := slices.Min(bps[i]), slices.Max(bps[i])
 		row := Row{Name: f.row, Seconds: secsEach, Values: map[string]Value{
-			"gbps": {Ours: f64(m / 1e9)}, "spread": {Ours: f64(100 * (hi - lo) / m)}}}
+			"gbps": {Ours: measured(m / 1e9)}, "spread": {Ours: measured(100 * (hi - lo) / m)}}}
 		if !math.IsNaN(base) && base > 0 {
-			row.Values["ratio"] = Value{Ours: f64(m / base)}
+			row.Values["ratio"] = Value{Ours: measured(m / base)}
 		}
 		if p, ok := paper[f.row]; ok {
 			row.Values["gbps"] = Value{Ours: row.Values["gbps"].Ours, Paper: f64(p[0])}

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"unsafe"
@@ -294,4 +295,28 @@ func TestEmuReproInterrupted(t *testing.T) {
 		t.Errorf("stopped after %v", d)
 	}
 	noReproLabs(t)
+}
+
+// A fabric that answered nothing leaves its figures out instead of
+// writing NaN, which JSON cannot hold.
+func TestFig10RowNoReplies(t *testing.T) {
+	row := fig10Row(fig10Fabrics[2], rttStats{sent: 60})
+	for _, k := range []string{"p50", "p995", "max", "first"} {
+		if row.Values[k].Ours != nil {
+			t.Errorf("%s = %v with no reply", k, *row.Values[k].Ours)
+		}
+	}
+	if v := row.Values["lost"].Ours; v == nil || *v != 100 {
+		t.Errorf("lost %v", v)
+	}
+	r := &Report{Name: "t", Columns: []Column{{Key: "p50", Title: "p50"}}, Rows: []Row{row}}
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.Text(), "–") {
+		t.Error("no dash for the missing figure")
+	}
+	if measured(math.Inf(1)) != nil || measured(math.NaN()) != nil || *measured(2) != 2 {
+		t.Error("measured")
+	}
 }
