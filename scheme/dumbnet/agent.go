@@ -2,6 +2,7 @@ package dumbnet
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -78,6 +79,13 @@ type Config struct {
 	// never damp.
 	FlapChanges          int
 	FlapWindow, FlapHold element.Time
+	// FloodPT caps how many PathTable destinations a host sends a
+	// notification it floods to, beside its flood neighbours and the
+	// controller, which always get it (flood). The destinations whose
+	// paths crossed the link go first, then those whose path graph holds
+	// it, then the others, each in ring order from this host's MAC. 0
+	// takes DefaultFloodPT; negative: none; FloodPTAll: every one.
+	FloodPT int
 	// MTU, when positive, is the largest frame payload the fabric's links
 	// carry. A frame that the tags would push past it is not sent: an IPv4
 	// packet with DF set gets an ICMP "fragmentation needed" back to the
@@ -107,6 +115,17 @@ const (
 	DefaultFlapChanges = 4
 	DefaultFlapWindow  = 10 * element.Second
 	DefaultFlapHold    = 30 * element.Second
+	// FloodPTAll sends a flooded notification to every PathTable
+	// destination (Config.FloodPT).
+	FloodPTAll = int(^uint(0) >> 1)
+	// DefaultFloodPT is Config.FloodPT's default. Every destination made
+	// the flood O(hosts²) per port event (33,008 frames per link failure
+	// on fattree:8 with all-to-all traffic); 16 makes it O(hosts) (6,088)
+	// and changed nothing else at the default hop limit, and with hops=2,
+	// where most hosts hear through the flood, kept every host on stage 1
+	// and the streams' outages within a datagram of 10 µs
+	// (TestFloodCapTable, docs/dumbnet.md).
+	DefaultFloodPT = 16
 	// DefaultHoldTime is as long as the kernel's neighbour resolution
 	// holds a packet before it gives up (3 probes, 1 s apart).
 	DefaultHoldTime = 3 * element.Second
@@ -181,6 +200,9 @@ func (c *Config) defaults() {
 	}
 	if c.FlapHold <= 0 {
 		c.FlapHold = DefaultFlapHold
+	}
+	if c.FloodPT == 0 {
+		c.FloodPT = DefaultFloodPT
 	}
 	// Longer durations than the parameters take (dur) would make the waits
 	// built from them wrap around.
@@ -1499,10 +1521,14 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 	if a.ctrl != nil {
 		a.ctrl.linkEvent(id.sw, id.port, st == wire.PortUp)
 	}
+	var crossed map[wire.MAC]bool
 	if st == wire.PortDown {
 		if _, ok := a.downVer[id]; !ok {
 			makeRoom(&a.c, a.downVer, id, maxPortStates)
 			a.downVer[id] = a.cache.version + 1
+		}
+		if a.cfg.FloodPT != FloodPTAll {
+			crossed = a.crossing(id) // before the failover moves them
 		}
 		a.linkDown(id, prev == wire.PortUp)
 	}
@@ -1511,7 +1537,30 @@ func (a *Agent) linkEvent(id portID, st wire.PortState, flood wire.DumbNetHostNo
 		a.tellController(&flood, from)
 		return
 	}
-	a.flood(&flood, from)
+	a.flood(&flood, from, id, crossed)
+}
+
+// crossing lists the PathTable destinations one of whose k paths crosses
+// the link on port id (the backup path, unused while one of them works,
+// does not count): with FloodPT capped, they are told first
+// (floodTargets).
+func (a *Agent) crossing(id portID) map[wire.MAC]bool {
+	i, ok := a.cache.g.idx[id.sw]
+	if !ok {
+		return nil
+	}
+	k, ok := a.cache.g.linkOf(i, id.port)
+	if !ok {
+		return nil
+	}
+	out := map[wire.MAC]bool{}
+	a.table.All(func(dst wire.MAC, e *PathEntry) bool {
+		if slices.ContainsFunc(e.routes, func(r routeRec) bool { return r.uses(k) }) {
+			out[dst] = true
+		}
+		return true
+	})
+	return out
 }
 
 // maxFlapChanges bounds Config.FlapChanges (the times kept per port).
@@ -1622,9 +1671,11 @@ func (a *Agent) refresh(k Link) {
 // flood sends a notification on (§4.2 stage 1), except where it came
 // from: first to the flood neighbours the controller gave (the hosts of
 // this switch, then of the neighbouring ones, peer to peer), then to the
-// controller and to every host this agent has a path to (the hosts it
-// talks to, whose paths are the ones it shares).
-func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
+// controller and to the hosts this agent has a path to (the hosts it
+// talks to, whose paths are the ones it shares): every one, or with
+// FloodPT capped, the first FloodPT of floodTargets' order. crossed are
+// the destinations whose paths crossed the link on port id.
+func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC, id portID, crossed map[wire.MAC]bool) {
 	sent := make(map[wire.MAC]bool, len(a.neighbors))
 	skip := func(t wire.MAC) bool { return t == from || t == m.Origin || t == a.mac || sent[t] }
 	for _, nb := range a.neighbors {
@@ -1647,14 +1698,27 @@ func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
 	if a.haveCtrl && a.ctrl == nil {
 		targets = append(targets, a.ctrlMAC)
 	}
-	for _, dst := range a.table.dsts() {
-		if dst != a.ctrlMAC || a.ctrl != nil {
-			targets = append(targets, dst)
+	capped := a.cfg.FloodPT != FloodPTAll
+	if capped {
+		targets = append(targets, a.floodTargets(id, crossed)...)
+	} else {
+		for _, dst := range a.table.dsts() {
+			if dst != a.ctrlMAC || a.ctrl != nil {
+				targets = append(targets, dst)
+			}
 		}
+		slices.SortFunc(targets, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
 	}
-	slices.SortFunc(targets, func(x, y wire.MAC) int { return slices.Compare(x[:], y[:]) })
+	left := max(a.cfg.FloodPT, 0) // PathTable destinations still to send to
 	for _, t := range targets {
 		if skip(t) {
+			continue
+		}
+		toCtrl := t == a.ctrlMAC && a.ctrl == nil
+		if capped && !toCtrl && left == 0 {
+			if e := a.table.Lookup(t); e != nil && len(e.Paths) > 0 {
+				a.c.Inc("notify_capped")
+			}
 			continue
 		}
 		var tags []uint8
@@ -1669,9 +1733,52 @@ func (a *Agent) flood(m *wire.DumbNetHostNotify, from wire.MAC) {
 		if err != nil {
 			continue
 		}
+		if !toCtrl {
+			left--
+		}
 		a.c.Inc("notify_flooded")
 		a.sendNIC(f)
 	}
+}
+
+// floodTargets orders the PathTable's destinations (the controller left
+// out: flood tells it first) for a capped flood about the link on port
+// id: those whose paths crossed it (crossed: they route into it, and
+// their replies likely do too), then those whose path graph holds it,
+// then the others; within each, in ring order from this host's MAC, so
+// that the hosts' caps spread over different destinations instead of all
+// choosing the lowest MACs.
+func (a *Agent) floodTargets(id portID, crossed map[wire.MAC]bool) []wire.MAC {
+	type ranked struct {
+		dst  wire.MAC
+		tier int
+		ring uint64
+	}
+	self := macKey(a.mac)
+	var rs []ranked
+	for _, dst := range a.table.dsts() {
+		if dst == a.ctrlMAC && a.ctrl == nil {
+			continue
+		}
+		tier := 2
+		if crossed[dst] {
+			tier = 0
+		} else if v := a.cache.views[dst]; v != nil && v.hasLink(id) {
+			tier = 1
+		}
+		rs = append(rs, ranked{dst, tier, macKey(dst) - self})
+	}
+	slices.SortFunc(rs, func(x, y ranked) int {
+		if x.tier != y.tier {
+			return x.tier - y.tier
+		}
+		return cmp.Compare(x.ring, y.ring)
+	})
+	out := make([]wire.MAC, len(rs))
+	for i, r := range rs {
+		out[i] = r.dst
+	}
+	return out
 }
 
 // ctrlTags is the path to the controller: the PathTable's when there is

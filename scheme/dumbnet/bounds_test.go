@@ -249,7 +249,7 @@ func FuzzParams(f *testing.F) {
 		f.Add(uint8(0), s)
 	}
 	keys := []string{"controller", "k", "s", "eps", "hops", "suppress", "flowlets", "flowletgap", "mpls", "mtu", "maxports",
-		"probetimeout", "probegap", "search", "querytimeout", "holdtime", "auditevery", "flapchanges", "flapwindow", "flaphold", "bogus"}
+		"probetimeout", "probegap", "search", "querytimeout", "holdtime", "auditevery", "flapchanges", "flapwindow", "flaphold", "floodpt", "bogus"}
 	g, err := topo.Parse("line:3", 1)
 	if err != nil {
 		f.Fatal(err)

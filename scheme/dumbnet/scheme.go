@@ -81,6 +81,10 @@ type Fabric struct {
 //	                 change more than N times within flapwindow is not
 //	                 flooded until it has been stable for flaphold (4)
 //	flapwindow=DUR   (10s); flaphold=DUR (30s)
+//	floodpt=N|all    how many PathTable destinations a host sends a
+//	                 notification it floods to, beside its flood
+//	                 neighbours and the controller: those whose paths
+//	                 crossed the link first (16; 0: none)
 //	mtu=N            the fabric links' MTU: frames the tags would push past
 //	                 it get ICMP "fragmentation needed" (IPv4 with DF) or are
 //	                 dropped; unset: no limit
@@ -145,6 +149,8 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 			base.FlapWindow, err = dur(v)
 		case "flaphold":
 			base.FlapHold, err = dur(v)
+		case "floodpt":
+			base.FloodPT, err = floodPT(v)
 		case "auditevery":
 			if v == "off" {
 				base.AuditEvery = -1
@@ -152,7 +158,7 @@ func New(g *topo.Graph, opts scheme.Options) (*Fabric, error) {
 				err = fmt.Errorf("%w, or off", err)
 			}
 		default:
-			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout, holdtime, auditevery, flapchanges, flapwindow, flaphold)", ErrBadParam, k)
+			return nil, fmt.Errorf("dumbnet: %w: unknown parameter %q (known: controller, k, s, eps, hops, suppress, flowlets, flowletgap, mpls, mtu, maxports, probetimeout, probegap, search, querytimeout, holdtime, auditevery, flapchanges, flapwindow, flaphold, floodpt)", ErrBadParam, k)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("dumbnet: %w: %s=%q: %v", ErrBadParam, k, v, err)
@@ -214,6 +220,26 @@ func intIn(v string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if err != nil || n < lo || n > hi {
 		return 0, fmt.Errorf("want an integer %d..%d", lo, hi)
+	}
+	return n, nil
+}
+
+// maxFloodPT bounds floodpt's number (as many destinations as a host
+// waits on at once, maxQueries); no cap at all is spelled "all".
+const maxFloodPT = maxQueries
+
+// floodPT parses floodpt into Config.FloodPT: all, or a cap (0: none,
+// which Config spells negative).
+func floodPT(v string) (int, error) {
+	if strings.TrimSpace(v) == "all" {
+		return FloodPTAll, nil
+	}
+	n, err := intIn(v, 0, maxFloodPT)
+	if err != nil {
+		return 0, fmt.Errorf("%w, or all", err)
+	}
+	if n == 0 {
+		return -1, nil
 	}
 	return n, nil
 }
