@@ -19,7 +19,8 @@ func floodedFrames(l *lab) uint64 {
 // TestFlappingLinkFloodDamped: on fattree:4 with every host talking to
 // every other (PathTables all-to-all), a link in the pod farthest from
 // the controller (h1) that flaps every 1.5 s costs each change a flood
-// to every PathTable destination of every host (O(hosts²) frames) until
+// to up to floodpt (16) PathTable destinations of every host, all 15 of
+// them on fattree:4 (O(hosts²) frames there), until
 // its fifth change within 10 s; from then on each host tells only the
 // controller, whose patches keep every host's view right: once the link
 // stays down, the controller's view matches the fabric and every pair
