@@ -648,6 +648,25 @@ func alive(pid int, start uint64) bool {
 	return err == nil && s == start && state != 'Z' && state != 'X'
 }
 
+// ProcessAlive reports whether pid runs and is the process that started
+// at start (clock ticks since boot, field 22 of /proc/PID/stat), as the
+// emulator judges a lab's owner and daemon: a zombie, a recycled pid or a
+// record without a start time is not it.
+func ProcessAlive(pid int, start uint64) bool { return alive(pid, start) }
+
+// MissingNamespaces lists the nodes of state file st whose namespaces are
+// gone (removed with ip netns delete, say): a file in /run/netns that is
+// no namespace's mount is none.
+func MissingNamespaces(st *State) []string {
+	var gone []string
+	for _, n := range st.Nodes {
+		if !isNSFile(filepath.Join(netnsDir, n.Namespace)) {
+			gone = append(gone, n.Name)
+		}
+	}
+	return gone
+}
+
 func waitGone(pid int, start uint64, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {

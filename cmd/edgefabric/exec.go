@@ -140,7 +140,7 @@ func nodeNamespace(name, node string) (string, error) {
 		// A live lab whose namespaces were removed under it: the node's
 		// own could not be entered ("namespace ...: no such file or
 		// directory"), and any other's leaves the fabric in pieces.
-		if gone := goneNodes(st); len(gone) > 0 {
+		if gone := emu.MissingNamespaces(st); len(gone) > 0 {
 			return "", brokenErr(labEntry{Name: name, State: "broken", Pid: pid, Gone: gone, Nodes: len(st.Nodes)})
 		}
 		return st.Nodes[i].Namespace, nil

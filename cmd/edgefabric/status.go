@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/edgefabric/edgefabric/emu"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 func newStatusCmd() *cobra.Command {
@@ -127,7 +124,7 @@ func idleLab(name string) labEntry {
 				e.State = "starting" // no state file yet
 			}
 		}
-	} else if st != nil && procAlive(st.Pid, st.PidStart) {
+	} else if st != nil && emu.ProcessAlive(st.Pid, st.PidStart) {
 		e.State, e.Pid = "not answering", st.Pid
 	}
 	return e
@@ -140,57 +137,16 @@ func labLive(st *emu.State) (pid int, live bool) {
 	if pid, ok := emu.Owner(st.Name); ok {
 		return pid, true
 	}
-	if procAlive(st.Pid, st.PidStart) {
+	if emu.ProcessAlive(st.Pid, st.PidStart) {
 		return st.Pid, true
 	}
 	return 0, false
 }
 
-// procAlive reports whether pid runs and is the process that started at
-// start (clock ticks since boot, field 22 of /proc/PID/stat), as emu
-// judges a lab's processes: a zombie, a recycled pid or a record without
-// a start time is not it.
-func procAlive(pid int, start uint64) bool {
-	if pid <= 0 || start == 0 {
-		return false
-	}
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(data, ')') // the command name may hold anything
-	if i < 0 {
-		return false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return false
-	}
-	s, err := strconv.ParseUint(f[19], 10, 64)
-	return err == nil && s == start
-}
-
-// netnsDir is where named network namespaces live (iproute2's and emu's).
-const netnsDir = "/run/netns"
-
-// goneNodes are the nodes of state file st whose namespaces no longer
-// exist (removed with ip netns delete, say): a file there that is no
-// namespace's mount is none.
-func goneNodes(st *emu.State) []string {
-	var gone []string
-	for _, n := range st.Nodes {
-		var fs unix.Statfs_t
-		if unix.Statfs(filepath.Join(netnsDir, n.Namespace), &fs) != nil || fs.Type != unix.NSFS_MAGIC {
-			gone = append(gone, n.Name)
-		}
-	}
-	return gone
-}
-
 // brokenEntry is e, the entry of a live lab with state file st, marked
 // "broken" when namespaces of st's nodes are gone.
 func brokenEntry(e labEntry, st *emu.State) labEntry {
-	if gone := goneNodes(st); len(gone) > 0 {
+	if gone := emu.MissingNamespaces(st); len(gone) > 0 {
 		e.State, e.Gone, e.Nodes = "broken", gone, len(st.Nodes)
 	}
 	return e
