@@ -227,7 +227,7 @@ func TestFloodCapTable(t *testing.T) {
 // TestFloodCapPinned pins what TestFloodCapTable measures on one small
 // case: fattree:4, h12→h16, the core link s11-s2 of its path failing,
 // for floodpt all, 16 (the default; on fattree:4's 15 destinations all
-// of them, in floodTargets' order), 8 and 0. With the default hop limit
+// of them, in floodSelect's order), 8 and 0. With the default hop limit
 // every host hears a switch and the cap changes only the frames; with
 // hops=2 the switches tell the failure's pod alone (4 of 16 hosts), the
 // others hear through the hosts' flood, still every one by stage 1.
