@@ -301,7 +301,7 @@ func TestEmuReproInterrupted(t *testing.T) {
 // writing NaN, which JSON cannot hold.
 func TestFig10RowNoReplies(t *testing.T) {
 	row := fig10Row(fig10Fabrics[2], rttStats{sent: 60})
-	for _, k := range []string{"p50", "p995", "max", "first"} {
+	for _, k := range []string{"p50", "p995", "max", "first", "ge20"} {
 		if row.Values[k].Ours != nil {
 			t.Errorf("%s = %v with no reply", k, *row.Values[k].Ours)
 		}

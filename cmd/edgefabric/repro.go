@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -93,18 +94,27 @@ Reproductions:
 					return err
 				}
 			}
-			// An emulator reproduction (dumbnet-fig10) takes its labs down
-			// when interrupted.
-			ctx, stop := stopContext()
-			defer stop()
-			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed, Ties: tr, SlowTrials: slow, Context: ctx}
+			opt := experiment.Options{Quick: quick, Rows: rows, Seed: seed, Ties: tr, SlowTrials: slow}
+			// An emulator reproduction stops on Ctrl-C and takes its labs
+			// down; the others keep the signals' default action (a context
+			// they do not read would swallow Ctrl-C).
+			ctx := context.Background()
+			if r.Emu {
+				var stop context.CancelFunc
+				ctx, stop = stopContext()
+				defer stop()
+				opt.Context = ctx
+			}
 			if !quiet && !asJSON {
 				opt.Progress = func(s string) { fmt.Fprintln(c.ErrOrStderr(), s) }
 			}
 			rep, err := r.Run(opt)
-			if err != nil && ctx.Err() != nil {
-				// Ctrl-C or a stop signal: the emulator's labs are down
-				// already (Run takes them down as it returns).
+			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				// Ctrl-C or a stop signal. Run took the labs down as it
+				// returned; a teardown that failed is joined to the error.
+				if msg := err.Error(); msg != context.Canceled.Error() {
+					return fmt.Errorf("repro %s: interrupted; nothing written: %s", r.Name, msg)
+				}
 				return fmt.Errorf("repro %s: interrupted; nothing written", r.Name)
 			}
 			if err != nil {
