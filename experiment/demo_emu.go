@@ -43,12 +43,8 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	}()
 
 	var fab *dumbnet.Fabric
-	reg := &scheme.Registry{}
-	if err := reg.Register(scheme.Scheme{Name: "dumbnet", New: func(g *topo.Graph, so scheme.Options) (scheme.Fabric, error) {
-		f, err := dumbnet.New(g, so)
-		fab = f
-		return f, err
-	}}); err != nil {
+	reg, err := dumbnetRegistry(&fab)
+	if err != nil {
 		return err
 	}
 	o.step("bringing up DumbNet on %s in the emulator: %d switch and %d host namespaces",
@@ -75,18 +71,15 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	}
 	rep.DiscoveryMS = float64(c.DoneAt()) / float64(element.Millisecond)
 	if len(got.Diff(want)) > 0 {
-		// On a loaded machine a host may answer after its round ended:
-		// the controller looks for it again at once (docs/dumbnet.md,
-		// missed hosts). Give that a few seconds, and say so.
-		t1 := time.Now()
-		for len(got.Diff(want)) > 0 && time.Since(t1) < lateHostWait {
-			if err := sleep(ctx, 20*time.Millisecond); err != nil {
-				return err
-			}
-			got = c.Snapshot()
+		later, waited, err := awaitTopology(ctx, c, want)
+		if err != nil {
+			return err
+		}
+		if later != nil {
+			got = later
 		}
 		if len(got.Diff(want)) == 0 {
-			rep.DiscoveryLateMS = float64(time.Since(t1).Microseconds()) / 1000
+			rep.DiscoveryLateMS = float64(waited.Microseconds()) / 1000
 		}
 	}
 	rep.DiscoveryProbes = c.Probes()
@@ -273,6 +266,37 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	rep.done = DemoIperf3
 	o.step("iperf3: %.1f Mb/s; outage %.1f ms, recovered %v", rep.Iperf3Mbps, rep.FailoverOutageMS, rep.Recovered)
 	return nil
+}
+
+// dumbnetRegistry is a registry holding the one scheme dumbnet, whose
+// fabric, once the lab builds it, *fab holds (the controller is read from
+// it).
+func dumbnetRegistry(fab **dumbnet.Fabric) (*scheme.Registry, error) {
+	reg := &scheme.Registry{}
+	err := reg.Register(scheme.Scheme{Name: "dumbnet", New: func(g *topo.Graph, so scheme.Options) (scheme.Fabric, error) {
+		f, err := dumbnet.New(g, so)
+		*fab = f
+		return f, err
+	}})
+	return reg, err
+}
+
+// awaitTopology waits, up to lateHostWait, until c's topology is want:
+// on a loaded machine a host may answer after its round ended, and the
+// controller looks for it again at once (docs/dumbnet.md, missed hosts).
+// It returns the last snapshot (nil if there was none) and how long it
+// waited; an error only when ctx ends.
+func awaitTopology(ctx context.Context, c *dumbnet.Controller, want *dumbnet.Topology) (*dumbnet.Topology, time.Duration, error) {
+	t0 := time.Now()
+	for {
+		got := c.Snapshot()
+		if (got != nil && len(got.Diff(want)) == 0) || time.Since(t0) >= lateHostWait {
+			return got, time.Since(t0), nil
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return got, time.Since(t0), err
+		}
+	}
 }
 
 // claimLab reserves lab name o.Name for this demo, as up does. A lab of

@@ -330,11 +330,7 @@ func withEmuLabSlot(ctx context.Context, opt Options, g *topo.Graph, spec string
 	reg := &scheme.Registry{}
 	switch {
 	case f.scheme == "dumbnet":
-		if err := reg.Register(scheme.Scheme{Name: "dumbnet", New: func(g *topo.Graph, so scheme.Options) (scheme.Fabric, error) {
-			d, err := dumbnet.New(g, so)
-			fab = d
-			return d, err
-		}}); err != nil {
+		if reg, err = dumbnetRegistry(&fab); err != nil {
 			return err
 		}
 	case f.relay:
@@ -376,19 +372,12 @@ func withEmuLabSlot(ctx context.Context, opt Options, g *topo.Graph, spec string
 		if err != nil {
 			return err
 		}
-		// A host whose answer came late is placed by a rescan
-		// (docs/dumbnet.md, missed hosts): give it time.
-		for t0 := time.Now(); ; {
-			got := fab.Controller().Snapshot()
-			if got != nil && len(got.Diff(want)) == 0 {
-				break
-			}
-			if time.Since(t0) > lateHostWait {
-				return fmt.Errorf("experiment: DumbNet's controller did not find the whole topology within %v of its discovery", lateHostWait)
-			}
-			if err := sleep(ctx, 20*time.Millisecond); err != nil {
-				return err
-			}
+		got, _, err := awaitTopology(ctx, fab.Controller(), want)
+		if err != nil {
+			return err
+		}
+		if got == nil || len(got.Diff(want)) > 0 {
+			return fmt.Errorf("experiment: DumbNet's controller did not find the whole topology within %v of its discovery", lateHostWait)
 		}
 	}
 	return do(l)
