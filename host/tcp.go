@@ -914,6 +914,9 @@ func (c *TCPConn) segment(s *tcpSeg) {
 			h.sendReset(c.key, s)
 			return
 		}
+		if c.beyondWindow(s) {
+			return
+		}
 		c.synAcked()
 		c.sndWnd = int64(s.wnd) << c.sndWS
 		c.sndWL1, c.sndWL2 = c.rcvOff(s.seq), 0
@@ -946,6 +949,9 @@ func (c *TCPConn) segment(s *tcpSeg) {
 		h.ctr.Inc("tcp_no_ack")
 		return
 	}
+	if c.beyondWindow(s) {
+		return
+	}
 	if !c.processAck(s) {
 		return
 	}
@@ -960,6 +966,22 @@ func (c *TCPConn) segment(s *tcpSeg) {
 	if c.ackDue {
 		c.sendAck()
 	}
+}
+
+// beyondWindow drops a segment that starts past the receive window,
+// RCV.NXT + RCV.WND, before its ACK field is read, and answers it with an
+// ACK (RFC 9293 §3.10.7.4: not acceptable; Linux's tcp_sequence lets a
+// segment start at the edge, as here, and drops its data there). Its
+// window must not be taken: it would become SND.WL1, far ahead, and every
+// later update of the real peer would look older (a forged zero window
+// stalled a transfer for good).
+func (c *TCPConn) beyondWindow(s *tcpSeg) bool {
+	if c.rcvOff(s.seq) <= c.rcvNxt+c.rcvWnd() {
+		return false
+	}
+	c.h.ctr.Inc("drop_tcp_out_of_window")
+	c.sendAck()
+	return true
 }
 
 // synAcked moves the connection to ESTABLISHED once its SYN is acked.
