@@ -315,8 +315,9 @@ func AxonForward(pkt []byte, inPort uint8) (out uint8, err error) {
 // AxonEncap appends hdr (an encoded Axon header, e.g. from route memory)
 // and the Ethernet frame to dst: what the route lookup module prepends to a
 // host's frame. Under an AxonEthernet header the frame must hold at least
-// an Ethernet header, as AxonDecap requires. 0 allocations when dst has
-// room.
+// an Ethernet header, as AxonDecap requires. frame may share dst's array,
+// as in AxonEncap(frame[:0], hdr, frame): it is moved behind the header.
+// 0 allocations when dst has room.
 func AxonEncap(dst, hdr, frame []byte) ([]byte, error) {
 	a, err := ParseAxon(hdr)
 	if err != nil {
@@ -328,8 +329,16 @@ func AxonEncap(dst, hdr, frame []byte) ([]byte, error) {
 	if a.Type() == AxonEthernet && len(frame) < EthHeaderLen {
 		return dst, fmt.Errorf("wire: axon: encap: Ethernet frame of %d bytes, header needs %d: %w", len(frame), EthHeaderLen, ErrTruncated)
 	}
-	dst = append(dst, hdr...)
-	return append(dst, frame...), nil
+	// frame may share dst's array (AxonEncap(frame[:0], hdr, frame)): move
+	// it first, then write the header, from a copy in case hdr overlaps
+	// where the frame lands.
+	var h [255]byte
+	hl := copy(h[:], hdr)
+	n := len(dst)
+	dst = grow(dst, hl+len(frame))
+	copy(dst[n+hl:], frame)
+	copy(dst[n:], h[:hl])
+	return dst, nil
 }
 
 // AxonDecap strips the Axon header from an AxonEthernet packet and returns

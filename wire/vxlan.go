@@ -51,7 +51,8 @@ type VXLANOuter struct {
 // what the Linux vxlan device sends by default); over IPv6 it is computed,
 // since Linux drops zero-checksum IPv6 VXLAN unless udp6zerocsumrx is set.
 // The IPv4 DF bit is set and the IP ID is zero, as Linux does with df=set.
-// 0 allocations when cap(dst) allows.
+// inner may share dst's array, as in VXLANEncap(frame[:0], o, frame): it is
+// moved behind the headers. 0 allocations when cap(dst) allows.
 func VXLANEncap(dst []byte, o *VXLANOuter, inner []byte) ([]byte, error) {
 	if o.VNI > MaxVNI {
 		return dst, fmt.Errorf("wire: vxlan: VNI %d above 2^24-1: %w", o.VNI, ErrBadValue)
@@ -84,6 +85,10 @@ func VXLANEncap(dst []byte, o *VXLANOuter, inner []byte) ([]byte, error) {
 	}
 	dst = grow(dst, over+len(inner))
 	b := dst[start:]
+	// The inner frame first: it may be the very bytes being grown
+	// (VXLANEncap(frame[:0], o, frame)), which the headers would overwrite.
+	// copy moves overlapping bytes correctly.
+	copy(b[over:], inner)
 	copy(b[0:6], o.DstMAC[:])
 	copy(b[6:12], o.SrcMAC[:])
 	var ip, udp []byte
@@ -119,7 +124,6 @@ func VXLANEncap(dst []byte, o *VXLANOuter, inner []byte) ([]byte, error) {
 	vx := udp[udpHdrLen:]
 	vx[0], vx[1], vx[2], vx[3] = vxlanFlagI, 0, 0, 0
 	vx[4], vx[5], vx[6], vx[7] = byte(o.VNI>>16), byte(o.VNI>>8), byte(o.VNI), 0
-	copy(vx[VXLANLen:], inner)
 	if v6 {
 		c := sum(0, ip[8:40])
 		c += uint32(udpLen) + protoUDP
