@@ -441,7 +441,7 @@ func (h *Host) receiveIPv4(src wire.MAC, b []byte) {
 		h.ctr.Inc(reason)
 		return
 	}
-	if !h.validSource(ip.src) {
+	if !h.validSource(ip.src, ip.dst) {
 		h.ctr.Inc("drop_ip_bad_source")
 		return
 	}
@@ -479,15 +479,21 @@ func (h *Host) acceptsIP(dst netip.Addr, ip *ipv4) bool {
 	return h.dhcp != nil && !h.ip.IsValid() && ip.proto == protoUDP
 }
 
-// validSource reports whether src may be the source of a packet this host
-// accepts (RFC 1122 §3.2.1.3): not a broadcast (limited, or the subnet's),
-// multicast, class E or loopback address. A reply to such a source would
-// be broadcast or go nowhere: one forged frame would make the host flood
-// the segment. 0.0.0.0 stays legal (a DHCP client before its lease).
-func (h *Host) validSource(src [4]byte) bool {
+// validSource reports whether src may be the source of a packet to dst
+// this host accepts (RFC 1122 §3.2.1.3): not a broadcast (limited, or the
+// subnet's), multicast, class E or loopback address. A reply to such a
+// source would be broadcast or go nowhere: one forged frame would make the
+// host flood the segment. 0/8 ("this network", 0.0.0.0 included) is
+// legal only toward the limited broadcast, from a DHCP client before its
+// lease, which cannot send otherwise (Linux drops it as a martian
+// elsewhere): a SYN from 0.0.0.0 made a connection that sent its SYN-ACKs
+// to the gateway.
+func (h *Host) validSource(src, dst [4]byte) bool {
 	switch {
 	case src[0] >= 224, src[0] == 127:
 		return false
+	case src[0] == 0:
+		return dst == [4]byte{255, 255, 255, 255}
 	case h.ip.IsValid() && netip.AddrFrom4(src) == broadcastOf(h.Prefix()):
 		return false
 	}

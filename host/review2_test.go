@@ -36,3 +36,36 @@ func TestAckBeyondWindowIgnored(t *testing.T) {
 		t.Fatalf("acked %d, timeouts %d, probes %d", c.BytesAcked(), c.Timeouts(), a.Counter("tcp_window_probe"))
 	}
 }
+
+// TestZeroSourceOnlyToBroadcast: 0.0.0.0 (and the rest of 0/8, "this
+// network") is a legal source only for a host that does not know its
+// address yet, and such a host can only broadcast (RFC 1122 §3.2.1.3;
+// Linux takes it toward 255.255.255.255 and drops it as a martian
+// otherwise). The host answered a SYN from 0.0.0.0 with a connection and
+// seven SYN-ACKs toward its gateway, and an echo request with a reply.
+func TestZeroSourceOnlyToBroadcast(t *testing.T) {
+	n, a, b, ab, _ := pair(t, gbps, 10*us, func(c *Config) { c.Gateway = ipB })
+	n.run(sec)
+	mark := len(ab.log)
+	a.Receive(1, fromSource(frameTo(b, a, protoTCP, tcpHdr(1234, 80, 1, 0, flagSYN, nil)), 0, 0, 0, 0))
+	a.Receive(1, fromSource(frameTo(b, a, protoTCP, tcpHdr(1234, 80, 1, 0, flagSYN, nil)), 0, 1, 2, 3))
+	echo := make([]byte, icmpLen+8)
+	echo[0] = icmpEcho
+	a.Receive(1, fromSource(frameTo(b, a, protoICMP, echo), 0, 0, 0, 0))
+	n.run(n.now + 200*sec)
+	if a.NumConns() != 0 || a.Counter("drop_ip_bad_source") != 3 || len(ab.log) != mark {
+		t.Fatalf("conns %d, %d frames sent, counters %v", a.NumConns(), len(ab.log)-mark, a.Counters())
+	}
+	// A DHCP client's broadcast from 0.0.0.0 is still taken.
+	d := make([]byte, udpLen+4)
+	d[1], d[3], d[5] = 68, 67, udpLen+4
+	f := fromSource(frameTo(b, a, protoUDP, d), 0, 0, 0, 0)
+	copy(f[0:6], []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	copy(f[ethLen+16:ethLen+20], []byte{255, 255, 255, 255})
+	fixIP(f)
+	fixL4(f)
+	a.Receive(1, f)
+	if a.UDPPort(67).Packets != 1 || a.Counter("drop_ip_bad_source") != 3 {
+		t.Fatalf("DHCP broadcast from 0.0.0.0: port 67 %+v, counters %v", a.UDPPort(67), a.Counters())
+	}
+}
