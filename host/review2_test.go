@@ -2,6 +2,8 @@ package host
 
 import (
 	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
 )
 
 // Findings of a further review (review2): each test failed before its fix.
@@ -68,4 +70,40 @@ func TestZeroSourceOnlyToBroadcast(t *testing.T) {
 	if a.UDPPort(67).Packets != 1 || a.Counter("drop_ip_bad_source") != 3 {
 		t.Fatalf("DHCP broadcast from 0.0.0.0: port 67 %+v, counters %v", a.UDPPort(67), a.Counters())
 	}
+}
+
+// TestFinWait2TimesOut: a connection the app has closed and whose FIN is
+// acknowledged waits in FIN-WAIT-2 for the peer's FIN at most FinTimeout
+// (60 s, Linux's tcp_fin_timeout for a closed socket), then goes quietly.
+// The host kept it for good: a peer that vanished after acknowledging our
+// FIN (its FIN and its final reset lost) left one connection behind per
+// transfer.
+func TestFinWait2TimesOut(t *testing.T) {
+	n, a, b, _, ba := pair(t, gbps, 10*us, nil)
+	n.run(sec)
+	c := a.TCPBulk(ipB, DiscardPort, 100_000)
+	var entered element.Time // when the ACK of our FIN arrives
+	ba.drop = func(f []byte) bool {
+		if c.State() == StateFinWait2 {
+			return true // the peer is gone
+		}
+		if tcpFlags(f)&flagFIN != 0 {
+			return true // its FIN never gets through
+		}
+		entered = n.now + ser(len(f), gbps) + 10*us
+		return false
+	}
+	n.run(n.now + 10*sec)
+	if c.State() != StateFinWait2 || !c.Done() || c.Err() != nil || c.BytesAcked() != 100_000 {
+		t.Fatalf("state %v, done %v, err %v, acked %d", c.State(), c.Done(), c.Err(), c.BytesAcked())
+	}
+	n.run(entered + 60*sec - 1)
+	if a.NumConns() != 1 {
+		t.Fatalf("gone %v before FinTimeout", n.now-entered)
+	}
+	n.run(entered + 60*sec)
+	if a.NumConns() != 0 || c.State() != StateClosed || c.Err() != nil || a.Counter("tcp_fin_wait2_timeout") != 1 {
+		t.Fatalf("after FinTimeout: %d conns, state %v, err %v, counters %v", a.NumConns(), c.State(), c.Err(), a.Counters())
+	}
+	_ = b
 }

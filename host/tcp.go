@@ -41,6 +41,11 @@ type TCPConfig struct {
 	// answer a retransmitted FIN. Default 1 s (shorter than 2 MSL so
 	// that large simulations do not hold every finished flow).
 	TimeWait element.Time
+	// FinTimeout is how long a connection whose FIN is acknowledged waits
+	// in FIN-WAIT-2 for the peer's FIN before it goes (Linux's
+	// tcp_fin_timeout for a closed socket; the host's apps close theirs).
+	// Default 60 s.
+	FinTimeout element.Time
 	// MaxConns bounds the connection table for passive opens: a SYN that
 	// would take it past MaxConns is dropped and counted as
 	// drop_tcp_syn_table_full, as a full SYN backlog drops on Linux.
@@ -91,6 +96,9 @@ func (c *TCPConfig) defaults() {
 	}
 	if c.TimeWait <= 0 {
 		c.TimeWait = element.Second
+	}
+	if c.FinTimeout <= 0 {
+		c.FinTimeout = 60 * element.Second
 	}
 }
 
@@ -684,6 +692,12 @@ func (c *TCPConn) onRTO() {
 		c.retransmits++
 		c.sendSYN()
 		return
+	case StateFinWait2:
+		// No FIN from the peer within FinTimeout: the connection goes
+		// without a word, as Linux's does.
+		c.h.ctr.Inc("tcp_fin_wait2_timeout")
+		c.close()
+		return
 	case StateTimeWait, StateClosed:
 		return
 	}
@@ -1151,6 +1165,11 @@ func (c *TCPConn) newAck(ackOff int64) {
 			c.state = StateFinWait2
 			if c.finRcvd {
 				c.enterTimeWait()
+			} else {
+				// The FIN-WAIT-2 timer rides on the RTO's: its engine
+				// timer is still pending (our FIN was out), so a peer's
+				// FIN that follows, as it does, costs no event.
+				c.setRTO(now + c.h.cfg.TCP.FinTimeout)
 			}
 			c.fire()
 		case StateClosing:
