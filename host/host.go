@@ -494,6 +494,11 @@ func (h *Host) validSource(src, dst [4]byte) bool {
 		return false
 	case src[0] == 0:
 		return dst == [4]byte{255, 255, 255, 255}
+	case h.ip.IsValid() && netip.AddrFrom4(src) == h.ip:
+		// Our own address, from the wire: forged or looped back, and
+		// the answer would go to ourselves, by ARP requests for our
+		// own address (Linux drops it as a martian).
+		return false
 	case h.ip.IsValid() && netip.AddrFrom4(src) == broadcastOf(h.Prefix()):
 		return false
 	}

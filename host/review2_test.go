@@ -107,3 +107,24 @@ func TestFinWait2TimesOut(t *testing.T) {
 	}
 	_ = b
 }
+
+// TestOwnAddressAsSource: a packet that comes in from the wire with the
+// host's own address as its source is forged or looped (Linux drops it as
+// a martian). The host answered it, to itself: a SYN opened a connection
+// whose SYN-ACKs, and an echo request whose reply, made it broadcast ARP
+// requests for its own address, which every neighbour takes for an
+// announcement.
+func TestOwnAddressAsSource(t *testing.T) {
+	n, a, b, ab, _ := pair(t, gbps, 10*us, nil)
+	n.run(sec)
+	mark := len(ab.log)
+	a.Receive(1, fromSource(frameTo(b, a, protoTCP, tcpHdr(1234, 80, 1, 0, flagSYN, nil)), 10, 0, 0, 1))
+	echo := make([]byte, icmpLen+8)
+	echo[0] = icmpEcho
+	a.Receive(1, fromSource(frameTo(b, a, protoICMP, echo), 10, 0, 0, 1))
+	n.run(n.now + 200*sec)
+	if a.NumConns() != 0 || a.Counter("drop_ip_bad_source") != 2 || len(ab.log) != mark {
+		t.Fatalf("conns %d, %d frames sent, counters %v", a.NumConns(), len(ab.log)-mark, a.Counters())
+	}
+}
+
