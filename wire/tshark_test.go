@@ -248,50 +248,76 @@ func luaErrors(stderr string) string {
 // When exact is false, only the header was judged: the payload is a
 // standard frame (an Axon-encapsulated or DumbNet-tagged Ethernet/IP
 // frame) that Wireshark may flag on its own, so only "Go rejects it, the
-// dissector must flag it" can be asserted.
+// dissector must flag it" can be asserted. A message in an Ethernet frame
+// (after 0x88B5 or a DumbNet tag stack) is judged as its receivers decode
+// it, with DecodeMessagePadded: a NIC pads a frame shorter than 60 bytes
+// with zeros. unpadded is then b without that padding.
 func edgefabricVerdict(encap string, b []byte) (ours, exact bool, err error) {
+	ours, exact, _, err = edgefabricVerdictPadded(encap, b)
+	return ours, exact, err
+}
+
+func edgefabricVerdictPadded(encap string, b []byte) (ours, exact bool, unpadded []byte, err error) {
+	unpadded = b
+	// message decodes a message at the end of the Ethernet frame b.
+	message := func(payload []byte) error {
+		m, err := DecodeMessagePadded(payload, len(b))
+		if err != nil {
+			return err
+		}
+		enc, err := m.AppendTo(nil)
+		if err != nil {
+			return err
+		}
+		if len(enc) < len(payload) {
+			unpadded = b[:len(b)-(len(payload)-len(enc))]
+		}
+		return nil
+	}
+
 	if encap == "axon" {
 		var h AxonHeader
 		payload, err := h.DecodeFromBytes(b)
 		if err != nil {
-			return true, true, err
+			return true, true, b, err
 		}
 		switch h.Type {
 		case AxonControl:
+			// An Axon packet has no Ethernet header: no padding.
 			_, err = DecodeMessage(payload)
-			return true, true, err
+			return true, true, b, err
 		case AxonProbe:
 			var p AxonProbeBody
-			return true, true, p.DecodeFromBytes(payload)
+			return true, true, b, p.DecodeFromBytes(payload)
 		case AxonEthernet:
 			_, err = AxonDecap(b)
-			return true, false, err
+			return true, false, b, err
 		}
-		return true, false, nil
+		return true, false, b, nil
 	}
 	f, err := ParseFrame(b)
 	if err != nil {
-		return false, false, nil
+		return false, false, b, nil
 	}
 	if f.EtherType() == EtherTypeDumbNet {
 		_, inner, payload, err := ParseDumbNet(b)
 		if err != nil {
-			return true, true, err
+			return true, true, b, err
 		}
 		if inner != EtherTypeLocalExp {
-			return true, false, nil
+			return true, false, b, nil
 		}
-		_, err = DecodeMessage(payload)
-		return true, true, err
+		err = message(payload)
+		return true, true, unpadded, err
 	}
 	et, _, off, err := f.InnerEtherType()
 	if err != nil || et != EtherTypeLocalExp || off == len(b) {
 		// Not ours, or an 0x88B5 frame with no payload at all, which
 		// Wireshark's ethertype dissector never hands to ours.
-		return false, false, nil
+		return false, false, b, nil
 	}
-	_, err = DecodeControlFrame(b)
-	return true, true, err
+	err = message(b[off:])
+	return true, true, unpadded, err
 }
 
 // TestTsharkAgreesWithGo: every golden frame of edgefabric's own formats,
@@ -323,7 +349,7 @@ func TestTsharkAgreesWithGo(t *testing.T) {
 	var frames []frame
 	names := map[string]bool{}
 	add := func(g golden, what string, b []byte) {
-		ours, exact, verr := edgefabricVerdict(g.Encap, b)
+		ours, exact, unpadded, verr := edgefabricVerdictPadded(g.Encap, b)
 		if !ours {
 			return
 		}
@@ -339,7 +365,7 @@ func TestTsharkAgreesWithGo(t *testing.T) {
 			t.Fatal(err)
 		}
 		if exact && verr == nil {
-			fl, _, err := describe(encap, b)
+			fl, _, err := describe(encap, unpadded)
 			if err != nil {
 				t.Fatalf("%s: Go accepts it, describe fails: %v", fr.name, err)
 			}
@@ -360,6 +386,15 @@ func TestTsharkAgreesWithGo(t *testing.T) {
 		}
 		add(g, "as is", b)
 		add(g, "with a byte appended", append(bytes.Clone(b), 0))
+		// A NIC's padding up to 60 bytes is accepted after a message in
+		// an Ethernet frame; a non-zero byte in it or a byte past 60 is not.
+		if n := MinFrameLen - len(b); n > 0 && g.Encap != "axon" {
+			add(g, "padded to 60", append(bytes.Clone(b), make([]byte, n)...))
+			add(g, "padded to 61", append(bytes.Clone(b), make([]byte, n+1)...))
+			c := append(bytes.Clone(b), make([]byte, n)...)
+			c[len(c)-1] = 1
+			add(g, "padded to 60, last byte 1", c)
+		}
 		for n := range len(b) {
 			add(g, fmt.Sprintf("cut to %d bytes", n), b[:n])
 		}
@@ -452,4 +487,52 @@ func TestTsharkAgreesWithGo(t *testing.T) {
 		}
 	}
 	t.Logf("%d frames, %d flagged", len(frames), flagged)
+}
+
+// TestTsharkPaddedEthernetCapture: in a LINKTYPE_ETHERNET capture (no
+// encapsulation byte before the frame) a port notification padded to 60
+// bytes, as a physical NIC sends it and wire.DecodePadded takes it, is
+// shown with its fields and not flagged; 61 bytes are.
+func TestTsharkPaddedEthernetCapture(t *testing.T) {
+	bin, lua := needTshark(t)
+	pcap := filepath.Join(t.TempDir(), "padded.pcap")
+	f, err := os.Create(pcap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewPcapWriter(f, LinkTypeEthernet, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := AppendControlFrame(nil, Broadcast, macA, &DumbNetPortStatus{SwitchID: 7, Port: 3, State: PortDown, HopLimit: 4, Seq: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{MinFrameLen, MinFrameLen + 1} {
+		fr := append(bytes.Clone(b), make([]byte, n-len(b))...)
+		if _, err := DecodePadded(new(DumbNetPortStatus), fr[EthHeaderLen:], len(fr)); (err == nil) != (n == MinFrameLen) {
+			t.Fatalf("DecodePadded of %d bytes: %v", n, err)
+		}
+		if err := w.WriteEthernet(0, fr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-n", "-X", "lua_script:"+lua, "-r", pcap, "-T", "fields",
+		"-e", "frame.len", "-e", "_ws.malformed", "-e", "edgefabric.dnport.seq")
+	cmd.Env = append(os.Environ(), "WIRESHARK_CONFIG_DIR="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", cmd, err, stderr.String())
+	}
+	if s := luaErrors(stderr.String()); s != "" {
+		t.Fatalf("tshark reported Lua errors:\n%s", s)
+	}
+	if got, want := string(out), "60\t\t9\n61\t_ws.malformed\t9\n"; got != want {
+		t.Fatalf("tshark shows\n%q, want\n%q", got, want)
+	}
 }

@@ -33,6 +33,18 @@ local function call_sub(fn, item, expert_field)
   return ok
 end
 
+-- The length of the Ethernet frame being dissected, while call_eth runs
+-- one that is not the whole record (after a USER0 encapsulation byte, or
+-- inside an Axon packet); nil: the record is the frame (pinfo.len).
+local eth_len = nil
+
+local function call_eth(payload, pinfo, tree, item, expert_field)
+  local saved = eth_len
+  eth_len = payload:reported_len()
+  call_sub(function() eth_dissector:call(payload, pinfo, tree) end, item, expert_field)
+  eth_len = saved
+end
+
 ------------------------------------------------------------------------
 -- Control messages (EtherType 0x88B5, one-byte subtype)
 
@@ -82,6 +94,7 @@ u64("edgefabric.link.b", "Switch B")
 u16("edgefabric.link.b_port", "Port B")
 u8("edgefabric.link.flags", "Flags (1 up, 2 primary, 4 backup, 8 detour)")
 u8("edgefabric.dnnbr.count", "Neighbour count")
+add(mf, "edgefabric.padding", ProtoField.bytes("edgefabric.padding", "Padding (Ethernet minimum frame)"))
 mac("edgefabric.dnnbr.mac", "Neighbour MAC")
 
 -- Each message is a list of steps: {kind, abbr} read in order.
@@ -145,6 +158,8 @@ msg.experts = { ef_malformed }
 local SIZES = { u8 = 1, u16 = 2, u24 = 3, u32 = 4, u64 = 8, i64 = 8, mac = 6 }
 
 local MAX_TAGS = 64 -- wire.DumbNetMaxTags: a path in a message has at most 64 tags
+local MIN_FRAME = 60 -- wire.MinFrameLen: a NIC pads a shorter frame with zeros up to it
+
 
 -- valid_utf8 reports whether n bytes of tvb at off are UTF-8 as Go's
 -- utf8.Valid accepts it: no overlong forms, no surrogates, at most U+10FFFF.
@@ -175,8 +190,11 @@ end
 -- after the message, reserved flag bits, values outside an enumeration, a
 -- VLAN above 4095, a path longer than 64 tags or holding the end marker
 -- 0xFF, unknown link flags, and a backplane prefix that does not fit its
--- address or its kind.
-local function dissect_message(tvb, pinfo, tree)
+-- address or its kind. Given frame_len, the length of the Ethernet frame
+-- carrying the message, it accepts what wire.DecodeMessagePadded accepts
+-- besides: zero bytes after the message in a frame of at most 60 bytes,
+-- a NIC's padding, shown as edgefabric.padding after the message.
+local function dissect_message(tvb, pinfo, tree, frame_len)
   local len = tvb:len()
   if len < 1 then return nil end
   local st = tvb(0, 1):uint()
@@ -323,7 +341,19 @@ local function dissect_message(tvb, pinfo, tree)
     t:add_proto_expert_info(ef_malformed, tostring(err))
     return nil
   end
-  if off < len then invalid("%d bytes after the message", len - off) end
+  if off < len then
+    local padding = frame_len ~= nil and frame_len <= MIN_FRAME
+    for i = off, len - 1 do
+      if not padding then break end
+      padding = tvb(i, 1):uint() == 0
+    end
+    if padding then
+      t:set_len(off)
+      tree:add(F["edgefabric.padding"], tvb(off, len - off))
+    else
+      invalid("%d bytes after the message", len - off)
+    end
+  end
   if st == 0x40 then
     local kind, port = vals[F["edgefabric.nexthop.kind"]], vals[F["edgefabric.nexthop.port"]]
     if kind == 1 and vals.prefix == 0 then invalid("ingress entry without a prefix") end
@@ -335,8 +365,7 @@ local function dissect_message(tvb, pinfo, tree)
 end
 
 function msg.dissector(tvb, pinfo, tree)
-  dissect_message(tvb, pinfo, tree)
-  return tvb:len()
+  return dissect_message(tvb, pinfo, tree, eth_len or pinfo.len) or tvb:len()
 end
 
 ethertype_table:add(0x88B5, msg)
@@ -484,7 +513,7 @@ function axon.dissector(tvb, pinfo, tree)
   if hlen >= len then return len end
   local payload = tvb(hlen):tvb()
   if typ == 1 or typ == 3 then
-    call_sub(function() eth_dissector:call(payload, pinfo, tree) end, t, ax_malformed)
+    call_eth(payload, pinfo, tree, t, ax_malformed)
   elseif typ == 2 then
     dissect_message(payload, pinfo, tree)
   elseif typ == 4 then
@@ -526,7 +555,7 @@ function link.dissector(tvb, pinfo, tree)
   local e = tvb(0, 1):uint()
   local rest = tvb(1):tvb()
   if e == 1 then
-    call_sub(function() eth_dissector:call(rest, pinfo, tree) end, t, lk_malformed)
+    call_eth(rest, pinfo, tree, t, lk_malformed)
   elseif e == 2 then
     axon.dissector(rest, pinfo, tree)
   else
