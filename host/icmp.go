@@ -168,6 +168,11 @@ func (h *Host) appCheck(dst netip.Addr) error {
 	if !dst.Is4() {
 		return fmt.Errorf("destination %v is not IPv4: %w", dst, ErrBadArgument)
 	}
+	if dst == h.ip {
+		// The stack has no loopback: such packets went out as ARP
+		// requests for our own address and were lost.
+		return fmt.Errorf("destination %v is the host itself, and the stack has no loopback: %w", dst, ErrBadArgument)
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -128,3 +129,25 @@ func TestOwnAddressAsSource(t *testing.T) {
 	}
 }
 
+// TestAppsToOwnAddress: an app aimed at the host's own address gets a
+// clear error (the stack has no loopback): a ping to itself broadcast ARP
+// requests for its own address and reported 100 % loss.
+func TestAppsToOwnAddress(t *testing.T) {
+	n, a, _, ab, _ := pair(t, gbps, 10*us, nil)
+	n.run(sec)
+	mark := len(ab.log)
+	p := a.Ping(ipA, 3, ms)
+	u := a.UDP(ipA, 9000, 1_000_000, 100, ms)
+	_, err := a.Connect(ipA, 80)
+	c := a.TCPBulk(ipA, DiscardPort, 1000)
+	r := a.TCPRR(ipA, 1, 1, 1)
+	n.run(n.now + 10*sec)
+	for i, e := range []error{p.Err(), u.Err(), err, c.Err(), r.Err()} {
+		if !errors.Is(e, ErrBadArgument) {
+			t.Errorf("app %d: err %v", i, e)
+		}
+	}
+	if len(ab.log) != mark {
+		t.Fatalf("%d frames sent, counters %v", len(ab.log)-mark, a.Counters())
+	}
+}
