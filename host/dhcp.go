@@ -205,9 +205,31 @@ func (d *dhcpClient) rebind() {
 
 func (d *dhcpClient) expire() {
 	d.h.ctr.Inc("dhcp_expired")
-	d.h.SetAddr(netip.Prefix{})
-	d.lease = Lease{Acks: d.lease.Acks}
+	d.drop()
 	d.begin()
+}
+
+// drop gives the lease up (expiry, NAK): the address goes, and with it the
+// gateway the lease installed.
+func (d *dhcpClient) drop() {
+	d.h.SetAddr(netip.Prefix{})
+	d.setRouter(netip.Addr{})
+	d.lease = Lease{Acks: d.lease.Acks}
+}
+
+// setRouter makes r the lease's router and the host's gateway. With no
+// router (r invalid) it withdraws the gateway the previous lease
+// installed, if the host still uses it; a gateway that did not come from
+// the lease stays.
+func (d *dhcpClient) setRouter(r netip.Addr) {
+	h := d.h
+	switch {
+	case r.IsValid():
+		h.cfg.Gateway = r
+	case d.lease.Router.IsValid() && h.cfg.Gateway == d.lease.Router:
+		h.cfg.Gateway = netip.Addr{}
+	}
+	d.lease.Router = r
 }
 
 func (d *dhcpClient) receive(b []byte) {
@@ -252,8 +274,7 @@ func (d *dhcpClient) receive(b []byte) {
 		// server's NAK of the same request must not push the restart
 		// back by another, longer backoff.
 		h.ctr.Inc("dhcp_nak_rx")
-		h.SetAddr(netip.Prefix{})
-		d.lease = Lease{Acks: d.lease.Acks}
+		d.drop()
 		// Start over after a pause: a server that NAKs every request
 		// would otherwise meet a DISCOVER storm.
 		d.state = DHCPInit
@@ -293,12 +314,16 @@ func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
 	}
 	dur := func(x time.Duration) element.Time { return element.Time(x.Nanoseconds()) * element.Nanosecond }
 	d.lease.Addr = netip.PrefixFrom(addr, bits)
+	// The router option sets the gateway; an ACK without one withdraws
+	// the gateway the previous lease installed (a gateway configured by
+	// hand stays), as a DHCP client's script removes the default route.
+	router := netip.Addr{}
 	if r := m.Router(); len(r) > 0 {
 		if ra, ok := netip.AddrFromSlice(r[0].To4()); ok {
-			d.lease.Router = ra
-			h.cfg.Gateway = ra
+			router = ra
 		}
 	}
+	d.setRouter(router)
 	d.lease.Server = d.server
 	d.lease.Bound = now
 	d.lease.Renew = now + dur(t1)

@@ -31,6 +31,7 @@ type dhcpServer struct {
 	// rebinding (T2) times.
 	leaseSecs *uint32
 	t1, t2    *time.Duration
+	noRouter  bool // answers without the router option
 }
 
 func (s *dhcpServer) Attach(env element.Env, _ []element.PortInfo) { s.env = env }
@@ -87,6 +88,10 @@ func (s *dhcpServer) Receive(_ element.Port, f []byte) {
 	if s.t2 != nil {
 		extra2 = dhcpv4.WithOption(dhcpv4.OptRebindingTimeValue(*s.t2))
 	}
+	router := dhcpv4.WithOption(dhcpv4.OptRouter(net.IP{10, 0, 0, 254}))
+	if s.noRouter {
+		router = dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IP(s.ip.AsSlice())))
+	}
 	r, _ := dhcpv4.NewReplyFromRequest(m,
 		dhcpv4.WithMessageType(t),
 		extra,
@@ -96,7 +101,7 @@ func (s *dhcpServer) Receive(_ element.Port, f []byte) {
 		dhcpv4.WithNetmask(net.CIDRMask(24, 32)),
 		dhcpv4.WithLeaseTime(leaseSecs),
 		dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IP(s.ip.AsSlice()))),
-		dhcpv4.WithOption(dhcpv4.OptRouter(net.IP{10, 0, 0, 254})),
+		router,
 	)
 	out, err := wire.AppendDHCPFrame(nil, cm, s.mac, s.ip, netip.AddrFrom4([4]byte{255, 255, 255, 255}), r)
 	if err == nil {
@@ -333,5 +338,62 @@ func TestDHCPOptionOverload(t *testing.T) {
 	l, _ := h.DHCP()
 	if h.Addr() != netip.MustParseAddr("10.0.0.7") || l.Expires-l.Bound != 3600*sec {
 		t.Fatalf("addr %v lease %v, counters %v", h.Addr(), l.Expires-l.Bound, h.Counters())
+	}
+}
+
+// TestDHCPGatewayFollowsLease: the gateway a lease installed goes with the
+// lease (expiry, NAK) and with a renewal whose ACK has no router option;
+// it stayed, so the host kept sending off-subnet traffic to a router it no
+// longer had a lease for. A gateway configured by hand is not the lease's
+// to withdraw.
+func TestDHCPGatewayFollowsLease(t *testing.T) {
+	gw := netip.MustParseAddr("10.0.0.254")
+	off := netip.MustParseAddr("192.0.2.1")
+	hop := func(h *Host) netip.Addr { a, _ := h.nextHop(off); return a }
+
+	n, h, s := dhcpPair(t, 16*time.Second)
+	n.run(ms)
+	if hop(h) != gw {
+		t.Fatalf("bound: next hop %v, want the router %v", hop(h), gw)
+	}
+	l, _ := h.DHCP()
+	s.silent = true
+	n.run(l.Expires + ms)
+	if h.cfg.Gateway.IsValid() {
+		t.Fatalf("expired lease left gateway %v", h.cfg.Gateway)
+	}
+
+	n, h, s = dhcpPair(t, 10*time.Second)
+	n.run(ms)
+	l, _ = h.DHCP()
+	s.noRouter = true
+	n.run(l.Renew + ms)
+	if l2, _ := h.DHCP(); l2.Acks != 2 || l2.Router.IsValid() || h.cfg.Gateway.IsValid() {
+		t.Fatalf("renewal without router: lease %+v, gateway %v", l2, h.cfg.Gateway)
+	}
+	s.noRouter = false
+	n.run(l.Renew + 6*sec)
+	if hop(h) != gw {
+		t.Fatalf("renewal with router: next hop %v", hop(h))
+	}
+	s.nak = true
+	l, _ = h.DHCP()
+	n.run(l.Renew + ms)
+	if h.Counter("dhcp_nak_rx") != 1 || h.cfg.Gateway.IsValid() {
+		t.Fatalf("NAK left gateway %v; counters %v", h.cfg.Gateway, h.Counters())
+	}
+
+	// A gateway of the host's own configuration outlives the lease (the
+	// server gives none here).
+	n, h, s = dhcpPair(t, 16*time.Second)
+	own := netip.MustParseAddr("10.0.0.9")
+	h.cfg.Gateway = own
+	s.noRouter = true
+	n.run(ms)
+	l, _ = h.DHCP()
+	s.silent = true
+	n.run(l.Expires + ms)
+	if h.Counter("dhcp_expired") != 1 || h.cfg.Gateway != own {
+		t.Fatalf("configured gateway %v after expiry, want %v", h.cfg.Gateway, own)
 	}
 }
