@@ -2,6 +2,7 @@ package topo
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -479,6 +480,16 @@ func connectedAdj(adj [][]int32) bool {
 }
 
 // jellyfishAdj draws one random graph of n switches with r links each.
+//
+// Dense draws (R near N) must not cost more per link than sparse ones:
+// whether two switches are linked is one bit of an N×N matrix when R is
+// large (a scan of R neighbours otherwise), and the exhaustive search for
+// a joinable pair, which dense draws need thousands of times, counts the
+// joinable pairs per row of open switches (a Fenwick tree, kept up to
+// date as links are added and switches fill up) instead of listing all
+// pairs again. It finds the pair the listing would, so a seed draws the
+// same graph as before; jellyfish:400,399,398 took 82 s, and
+// jellyfish:1000,999,998 did not finish in hours.
 func jellyfishAdj(n, r int, rng *rand.Rand) [][]int32 {
 	adj := make([][]int32, n)
 	free := make([]int, n)
@@ -487,19 +498,27 @@ func jellyfishAdj(n, r int, rng *rand.Rand) [][]int32 {
 	}
 	type edge struct{ a, b int32 }
 	var edges []edge
-	linked := func(a, b int32) bool { return slices.Contains(adj[a], b) }
-	add := func(a, b int32) {
-		adj[a] = append(adj[a], b)
-		adj[b] = append(adj[b], a)
-		free[a]--
-		free[b]--
-		edges = append(edges, edge{a, b})
+	// mat[a*n+b] says a and b are linked, for dense draws with a matrix
+	// of at most 32 MB; sparse ones scan the (short) neighbour list.
+	var mat []uint64
+	if r >= 32 && n <= 1<<14 {
+		mat = make([]uint64, (n*n+63)/64)
 	}
-	drop := func(a, b int32) {
-		adj[a] = slices.DeleteFunc(adj[a], func(x int32) bool { return x == b })
-		adj[b] = slices.DeleteFunc(adj[b], func(x int32) bool { return x == a })
-		free[a]++
-		free[b]++
+	setBit := func(a, b int32, on bool) {
+		for _, i := range [2]int{int(a)*n + int(b), int(b)*n + int(a)} {
+			if on {
+				mat[i/64] |= 1 << (i % 64)
+			} else {
+				mat[i/64] &^= 1 << (i % 64)
+			}
+		}
+	}
+	linked := func(a, b int32) bool {
+		if mat != nil {
+			i := int(a)*n + int(b)
+			return mat[i/64]&(1<<(i%64)) != 0
+		}
+		return slices.Contains(adj[a], b)
 	}
 	// open holds the switches with free ports; pos[s] is s's index in it
 	// (-1 once full), so a full switch leaves in O(1).
@@ -508,11 +527,57 @@ func jellyfishAdj(n, r int, rng *rand.Rand) [][]int32 {
 	for i := range open {
 		open[i], pos[i] = int32(i), int32(i)
 	}
+	// The joinable pairs (two open switches, not linked), as the
+	// exhaustive search lists them: by the position in open of the first
+	// switch, then of the second. rows counts them by the first position,
+	// from the first search on (rows != nil); until the fix-up, pairs only
+	// stop being joinable (no link is removed, no full switch frees a
+	// port), so the counts are kept, not recounted.
+	var rows fenwick
+	joinable := 0
+	add := func(a, b int32) {
+		if rows != nil && pos[a] >= 0 && pos[b] >= 0 {
+			rows.add(int(min(pos[a], pos[b])), -1)
+			joinable--
+		}
+		adj[a] = append(adj[a], b)
+		adj[b] = append(adj[b], a)
+		free[a]--
+		free[b]--
+		edges = append(edges, edge{a, b})
+		if mat != nil {
+			setBit(a, b, true)
+		}
+	}
+	drop := func(a, b int32) {
+		adj[a] = slices.DeleteFunc(adj[a], func(x int32) bool { return x == b })
+		adj[b] = slices.DeleteFunc(adj[b], func(x int32) bool { return x == a })
+		free[a]++
+		free[b]++
+		if mat != nil {
+			setBit(a, b, false)
+		}
+	}
 	leave := func(s int32) {
 		if free[s] > 0 || pos[s] < 0 {
 			return
 		}
 		last := open[len(open)-1]
+		if rows != nil {
+			// s's pairs go; the last switch's pairs move to s's place.
+			for _, v := range open {
+				if v != s && !linked(s, v) {
+					rows.add(int(min(pos[s], pos[v])), -1)
+					joinable--
+				}
+			}
+			for _, v := range open {
+				if v != s && v != last && !linked(last, v) && pos[s] < pos[v] {
+					rows.add(int(pos[v]), -1)
+					rows.add(int(pos[s]), 1)
+				}
+			}
+		}
 		open[pos[s]], pos[last] = last, pos[s]
 		open, pos[s] = open[:len(open)-1], -1
 	}
@@ -528,19 +593,32 @@ func jellyfishAdj(n, r int, rng *rand.Rand) [][]int32 {
 			}
 		}
 		if a < 0 {
-			var cand []edge
-			for i := range open {
-				for j := i + 1; j < len(open); j++ {
-					if !linked(open[i], open[j]) {
-						cand = append(cand, edge{open[i], open[j]})
+			if rows == nil {
+				rows = make(fenwick, len(open)+1)
+				for i := range open {
+					for j := i + 1; j < len(open); j++ {
+						if !linked(open[i], open[j]) {
+							rows.add(i, 1)
+							joinable++
+						}
 					}
 				}
 			}
-			if len(cand) == 0 {
+			if joinable == 0 {
 				break
 			}
-			e := cand[rng.IntN(len(cand))]
-			a, c = e.a, e.b
+			// the k-th pair: its row, then its second switch
+			i, k := rows.find(rng.IntN(joinable))
+			a = open[i]
+			for j := i + 1; ; j++ {
+				if !linked(a, open[j]) {
+					if k == 0 {
+						c = open[j]
+						break
+					}
+					k--
+				}
+			}
 		}
 		add(a, c)
 		leave(a)
@@ -548,13 +626,38 @@ func jellyfishAdj(n, r int, rng *rand.Rand) [][]int32 {
 	}
 	// Fix-up: a switch with two or more free ports splices itself into a
 	// random link of two switches it is not yet linked to.
+	// In a dense draw few links can take a switch (every link touches it
+	// or one of its neighbours but a handful, or all of them): the tries
+	// are the same draws, but after 64 misses the links that can are
+	// listed once, in one pass, and each try looks its index up there
+	// instead of reading a random link (jellyfish:4000,3999,3998 read
+	// 8 million links at random a few million times). The draws, and so
+	// the graph, are what they were.
+	splices := func(s int32, e edge) bool {
+		return e.a != s && e.b != s && !linked(s, e.a) && !linked(s, e.b)
+	}
 	for s := range n {
+		fails := 0
+		var can []int // indices of the links that can take s, after 64 misses
 		for tries := 0; free[s] >= 2 && tries < 16*len(edges)+16; tries++ {
 			ei := rng.IntN(len(edges))
-			e := edges[ei]
-			if e.a == int32(s) || e.b == int32(s) || linked(int32(s), e.a) || linked(int32(s), e.b) {
+			if fails >= 64 {
+				if _, ok := slices.BinarySearch(can, ei); !ok {
+					continue
+				}
+			} else if !splices(int32(s), edges[ei]) {
+				if fails++; fails == 64 {
+					can = can[:0]
+					for i, e := range edges {
+						if splices(int32(s), e) {
+							can = append(can, i)
+						}
+					}
+				}
 				continue
 			}
+			fails = 0
+			e := edges[ei]
 			drop(e.a, e.b)
 			edges[ei] = edges[len(edges)-1]
 			edges = edges[:len(edges)-1]
@@ -694,4 +797,27 @@ func DumbNetFig1() (*Graph, error) {
 // not placed by the text and are left out.)
 func DumbNetTestbed() (*Graph, error) {
 	return leafSpine("dumbnet-testbed", 2, 5, 5, Rate10G)
+}
+
+// fenwick is a Fenwick (binary indexed) tree of counts over 0..len-2.
+type fenwick []int
+
+// add adds d to the count at i.
+func (f fenwick) add(i, d int) {
+	for i++; i < len(f); i += i & -i {
+		f[i] += d
+	}
+}
+
+// find returns the index i whose counts up to and including it first
+// exceed k, and k less the counts before i; k must be below the total.
+func (f fenwick) find(k int) (int, int) {
+	i := 0
+	for step := 1 << bits.Len(uint(len(f)-1)); step > 0; step >>= 1 {
+		if j := i + step; j < len(f) && f[j] <= k {
+			i = j
+			k -= f[j]
+		}
+	}
+	return i, k
 }
