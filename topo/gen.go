@@ -224,11 +224,14 @@ func BCube(p, l int) (*Graph, error) {
 	if l < 1 {
 		return nil, badArg("l", "need at least 1 level, got %d", l)
 	}
+	if p > MaxPorts {
+		return nil, badArg("p", "a switch would have more than %d ports (p)", MaxPorts)
+	}
 	// All of it counts: p^l servers, l·p^(l-1) switches and l·p^l links
 	// (servers alone let BCube(2000,2), 4,004,000 nodes, and BCube(8,7),
 	// 14.7 million links, through).
 	servers := pow(float64(p), l)
-	if servers+float64(l)*servers/float64(p) > MaxNodes || float64(l)*servers > MaxLinks || p > MaxPorts {
+	if servers+float64(l)*servers/float64(p) > MaxNodes || float64(l)*servers > MaxLinks {
 		return nil, fmt.Errorf("%w: bcube:%d,%d", ErrTooLarge, p, l)
 	}
 	hosts := 1

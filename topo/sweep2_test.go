@@ -247,7 +247,7 @@ func TestGeneratorSizeChecks(t *testing.T) {
 		t.Errorf("FatTree(224): %v", err)
 	}
 	// A BCube switch has p ports.
-	if _, err := BCube(MaxPorts+1, 1); err == nil || err.Error() != "topology too large: bcube:65536,1" {
+	if _, err := BCube(MaxPorts+1, 1); err == nil || err.Error() != "p: bad value: a switch would have more than 65535 ports (p)" {
 		t.Errorf("BCube(65536, 1): %v", err)
 	}
 	// BCube(4,10): 1.05 million servers and 2.6 million switches (3.7
