@@ -17,3 +17,18 @@ func TestBCubeTooManyPorts(t *testing.T) {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
+
+// TestResolveNamedWithArgs: "spain-fig2:1" has the shape of a spec (a
+// known name, then arguments), so Resolve parses it and says that
+// spain-fig2 takes no arguments, as Parse does, instead of "not a file
+// and not a spec".
+func TestResolveNamedWithArgs(t *testing.T) {
+	if !IsSpec("spain-fig2:1") {
+		t.Error(`IsSpec("spain-fig2:1") = false`)
+	}
+	_, err := Resolve("spain-fig2:1", 1)
+	want := `topo: spec "spain-fig2:1": bad topology spec: spain-fig2 takes no arguments`
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+}

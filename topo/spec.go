@@ -275,10 +275,12 @@ func knownNames() string {
 // followed by ':' or a named topology), as opposed to a file name.
 func IsSpec(s string) bool {
 	s = strings.TrimSpace(s)
-	if _, ok := named[s]; ok {
+	// a bare "fattree" is a spec missing its arguments, "spain-fig2:1"
+	// one given arguments it does not take: Parse says which
+	name, _, _ := strings.Cut(s, ":")
+	if _, ok := named[name]; ok {
 		return true
 	}
-	name, _, _ := strings.Cut(s, ":") // a bare "fattree" is a spec missing its arguments
 	for _, g := range generators {
 		if g.name == name {
 			return true
