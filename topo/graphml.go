@@ -279,6 +279,16 @@ func decodeGraphML(file string, data []byte, o LoadOptions) (*Graph, error) {
 						// and read back so; other data may be indented.
 						v = strings.TrimSpace(v)
 					}
+					if old, twice := curData[name]; twice && old != v && strings.HasPrefix(name, "ef.") {
+						// edgefabric's own attributes have one value per
+						// element, as a native file's keys do (other
+						// files' data keeps its last value)
+						f := index("edge", len(edges)) + "." + name
+						if curNode != nil {
+							f = "node " + strconv.Quote(curNode.id) + " " + name
+						}
+						return nil, r.errf(curKeyLine, f, ErrSyntax, "given twice (%s, then %s)", quote(old), quote(v))
+					}
 					curData[name] = v
 					if curNode != nil {
 						curNode.lines[name] = curKeyLine

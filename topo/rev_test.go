@@ -32,3 +32,40 @@ func TestResolveNamedWithArgs(t *testing.T) {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }
+
+// TestGraphMLDataTwice: an element that gives one of edgefabric's
+// attributes twice with two values (a switch that is also a host, a link
+// of 1G and 10G) is ambiguous; the native format refuses a key given
+// twice, and so does GraphML now, at the second data element's line.
+// Before, the last value won silently.
+func TestGraphMLDataTwice(t *testing.T) {
+	const head = `<?xml version="1.0" encoding="UTF-8"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <key id="kind" for="node" attr.name="ef.kind" attr.type="string"/>
+  <key id="kind2" for="node" attr.name="ef.kind" attr.type="string"/>
+  <key id="rate" for="edge" attr.name="ef.rate" attr.type="string"/>
+  <graph id="G" edgedefault="undirected">
+`
+	for body, want := range map[string]string{
+		`<node id="a"><data key="kind">switch</data>
+<data key="kind">host</data></node>
+`: `topo: t.graphml:8: node "a" ef.kind: syntax error: given twice ("switch", then "host")`,
+		`<node id="a"><data key="kind">switch</data>
+<data key="kind2">host</data></node>
+`: `topo: t.graphml:8: node "a" ef.kind: syntax error: given twice ("switch", then "host")`,
+		`<node id="a"><data key="kind">switch</data></node><node id="b"><data key="kind">host</data></node>
+<edge source="a" target="b"><data key="rate">1G</data>
+<data key="rate">10G</data></edge>
+`: `topo: t.graphml:9: edge[0].ef.rate: syntax error: given twice ("1G", then "10G")`,
+	} {
+		_, err := Decode([]byte(head+body+"</graph></graphml>\n"), "t.graphml", LoadOptions{})
+		if err == nil || err.Error() != want {
+			t.Errorf("got  %v\nwant %s", err, want)
+		}
+	}
+	// the same value twice is only redundant
+	g, err := Decode([]byte(head+`<node id="a"><data key="kind">switch</data><data key="kind">switch</data></node></graph></graphml>`), "t.graphml", LoadOptions{})
+	if err != nil || g.Node(0).Kind != Switch {
+		t.Errorf("same value twice: %v", err)
+	}
+}
