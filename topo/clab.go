@@ -66,6 +66,9 @@ type clabNode struct {
 	links  int
 	ifaces []clabEnd      // the node's ends of the links, in link order
 	ports  map[string]int // interface name -> port (clabPorts)
+	// namedByLabel: the label edgefabric.port-names names the node's
+	// ports, not its interfaces (WriteClab, for names Linux refuses).
+	namedByLabel bool
 }
 
 // labelLine finds the line of one of the node's own labels (the node's
@@ -302,6 +305,17 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 		if n.ports, err = r.clabPorts(n); err != nil {
 			return nil, err
 		}
+		if s, ok := n.labels[labelPrefix+"port-names"]; ok {
+			key := f + ".labels." + labelPrefix + "port-names"
+			names, err := parseClabPortNames(s, n.model)
+			if err != nil {
+				return nil, r.errAt(n.labelLine(labelPrefix+"port-names"), key, err)
+			}
+			for _, pn := range names {
+				r.b.NamePort(End{Node: id, Port: pn.port}, pn.name)
+			}
+			n.namedByLabel = true
+		}
 	}
 	for _, l := range links {
 		var refs [2]endRef
@@ -309,6 +323,9 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 			refs[i] = endRef{node: e.node}
 			if n := byName[e.node]; n != nil {
 				refs[i] = endRef{node: n.model, port: n.ports[e.iface], name: e.iface}
+				if n.namedByLabel {
+					refs[i].name = "" // the label names the ports
+				}
 			}
 		}
 		rate, delay, err := r.rateDelay(nil, l.field+".vars", DefaultRate, DefaultDelay, l.vars)
@@ -385,7 +402,7 @@ func (r *resolver) clabDef(n *yaml.Node, f string) (clabDef, error) {
 }
 
 // clabLabelsRead are the labels decodeClab reads.
-var clabLabelsRead = []string{labelPrefix + "kind", "role", labelPrefix + "role", labelPrefix + "relay", labelPrefix + "ports", labelPrefix + "node-name", labelPrefix + "name"}
+var clabLabelsRead = []string{labelPrefix + "kind", "role", labelPrefix + "role", labelPrefix + "relay", labelPrefix + "ports", labelPrefix + "node-name", labelPrefix + "name", labelPrefix + "port-names"}
 
 // mergeLabels merges label levels, later levels winning. A role label on
 // a level overrides an edgefabric.role inherited from the levels before
@@ -412,15 +429,18 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// noSharedNodeName refuses edgefabric.node-name in the labels of a kind, a
-// group or the defaults: it names one node, and every node of the kind
-// would get the same name.
+// noSharedNodeName refuses edgefabric.node-name and edgefabric.port-names
+// in the labels of a kind, a group or the defaults: they name one node or
+// its ports, and every node of the kind would get the same names.
 func (r *resolver) noSharedNodeName(n *yaml.Node, f string, labels map[string]string) error {
-	if _, ok := labels[labelPrefix+"node-name"]; !ok {
-		return nil
+	for _, c := range [...]struct{ key, what string }{{labelPrefix + "node-name", "one node"}, {labelPrefix + "port-names", "one node's ports"}} {
+		if _, ok := labels[c.key]; !ok {
+			continue
+		}
+		line := (&clabNode{v: n, line: n.Line}).labelLine(c.key)
+		return r.errf(line, f+".labels."+c.key, ErrBadValue, "names %s: put it in that node's own labels", c.what)
 	}
-	line := (&clabNode{v: n, line: n.Line}).labelLine(labelPrefix + "node-name")
-	return r.errf(line, f+".labels."+labelPrefix+"node-name", ErrBadValue, "names one node: put it in that node's own labels")
+	return nil
 }
 
 // clabLink reads a link in the short form {endpoints: ["a:eth1", "b:eth1"]}
@@ -757,6 +777,21 @@ func WriteClab(w io.Writer, g *Graph) error {
 	if name != g.Name {
 		fmt.Fprintf(bw, "  defaults:\n    labels: {%sname: %s}\n", labelPrefix, clabQuote(g.Name))
 	}
+	// Interfaces keep the file's names where the loader numbers them back
+	// to the same ports (and none is eth0, the management interface).
+	named := make([][]string, len(g.nodes))
+	for i := range g.nodes {
+		if !g.HasPortNames() {
+			break
+		}
+		var conn []Port
+		for p, l := range g.Ports(NodeID(i)) {
+			if l != NoLink {
+				conn = append(conn, Port(p+1))
+			}
+		}
+		named[i] = g.writablePortNames(NodeID(i), conn, func(s string) bool { return s == "eth0" || !linuxIfName(s) })
+	}
 	bw.WriteString("  kinds:\n    linux:\n      image: alpine:3\n")
 	if len(g.nodes) == 0 {
 		bw.WriteString("  nodes: {}\n")
@@ -778,27 +813,17 @@ func WriteClab(w io.Writer, g *Graph) error {
 		if n.Ports > g.usedPorts(NodeID(i)) {
 			fmt.Fprintf(bw, ", %sports: \"%d\"", labelPrefix, n.Ports)
 		}
+		if named[i] == nil {
+			if pn := g.portNamesJSON(NodeID(i)); pn != "" {
+				fmt.Fprintf(bw, ", %sport-names: %s", labelPrefix, clabQuote(pn))
+			}
+		}
 		bw.WriteString("}\n")
 	}
 	if len(g.links) == 0 {
 		bw.WriteString("  links: []\n")
 	} else {
 		bw.WriteString("  links:\n")
-	}
-	// Interfaces keep the file's names where the loader numbers them back
-	// to the same ports (and none is eth0, the management interface).
-	named := make([][]string, len(g.nodes))
-	for i := range g.nodes {
-		if !g.HasPortNames() {
-			break
-		}
-		var conn []Port
-		for p, l := range g.Ports(NodeID(i)) {
-			if l != NoLink {
-				conn = append(conn, Port(p+1))
-			}
-		}
-		named[i] = g.writablePortNames(NodeID(i), conn, func(s string) bool { return s == "eth0" })
 	}
 	iface := func(e End) string {
 		if ns := named[e.Node]; ns != nil {
@@ -817,4 +842,96 @@ func WriteClab(w io.Writer, g *Graph) error {
 		bw.WriteString("\n")
 	}
 	return bw.Flush()
+}
+
+// linuxIfName reports whether Linux takes s as an interface name (the
+// kernel's dev_valid_name): 1 to 15 bytes, not "." or "..", no '/', ':'
+// or white space. Containerlab's linux nodes get their interfaces under
+// the names the links give, so a name from a vendor's file (ethernet-1/1,
+// GigabitEthernet0/0/1) cannot be written as one.
+func linuxIfName(s string) bool {
+	if len(s) == 0 || len(s) > 15 || s == "." || s == ".." {
+		return false
+	}
+	return !strings.ContainsAny(s, "/: \t\n\v\f\r")
+}
+
+// portNamesJSON gives node n's port names as the label
+// edgefabric.port-names holds them, a JSON object from port number to
+// name ({"1":"ethernet-1/1"}), in port order; "" when it has none.
+func (g *Graph) portNamesJSON(n NodeID) string {
+	var b strings.Builder
+	for p := 1; p <= g.nodes[n].Ports; p++ {
+		name := g.PortName(n, Port(p))
+		if name == "" {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteByte('{')
+		} else {
+			b.WriteByte(',')
+		}
+		q, _ := json.Marshal(name)
+		fmt.Fprintf(&b, "\"%d\":%s", p, q)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+type clabPortName struct {
+	port Port
+	name string
+}
+
+// parseClabPortNames reads the label edgefabric.port-names of the node
+// called node: a JSON object from port number (1..MaxPorts) to a name
+// (checkPortName), each port once.
+func parseClabPortNames(s, node string) ([]clabPortName, error) {
+	d := json.NewDecoder(strings.NewReader(s))
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: %s (want a JSON object from port number to name, {\"1\": \"ethernet-1/1\"})", ErrBadValue, fmt.Sprintf(format, a...))
+	}
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil, bad("not a JSON object")
+	}
+	var out []clabPortName
+	seen := map[Port]bool{}
+	byName := map[string]Port{}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		key, _ := t.(string)
+		p, err := strconv.Atoi(key)
+		if err != nil || p < 1 || p > MaxPorts || strconv.Itoa(p) != key {
+			return nil, bad("port %q is not a number in 1..%d", key, MaxPorts)
+		}
+		var name string
+		if err := d.Decode(&name); err != nil {
+			return nil, bad("port %d: the name is not a string", p)
+		}
+		if seen[Port(p)] {
+			return nil, bad("port %d named twice", p)
+		}
+		seen[Port(p)] = true
+		if err := checkPortName(node, Port(p), name); err != nil {
+			return nil, err
+		}
+		if q, ok := byName[name]; ok {
+			return nil, bad("ports %d and %d both named %q", q, p, name)
+		}
+		byName[name] = Port(p)
+		out = append(out, clabPortName{Port(p), name})
+	}
+	if t, err := d.Token(); err != nil || t != json.Delim('}') {
+		return nil, bad("not a JSON object")
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, bad("text after the object")
+	}
+	return out, nil
 }

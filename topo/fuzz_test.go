@@ -31,6 +31,11 @@ func checkLoaded(t *testing.T, g *Graph, err error, f Format) {
 		if err := Export(&buf, g, out); err != nil {
 			t.Fatal(err)
 		}
+		if out == FormatClab {
+			if bad := clabBadIfnames(t, buf.Bytes()); bad != "" {
+				t.Fatalf("clab export names an interface %q, which Linux refuses:\n%s", bad, buf.String())
+			}
+		}
 		back, err := Decode(buf.Bytes(), "rt", LoadOptions{Format: out})
 		if err != nil {
 			t.Fatalf("written %v does not read back: %v\n%s", out, err, buf.String())
