@@ -3,6 +3,7 @@ package experiment
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -420,6 +421,81 @@ func TestThroughputRoutesAreWalks(t *testing.T) {
 				}
 				if !found {
 					t.Fatalf("%s: PS = α route %v is none of the pair's paths", spec, fa)
+				}
+			}
+		}
+	}
+}
+
+// The throughput experiment's routes are walks from source host to
+// destination host on random fabrics the named generators do not make too:
+// relaying hosts (with plain hosts cabled to them), hosts with two NICs,
+// hosts whose first NIC goes to another host, parallel links.
+func TestThroughputRoutesRandomFabrics(t *testing.T) {
+	for seed := range uint64(400) {
+		r := rand.New(rand.NewPCG(seed, 99))
+		b := topo.NewBuilder("x")
+		ns := 2 + r.IntN(5)
+		var all []topo.NodeID
+		for i := range ns {
+			all = append(all, b.AddNode(fmt.Sprintf("s%d", i+1), topo.Switch))
+		}
+		for i := range r.IntN(3) {
+			id := b.AddNode(fmt.Sprintf("r%d", i+1), topo.Host)
+			b.Node(id).Relay = true
+			all = append(all, id)
+		}
+		for i := 1; i < len(all); i++ {
+			b.Connect(all[r.IntN(i)], all[i])
+		}
+		for range r.IntN(2 * ns) {
+			a, c := all[r.IntN(len(all))], all[r.IntN(len(all))]
+			if a != c {
+				b.Connect(a, c)
+			}
+		}
+		var hs []topo.NodeID
+		for i := range 2 + r.IntN(6) {
+			h := b.AddNode(fmt.Sprintf("h%d", i+1), topo.Host)
+			if len(hs) > 0 && r.IntN(5) == 0 {
+				b.Connect(h, hs[r.IntN(len(hs))])
+			}
+			hs = append(hs, h)
+			b.Connect(h, all[r.IntN(len(all))])
+			if r.IntN(4) == 0 {
+				b.Connect(h, all[r.IntN(len(all))])
+			}
+		}
+		g, err := b.Graph()
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Compute(g, plan.Options{Trials: 1, Seed: seed, Workers: 2})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		w, err := newTputWorkload(p)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		rr := rand.New(rand.NewPCG(1, seed))
+		ends, stp, one, alpha := w.routes(rr, 200)
+		for k, e := range ends {
+			for _, rt := range [][]int32{stp[k], one[k], alpha[k]} {
+				v := e[0]
+				for _, dl := range rt {
+					lk := g.Link(topo.LinkID(dl / 2))
+					a, bb := lk.A.Node, lk.B.Node
+					if dl%2 == 1 {
+						a, bb = bb, a
+					}
+					if a != v {
+						t.Fatalf("seed %d: route %v from %s to %s broken at %s", seed, rt, g.Node(e[0]).Name, g.Node(e[1]).Name, g.Node(v).Name)
+					}
+					v = bb
+				}
+				if v != e[1] {
+					t.Fatalf("seed %d: route from %s ends at %s not %s", seed, g.Node(e[0]).Name, g.Node(v).Name, g.Node(e[1]).Name)
 				}
 			}
 		}
