@@ -668,8 +668,10 @@ func (s *Sim) after(n int32, t element.Time, f func()) func() {
 	tm.node = n
 	gen := tm.gen
 	s.schedule(t, evTimer, i, gen)
+	// freeSlot bumps the generation: a slot whose generation still
+	// matches is pending (its func nil or not), and only then freed.
 	return func() {
-		if tm := &s.timers[i]; tm.gen == gen && tm.fn != nil {
+		if s.timers[i].gen == gen {
 			s.freeSlot(i)
 		}
 	}
@@ -684,11 +686,16 @@ func (s *Sim) freeSlot(i int32) {
 
 func (s *Sim) fire(ev event) {
 	tm := &s.timers[ev.idx()]
-	if tm.gen != ev.gen() || tm.fn == nil {
-		return // cancelled
+	if tm.gen != ev.gen() {
+		return // cancelled: the slot was freed then
 	}
 	f, n := tm.fn, tm.node
 	s.freeSlot(ev.idx())
+	if f == nil {
+		// Armed with a nil func: nothing to do, but the slot is free
+		// again (it stayed taken for good).
+		return
+	}
 	if n >= 0 && s.opts.Trace != TraceOff {
 		s.hash.mix(uint64(s.now) ^ uint64(uint32(n))<<40 ^ 0x7100)
 	}
