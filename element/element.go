@@ -113,8 +113,12 @@ type Element interface {
 	// once, before any other call.
 	Attach(env Env, ports []PortInfo)
 	// Receive delivers a frame that arrived on port p. frame is valid only
-	// until Receive returns; an element that keeps or forwards it must copy
-	// it (or forward it with Send, which transfers ownership of a copy).
+	// until Receive returns: an element that keeps it (or any part of it)
+	// must copy it. It may instead hand it on to one Send, whole or a
+	// slice of it (forwarding in place, a header stripped or rewritten in
+	// its bytes): the engine owns the bytes again from that call, as it
+	// owns any frame given to Send, and the element must not touch them
+	// after it.
 	Receive(p Port, frame []byte)
 	// LinkChange reports that port p's link went down (up == false) or came
 	// back.

@@ -37,8 +37,10 @@
 // htsim's Pipe does: the event list grows with busy links, not with traffic.
 //
 // Ownership follows element.Env: Send takes the frame; the frame passed to
-// Receive is valid only during the call. Buffers handed out by the Env's
-// optional Alloc (see Allocator) are recycled after delivery.
+// Receive is valid only during the call, unless the element hands it on to
+// one Send (forwarding in place). Buffers handed out by the Env's optional
+// Alloc (see Allocator) are recycled after delivery (one forwarded in
+// place, after its last).
 //
 // Failures: SetLink and SetNode, called at scheduled times with At, take
 // links and nodes down and back up; both ends of every affected link get

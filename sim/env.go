@@ -45,6 +45,12 @@ type Allocator interface {
 }
 
 func (s *Sim) send(n int32, p element.Port, frame []byte) {
+	if s.rx.buf != nil && sameBuffer(frame, s.rx.buf) {
+		// The element forwards the frame it is receiving, in place: the
+		// engine owns the bytes again through this Send, and must not
+		// recycle them when Receive returns.
+		s.rx.buf = nil
+	}
 	nd := &s.nodes[n]
 	if p < 1 || int(p) > len(nd.ports) {
 		nd.badPort++

@@ -359,8 +359,17 @@ func (s *Sim) deliver(ev event) {
 		}
 		s.rx = rxContext{active: true, ct: to.timing.CutThrough > 0 && !linkLocal(f.frame), tail: f.tail.AddSat(to.timing.Latency), poisoned: f.poisoned,
 			src: pp.idx + 1, srcTail: f.tail}
+		if cap(f.frame) == poolCap {
+			s.rx.buf = f.frame
+		}
 		to.elem.Receive(pp.toPort, f.frame)
+		handed := cap(f.frame) == poolCap && s.rx.buf == nil
 		s.rx = rxContext{}
+		if handed {
+			// The element forwarded the buffer in place: it is queued,
+			// and its own delivery (or drop) recycles it.
+			return
+		}
 	}
 	s.recycle(f.frame)
 }

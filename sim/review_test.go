@@ -2,6 +2,8 @@ package sim
 
 import (
 	"testing"
+
+	"github.com/edgefabric/edgefabric/element"
 )
 
 // TestNilTimerSlotFreed: a timer or action armed with a nil func does
@@ -25,5 +27,66 @@ func TestNilTimerSlotFreed(t *testing.T) {
 	s.RunAll()
 	if len(s.timers) > 4 {
 		t.Fatalf("%d timer slots after 1000 rounds of nil timers (%d free), want at most 4", len(s.timers), len(s.freeTimer))
+	}
+}
+
+// inPlace forwards every frame it receives on port 1 out of port 2,
+// less its first strip bytes, handing the received buffer back to the
+// engine with Send.
+type inPlace struct {
+	env   element.Env
+	strip int
+}
+
+func (e *inPlace) Attach(env element.Env, _ []element.PortInfo) { e.env = env }
+func (e *inPlace) Receive(p element.Port, frame []byte) {
+	if p == 1 {
+		e.env.Send(2, frame[e.strip:])
+	}
+}
+func (e *inPlace) LinkChange(element.Port, bool) {}
+
+// TestForwardReceivedBufferInPlace: an element that forwards the frame it
+// receives by giving that very buffer to Send (as it may in the emulator,
+// whose Send writes the frame before returning) gets it delivered intact.
+// The engine recycled the buffer when Receive returned, while it was still
+// queued on the output link: the next Alloc wrote another frame into it,
+// which the far end received in its place, and its delivery put the buffer
+// in the free list a second time, so that two later Allocs shared it.
+func TestForwardReceivedBufferInPlace(t *testing.T) {
+	for _, strip := range []int{0, 4} {
+		forwardInPlace(t, strip)
+	}
+}
+
+func forwardInPlace(t *testing.T, strip int) {
+	s := mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
+	h1, h2 := &rec{}, &rec{}
+	must(t, s.Place(0, h1))
+	must(t, s.Place(1, &inPlace{strip: strip}))
+	must(t, s.Place(2, h2))
+	send := func(tag byte) {
+		f := h1.env.(Allocator).Alloc(1514)
+		copy(f, frameOf(1514, tag))
+		h1.env.Send(1, f)
+	}
+	s.At(0, func() { send(0xaa) })
+	// s1 has received the first frame (13.208 us) and is sending it on.
+	s.At(14*us, func() { send(0xbb) })
+	s.RunAll()
+	if len(h2.got) != 2 {
+		t.Fatalf("h2 got %d frames, want 2", len(h2.got))
+	}
+	for i, tag := range []byte{0xaa, 0xbb} {
+		if f := h2.got[i].frame; len(f) != 1514-strip || f[0] != tag || f[len(f)-1] != tag {
+			t.Errorf("strip %d: frame %d arrived as %d bytes %#x..%#x, want %d bytes of %#x", strip, i, len(f), f[0], f[len(f)-1], 1514-strip, tag)
+		}
+	}
+	for i := range s.pool {
+		for j := range i {
+			if &s.pool[i][:1][0] == &s.pool[j][:1][0] {
+				t.Fatalf("strip %d: the free list holds one buffer twice (entries %d and %d)", strip, j, i)
+			}
+		}
 	}
 }

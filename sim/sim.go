@@ -150,6 +150,10 @@ type rxContext struct {
 	// fails before then.
 	src     int32
 	srcTail element.Time
+	// buf is the received frame when it is a pooled buffer, which the
+	// engine recycles when Receive returns unless the element handed it
+	// back with Send (forwarding it in place): it is queued then.
+	buf []byte
 }
 
 type node struct {
@@ -803,6 +807,13 @@ func (s *Sim) alloc(n int) []byte {
 const poolCap = 2000
 
 const maxPool = 1 << 14
+
+// sameBuffer reports whether b is a slice of the array of a pooled buffer
+// p: slices of one array share the last element of its capacity (an
+// element that strips a header forwards frame[4:]).
+func sameBuffer(b, p []byte) bool {
+	return cap(b) > 0 && cap(b) <= cap(p) && &b[:cap(b)][cap(b)-1] == &p[:cap(p)][cap(p)-1]
+}
 
 func (s *Sim) recycle(b []byte) {
 	if cap(b) == poolCap && len(s.pool) < maxPool {
