@@ -31,7 +31,9 @@ func (e *env) After(d element.Time, f func()) (cancel func()) {
 
 // Alloc returns a frame buffer of length n from the engine's pool. A frame
 // built in it and given to Send is recycled after delivery, which spares
-// the allocator on the forwarding hot path. Elements find it through the
+// the allocator on the forwarding hot path. Unlike make, Alloc does not
+// zero the buffer: a recycled one holds the bytes of an earlier frame, so
+// the element must write every byte (or clear it). Elements find it through the
 // Allocator interface; it is optional.
 func (e *env) Alloc(n int) []byte { return e.s.alloc(n) }
 

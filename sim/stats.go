@@ -26,7 +26,8 @@ const (
 	DropBadFCS
 	// DropFaultLoss: a loss fault on the link ate the frame.
 	DropFaultLoss
-	// DropNoLink: sent on a port that does not exist or is not cabled.
+	// DropNoLink: sent on a port that exists but is not cabled (a send on
+	// a port the node does not have is counted by Sim.BadPortSends).
 	DropNoLink
 	// DropNoElement: delivered to a node on which no element was placed.
 	DropNoElement
