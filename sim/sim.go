@@ -38,6 +38,11 @@ type Framing struct {
 	MinFrame int // shortest frame before FCS: 60
 }
 
+// MaxFraming bounds a Framing's MinFrame and the sum of its overheads
+// (Preamble + FCS + IFG), in bytes: far above any real link's, and low
+// enough that no frame's length on the wire overflows.
+const MaxFraming = 1 << 20
+
 // Ethernet is IEEE 802.3 framing, the default.
 var Ethernet = Framing{Preamble: 8, FCS: 4, IFG: 12, MinFrame: 60}
 
@@ -199,6 +204,12 @@ func New(g *topo.Graph, opts Options) (*Sim, error) {
 		fr = *opts.Framing
 		if fr.Preamble < 0 || fr.FCS < 0 || fr.IFG < 0 || fr.MinFrame < 0 {
 			return nil, fmt.Errorf("sim: framing %+v: %w: negative", fr, ErrBadOption)
+		}
+		// Bounded so that a frame's length on the wire, with its gap,
+		// cannot overflow an int (a negative length ran time backwards).
+		if fr.Preamble > MaxFraming || fr.FCS > MaxFraming || fr.IFG > MaxFraming || fr.MinFrame > MaxFraming ||
+			fr.Preamble+fr.FCS+fr.IFG > MaxFraming {
+			return nil, fmt.Errorf("sim: framing %+v: %w: overheads over %d bytes", fr, ErrBadOption, MaxFraming)
 		}
 	}
 	if opts.Trace > TraceOff {
