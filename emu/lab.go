@@ -672,10 +672,13 @@ func (l *Lab) Down() error {
 		// out of sight of ip netns, status and down: kill them first,
 		// as down does (a daemon stopped by SIGTERM, a foreground lab
 		// stopped by Ctrl-C, the demo).
-		var names []string
+		// By the handles' inodes, not by name: a namespace whose name
+		// was removed behind the lab's back (ip netns delete) is still
+		// the lab's, and the commands in it keep it alive.
+		inodes := map[uint64]bool{}
 		for _, ln := range l.nodes {
-			if ln.h >= 0 {
-				names = append(names, ln.ns)
+			if ino, ok := nsInode(ln.h); ok {
+				inodes[ino] = true
 			}
 		}
 		// Namespaces and the state directory are removed by name. If
@@ -702,7 +705,7 @@ func (l *Lab) Down() error {
 			unlock = func() {}
 		}
 		if taken == 0 {
-			killNSProcesses(names)
+			killInNamespaces(inodes)
 		}
 		for _, ln := range l.nodes {
 			if ln.nl != nil {

@@ -241,6 +241,21 @@ func killNSProcesses(names []string, spare ...int) []int {
 			inodes[st.Ino] = true
 		}
 	}
+	return killInNamespaces(inodes, spare...)
+}
+
+// nsInode returns the inode of the namespace handle h refers to, which
+// /proc/PID/ns/net names as "net:[inode]".
+func nsInode(h netns.NsHandle) (uint64, bool) {
+	var st unix.Stat_t
+	if h < 0 || unix.Fstat(int(h), &st) != nil {
+		return 0, false
+	}
+	return st.Ino, true
+}
+
+// killInNamespaces is killNSProcesses for namespaces given by inode.
+func killInNamespaces(inodes map[uint64]bool, spare ...int) []int {
 	if len(inodes) == 0 {
 		return nil
 	}
