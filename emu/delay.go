@@ -183,14 +183,19 @@ func (p *delayedPort) writer() {
 // its due time; ReadFrame hands them out when due.
 func (p *delayedPort) reader() {
 	defer p.rwg.Done()
+	// One read buffer, and each frame queued in a copy of its own length:
+	// the line's bound counts lengths, and a full-size buffer per queued
+	// frame held 9 KiB for every 64-byte frame (2.4 GB within the bounds).
+	// The buffer has the runner's size, so that the limits are the same
+	// with and without a delay.
+	buf := make([]byte, maxFrame+4)
 	for {
-		buf := make([]byte, maxFrame+1)
 		n, err := p.inner.ReadFrame(buf)
 		it := delayed{due: time.Now().Add(p.delay)}
 		if err != nil {
 			it.err = err
 		} else {
-			it.frame = buf[:n]
+			it.frame = append([]byte(nil), buf[:n]...)
 		}
 		if !p.in.push(it) {
 			if p.in.isClosed() {

@@ -209,3 +209,35 @@ func TestDelayedPortCloseStopsWriterFirst(t *testing.T) {
 		t.Fatalf("%d frames written, want 1", s.sent())
 	}
 }
+
+// TestDelayLineHoldsWhatItCounts: the ingress line's bound (25 MiB, as
+// the docs say) is on the bytes it holds, so a queued frame must not
+// hold more memory than its length: the reader read every frame into a
+// fresh buffer of maxFrame+1 bytes and queued that, so 2^18 queued
+// 64-byte frames (within both bounds) held 2.4 GB.
+func TestDelayLineHoldsWhatItCounts(t *testing.T) {
+	in := newFakeIO()
+	p := newDelayedPort(in, time.Hour, true)
+	defer p.Close()
+	const frames, size = 1000, 64
+	for range frames {
+		in.in <- make([]byte, size)
+	}
+	queued := func() int { p.in.mu.Lock(); defer p.in.mu.Unlock(); return len(p.in.q) }
+	if !waitUntil(func() bool { return queued() == frames }) {
+		t.Fatalf("%d of %d frames queued", queued(), frames)
+	}
+	p.in.mu.Lock()
+	held, counted := 0, p.in.bytes
+	for _, it := range p.in.q {
+		held += cap(it.frame)
+	}
+	p.in.mu.Unlock()
+	if counted != frames*size {
+		t.Errorf("line counts %d bytes, want %d", counted, frames*size)
+	}
+	// Allocation rounds a small slice up to its size class: a little slack.
+	if held > 2*counted {
+		t.Errorf("%d queued %d-byte frames hold %d bytes of memory, the line counts %d", frames, size, held, counted)
+	}
+}
