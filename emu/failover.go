@@ -3,6 +3,7 @@ package emu
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"regexp"
@@ -20,7 +21,7 @@ type FailoverSpec struct {
 	Interval time.Duration // probe interval; default 10 ms
 	Settle   time.Duration // stream time before the failure; default 1 s
 	Max      time.Duration // longest wait for recovery; default 120 s
-	Repair   bool          // repair the link afterwards
+	Repair   bool          // repair the link afterwards (a failed repair is an error)
 }
 
 // FailoverResult is the measured outage.
@@ -42,8 +43,7 @@ var icmpSeqRE = regexp.MustCompile(`icmp_seq=(\d+) `)
 // Failover measures the outage the hosts see when link A-B fails. The
 // stream is the ping of host From, so the measurement includes everything
 // a real host goes through (its ARP cache included).
-func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, error) {
-	var res FailoverResult
+func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (res FailoverResult, err error) {
 	if s.Interval <= 0 {
 		s.Interval = 10 * time.Millisecond
 	}
@@ -119,7 +119,13 @@ func (l *Lab) Failover(ctx context.Context, s FailoverSpec) (FailoverResult, err
 		return res, err
 	}
 	if s.Repair {
-		defer l.SetLink(s.A, s.B, true)
+		// A repair that fails leaves the lab cut for whatever is measured
+		// on it next: an error, never a silent result.
+		defer func() {
+			if rerr := l.SetLink(s.A, s.B, true); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("emu: failover: repair %s-%s: %w", s.A, s.B, rerr))
+			}
+		}()
 	}
 	// Recovered once a probe sent after the link went down has come back,
 	// then keep streaming one more second to see no second outage

@@ -63,3 +63,50 @@ func TestRecoveredOnlyByProbesSentAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestFailoverReportsFailedRepair: with Repair, a link that cannot be
+// brought back is an error, not a result that says nothing of it (the
+// repair's error was dropped, and the lab stayed cut for whatever was
+// measured on it next). Here s1's end of the link is deleted while it is
+// down, so that the repair must fail.
+func TestFailoverReportsFailedRepair(t *testing.T) {
+	needRoot(t)
+	needTool(t, "ping")
+	var fabrics []*testFabric
+	l := upLab(t, star(t, 2), "learn", Options{Registry: testRegistry(t, &fabrics)})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var lid int
+	var ifname string
+	for i, lk := range l.Status().Links {
+		if lk.A == "s1" && lk.B == "h2" {
+			lid, ifname = i, lk.AIf
+		} else if lk.A == "h2" && lk.B == "s1" {
+			lid, ifname = i, lk.BIf
+		}
+	}
+	if ifname == "" {
+		t.Fatal("no link s1-h2")
+	}
+	type result struct {
+		res FailoverResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := l.Failover(ctx, FailoverSpec{From: "h1", To: "h2", A: "s1", B: "h2", Settle: 300 * time.Millisecond, Max: 2 * time.Second, Repair: true})
+		done <- result{res, err}
+	}()
+	linkDown := func() bool { l.mu.Lock(); defer l.mu.Unlock(); return !l.links[lid] }
+	if !waitUntil(linkDown) {
+		t.Fatal("Failover did not take the link down")
+	}
+	if out, err := l.Exec(ctx, "s1", "ip", "link", "del", ifname); err != nil {
+		t.Fatalf("ip link del %s: %v\n%s", ifname, err, out)
+	}
+	r := <-done
+	if r.err == nil {
+		t.Fatalf("Failover with a repair that cannot succeed returned %+v and no error", r.res)
+	}
+	t.Logf("error, as it should: %v", r.err)
+}
