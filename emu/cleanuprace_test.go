@@ -254,3 +254,41 @@ func TestCleanupStopsBuilderFirst(t *testing.T) {
 		t.Errorf("the builder saw the process in its namespace %q at SIGTERM; want alive (stopped first)", data)
 	}
 }
+
+// TestUpRefusesNameClaimedByOther: a name another live process has
+// claimed (its up is starting a daemon: a state directory and an owner
+// record, no namespace yet) is refused by Up, which touches nothing of
+// it. Up looked only for namespaces: it built a second lab under the
+// name, overwrote the owner record, and its Down removed the other lab's
+// state directory.
+func TestUpRefusesNameClaimedByOther(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	pid, start := startSleeper(t)
+	writeOwnerFile(t, name, owner{Pid: pid, PidStart: start, Daemon: true, StopsOnTerm: true})
+	l, err := Up(context.Background(), star(nil, 2), KernelBridge, Options{Name: name, Scheme: scheme.Options{Params: map[string]string{"stp": "off"}}})
+	if err == nil {
+		l.Down()
+		t.Fatal("Up built a lab under a name another live process has claimed")
+	}
+	if !errors.Is(err, ErrLabExists) {
+		t.Errorf("Up: %v, want ErrLabExists", err)
+	}
+	if o, ok := readOwner(name); !ok || o.Pid != pid {
+		t.Errorf("owner record %+v, %v: want the claimant's, untouched", o, ok)
+	}
+	if left, _ := listNS(Prefix(name)); len(left) != 0 {
+		t.Errorf("namespaces made under another's claim: %v", left)
+	}
+	// A claim of this process's own (ClaimName, then Up: up --foreground,
+	// the demo) is this lab's.
+	writeOwnerFile(t, name, owner{Pid: os.Getpid(), PidStart: ownStart()})
+	l, err = Up(context.Background(), star(nil, 2), KernelBridge, Options{Name: name, Scheme: scheme.Options{Params: map[string]string{"stp": "off"}}})
+	if err != nil {
+		t.Fatalf("Up under its own claim: %v", err)
+	}
+	if err := l.Down(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -147,7 +147,7 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 		l.log.Warn("emu: " + w)
 	}
 	t0 := time.Now()
-	if err := writeOwner(l.name); err != nil {
+	if err := takeName(l.name); err != nil {
 		return nil, err
 	}
 	if err := l.build(ctx); err != nil {
@@ -162,6 +162,26 @@ func Up(ctx context.Context, g *topo.Graph, schemeName string, opts Options) (*L
 	}
 	l.log.Info("lab up", "lab", l.name, "nodes", g.NumNodes(), "links", g.NumLinks(), "build", t1.Sub(t0).Round(time.Millisecond), "ready", time.Since(t1).Round(time.Millisecond))
 	return l, nil
+}
+
+// takeName records this process as lab name's owner, unless another live
+// process has claimed the name (an up starting its daemon, a foreground
+// lab being built: a state directory, no namespace yet), which Up's look
+// for namespaces cannot see: the new lab would overwrite its owner record,
+// and on failure remove its state directory. The claim of the up that
+// spawned this process as the lab's daemon is this lab's own. The look
+// and the record are made between claims.
+func takeName(name string) error {
+	unlock, err := lockClaims()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if o, ok := readOwner(name); ok && o.Pid != os.Getpid() && alive(o.Pid, o.PidStart) &&
+		!(os.Getenv(ReadyFDEnv) != "" && o.Pid == os.Getppid()) {
+		return fmt.Errorf("emu: lab %q: %w (claimed by process %d; run 'edgefabric down %s' to remove it)", name, ErrLabExists, o.Pid, name)
+	}
+	return writeOwner(name)
 }
 
 // Name returns the lab's name.
