@@ -40,7 +40,8 @@ var errDelayFull = errors.New("emu: delay line full")
 type delayed struct {
 	due   time.Time
 	frame []byte
-	err   error // a read error, passed on in order
+	err   error  // a read error, passed on in order
+	gen   uint64 // the line's generation when queued (flush)
 }
 
 // delayLine is a FIFO of frames, each released at its due time.
@@ -51,6 +52,10 @@ type delayLine struct {
 	bytes  int
 	closed bool
 	done   chan struct{} // closed by close: ends a wait for a due time
+	// gen counts flushes: an item queued before the last one, popped
+	// and waiting for its due time meanwhile, is dropped too.
+	gen     uint64
+	flushed atomic.Uint64 // frames dropped by flush
 }
 
 func newDelayLine() *delayLine {
@@ -67,6 +72,7 @@ func (d *delayLine) push(it delayed) bool {
 	if d.closed || d.bytes+len(it.frame) > maxDelayedBytes || len(d.q) >= maxDelayedFrames {
 		return false
 	}
+	it.gen = d.gen
 	d.q = append(d.q, it)
 	d.bytes += len(it.frame)
 	d.cond.Signal()
@@ -76,23 +82,50 @@ func (d *delayLine) push(it delayed) bool {
 // pop waits for the oldest item and for its due time; ok is false once the
 // line is closed.
 func (d *delayLine) pop() (it delayed, ok bool) {
-	d.mu.Lock()
-	for len(d.q) == 0 && !d.closed {
-		d.cond.Wait()
-	}
-	if d.closed {
+	for {
+		d.mu.Lock()
+		for len(d.q) == 0 && !d.closed {
+			d.cond.Wait()
+		}
+		if d.closed {
+			d.mu.Unlock()
+			return delayed{}, false
+		}
+		it = d.q[0]
+		d.q[0] = delayed{}
+		d.q = d.q[1:]
+		d.bytes -= len(it.frame)
 		d.mu.Unlock()
-		return delayed{}, false
+		if !sleepUntil(it.due, d.done) {
+			return delayed{}, false
+		}
+		d.mu.Lock()
+		stale := it.gen != d.gen
+		d.mu.Unlock()
+		if !stale {
+			return it, true
+		}
+		if it.err == nil {
+			d.flushed.Add(1)
+		}
 	}
-	it = d.q[0]
-	d.q[0] = delayed{}
-	d.q = d.q[1:]
-	d.bytes -= len(it.frame)
-	d.mu.Unlock()
-	if !sleepUntil(it.due, d.done) {
-		return delayed{}, false
+}
+
+// flush drops every frame the line holds, also one waiting for its due
+// time: the link failed, and what was in flight on it is lost, as in the
+// simulator.
+func (d *delayLine) flush() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.gen++
+	for _, it := range d.q {
+		if it.err == nil {
+			d.flushed.Add(1)
+		}
 	}
-	return it, true
+	clear(d.q)
+	d.q = d.q[:0]
+	d.bytes = 0
 }
 
 // sleepSlack is how late a sleep may wake on a loaded machine: measured
@@ -238,6 +271,17 @@ func (p *delayedPort) WriteFrame(frame []byte) error {
 		return errDelayFull
 	}
 	return nil
+}
+
+// flush drops the frames in flight on the port's link, both ways: the
+// link failed (SetLink), and frames in flight on a cut link are lost.
+// Without it they reached the far end after the failure (while the
+// element had been told the link was down), or after the repair.
+func (p *delayedPort) flush() {
+	p.out.flush()
+	if p.in != nil {
+		p.in.flush()
+	}
 }
 
 // Close implements frameIO.

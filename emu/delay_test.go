@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"sync/atomic"
@@ -239,5 +240,102 @@ func TestDelayLineHoldsWhatItCounts(t *testing.T) {
 	// Allocation rounds a small slice up to its size class: a little slack.
 	if held > 2*counted {
 		t.Errorf("%d queued %d-byte frames hold %d bytes of memory, the line counts %d", frames, size, held, counted)
+	}
+}
+
+// TestDelayedPortFlush: the frames in flight when the link fails are
+// lost and counted, both ways, also the one the writer holds waiting for
+// its due time; what is sent after is delivered. (They used to reach the
+// far end after the failure, when the element had been told the link was
+// down, or after a repair: the simulator loses them.) Each check waits
+// for a frame sent after the flush, which FIFO order puts behind any
+// flushed frame that got through.
+func TestDelayedPortFlush(t *testing.T) {
+	in := newFakeIO()
+	p := newDelayedPort(in, 200*time.Millisecond, true)
+	defer p.Close()
+	for i := range 3 {
+		p.WriteFrame([]byte{byte(i)})
+	}
+	// The writer has popped frame 0 and waits for its time.
+	popped := func() bool { p.out.mu.Lock(); defer p.out.mu.Unlock(); return len(p.out.q) == 2 }
+	if !waitUntil(popped) {
+		t.Fatal("the writer did not take the first frame")
+	}
+	in.in <- []byte{10}
+	in.in <- []byte{11}
+	queued := func() bool { p.in.mu.Lock(); defer p.in.mu.Unlock(); return len(p.in.q) == 2 }
+	if !waitUntil(queued) {
+		t.Fatal("the reader did not queue the frames read")
+	}
+	p.flush()
+	p.WriteFrame([]byte{9})
+	in.in <- []byte{19}
+	if !waitUntil(func() bool { return in.sent() >= 1 }) {
+		t.Fatal("the frame sent after the flush was not written")
+	}
+	in.mu.Lock()
+	out := append([][]byte(nil), in.out...)
+	in.mu.Unlock()
+	if len(out) != 1 || out[0][0] != 9 {
+		t.Errorf("written %v, want only the frame sent after the flush", out)
+	}
+	buf := make([]byte, maxFrame+4)
+	if n, err := p.ReadFrame(buf); err != nil || n != 1 || buf[0] != 19 {
+		t.Errorf("first read after the flush: %v %v, want the frame read after it", buf[:n], err)
+	}
+	if got := p.out.flushed.Load(); got != 3 {
+		t.Errorf("egress frames lost to the flush: %d counted, want 3", got)
+	}
+	if got := p.in.flushed.Load(); got != 2 {
+		t.Errorf("ingress frames lost to the flush: %d counted, want 2", got)
+	}
+}
+
+// TestSetLinkLosesFramesInFlight: a frame held in a delay line when its
+// link fails is lost and counted (rx_link_down on the switch's port), as
+// in the simulator, not handed to the element after the failure.
+func TestSetLinkLosesFramesInFlight(t *testing.T) {
+	needRoot(t)
+	needTool(t, "ping")
+	var fabrics []*testFabric
+	l := upLab(t, star(t, 2), "learn", Options{Registry: testRegistry(t, &fabrics), Delay: 2 * time.Second})
+	s1, _ := l.node("s1")
+	var port int
+	for _, lk := range l.Status().Links {
+		if lk.A == "s1" && lk.B == "h1" {
+			port = lk.APort
+		} else if lk.B == "s1" && lk.A == "h1" {
+			port = lk.BPort
+		}
+	}
+	dp, ok := s1.run.ios[port-1].(*delayedPort)
+	if !ok || dp.in == nil {
+		t.Fatalf("s1 port %d toward h1 is no delayed port with an ingress line", port)
+	}
+	cmd := exec.Command("ping", "-c", "1", "-W", "30", "10.0.0.2")
+	if err := l.Start("h1", cmd); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	held := func() bool { dp.in.mu.Lock(); defer dp.in.mu.Unlock(); return len(dp.in.q) > 0 }
+	if !waitUntil(held) {
+		t.Fatal("h1's ARP request never reached s1's delay line")
+	}
+	if err := l.SetLink("h1", "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	lost := func() bool {
+		for _, n := range l.Status().Nodes {
+			for _, p := range n.Ports {
+				if n.Name == "s1" && int(p.Port) == port && p.Drops["rx_link_down"] > 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if !waitUntil(lost) {
+		t.Fatal("the frame in flight when the link failed is not counted as lost (rx_link_down)")
 	}
 }

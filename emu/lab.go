@@ -823,6 +823,17 @@ func (l *Lab) SetLink(a, b string, up bool) error {
 				return fmt.Errorf("emu: %s %s: %w", ln.ns, ln.ifnames[e.Port-1], err)
 			}
 		}
+		if !up {
+			// Frames in flight on the cut link (held in a delayed port's
+			// lines) are lost, as in the simulator.
+			for _, e := range []topo.End{lk.A, lk.B} {
+				if r := l.nodes[e.Node].run; r != nil {
+					if dp, ok := r.ios[e.Port-1].(*delayedPort); ok {
+						dp.flush()
+					}
+				}
+			}
+		}
 		if up {
 			// Carrier and the qdisc come back through the kernel's link
 			// watch, up to a second later; frames sent before are lost.

@@ -155,6 +155,11 @@ func (l *Lab) Status() Status {
 						// write (the link failed meanwhile), or found full.
 						d["tx_error"] += dp.lateErrs.Load()
 						d["rx_delay_full"] = dp.inFull.Load()
+						// Frames in flight when the link failed.
+						d["tx_link_down"] += dp.out.flushed.Load()
+						if dp.in != nil {
+							d["rx_link_down"] = dp.in.flushed.Load()
+						}
 					}
 				}
 				if i < len(ln.pports) && ln.pports[i] != nil {
