@@ -791,6 +791,15 @@ func WriteClab(w io.Writer, g *Graph) error {
 			}
 		}
 		named[i] = g.writablePortNames(NodeID(i), conn, func(s string) bool { return s == "eth0" || !linuxIfName(s) })
+		// A name on an uncabled port has no interface to carry it: the
+		// label edgefabric.port-names carries the node's names, all of
+		// them (the loader takes a labelled node's names from the label
+		// alone).
+		for p := 1; named[i] != nil && p <= g.nodes[i].Ports; p++ {
+			if g.PortName(NodeID(i), Port(p)) != "" && !slices.Contains(conn, Port(p)) {
+				named[i] = nil
+			}
+		}
 	}
 	bw.WriteString("  kinds:\n    linux:\n      image: alpine:3\n")
 	if len(g.nodes) == 0 {

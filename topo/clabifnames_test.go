@@ -119,3 +119,40 @@ func TestClabPortNamesLabelErrors(t *testing.T) {
 		t.Errorf("shared port-names label: %v", err)
 	}
 }
+
+// TestClabExportUncabledPortName: a node whose cabled ports have names
+// Linux takes, and a name on a port without a link, keeps that name: it
+// has no interface to carry it, so the node's names go in the label. They
+// were written as the interfaces and the uncabled port's name was lost;
+// a file the loader takes ({"1": "e1", "2": "e2"} on a node with one link)
+// did not read back as itself.
+func TestClabExportUncabledPortName(t *testing.T) {
+	b := NewBuilder("v")
+	s := b.AddNode("s", Switch)
+	h := b.AddNode("h", Host)
+	b.Connect(s, h)
+	b.NamePort(End{s, 1}, "e1")
+	b.NamePort(End{s, 2}, "e2")
+	b.NamePort(End{h, 1}, "e1-1") // cabled, a Linux name: stays the interface
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteClab(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "[s:eth1, h:e1-1]") {
+		t.Errorf("interfaces:\n%s", buf.String())
+	}
+	back, err := Decode(buf.Bytes(), "v.clab.yml", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffPortNames(g, back); d != "" {
+		t.Fatalf("%s\n%s", d, buf.String())
+	}
+	lab := "name: x\ntopology:\n  nodes:\n    s:\n      kind: linux\n      labels:\n        edgefabric.port-names: '{\"1\": \"e1\", \"2\": \"e2\"}'\n    h: {kind: linux}\n  links:\n    - endpoints: [s:eth1, h:eth1]\n"
+	g, err = Decode([]byte(lab), "l.clab.yml", LoadOptions{})
+	checkLoaded(t, g, err, FormatClab)
+}
