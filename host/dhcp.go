@@ -67,6 +67,9 @@ type dhcpClient struct {
 	offer  netip.Addr
 	server netip.Addr
 	lease  Lease
+	// ownGateway is the host's gateway from before the lease's router
+	// replaced it (Config.Gateway, or none), back when the router goes.
+	ownGateway netip.Addr
 }
 
 func newDHCPClient(h *Host) *dhcpClient { return &dhcpClient{h: h, state: DHCPInit} }
@@ -219,15 +222,20 @@ func (d *dhcpClient) drop() {
 
 // setRouter makes r the lease's router and the host's gateway. With no
 // router (r invalid) it withdraws the gateway the previous lease
-// installed, if the host still uses it; a gateway that did not come from
-// the lease stays.
+// installed, if the host still uses it, and puts back the gateway the
+// host had before (its configuration's, or none); a gateway that did not
+// come from the lease stays.
 func (d *dhcpClient) setRouter(r netip.Addr) {
 	h := d.h
+	leased := d.lease.Router.IsValid() && h.cfg.Gateway == d.lease.Router
+	if !leased {
+		d.ownGateway = h.cfg.Gateway // not the lease's: put back when it goes
+	}
 	switch {
 	case r.IsValid():
 		h.cfg.Gateway = r
-	case d.lease.Router.IsValid() && h.cfg.Gateway == d.lease.Router:
-		h.cfg.Gateway = netip.Addr{}
+	case leased:
+		h.cfg.Gateway = d.ownGateway
 	}
 	d.lease.Router = r
 }

@@ -397,3 +397,37 @@ func TestDHCPGatewayFollowsLease(t *testing.T) {
 		t.Fatalf("configured gateway %v after expiry, want %v", h.cfg.Gateway, own)
 	}
 }
+
+// TestDHCPConfiguredGatewayOutlivesLease: a host configured with a gateway
+// that also runs DHCP uses the lease's router while the lease gives one;
+// when it goes (expiry, a renewal without the router option), the
+// configured gateway is back. Withdrawing the lease's router left the host
+// with no gateway at all, also when the server handed out the very gateway
+// it was configured with, which it had kept before.
+func TestDHCPConfiguredGatewayOutlivesLease(t *testing.T) {
+	router := netip.MustParseAddr("10.0.0.254") // what the server gives
+	for _, own := range []netip.Addr{router, netip.MustParseAddr("10.0.0.9")} {
+		n, h, s := dhcpPair(t, 16*time.Second)
+		h.cfg.Gateway = own
+		n.run(ms)
+		if h.cfg.Gateway != router {
+			t.Fatalf("configured %v: bound with gateway %v, want the lease's %v", own, h.cfg.Gateway, router)
+		}
+		l, _ := h.DHCP()
+		s.silent = true
+		n.run(l.Expires + ms)
+		if h.Counter("dhcp_expired") != 1 || h.cfg.Gateway != own {
+			t.Fatalf("configured %v: gateway %v after expiry", own, h.cfg.Gateway)
+		}
+
+		n, h, s = dhcpPair(t, 10*time.Second)
+		h.cfg.Gateway = own
+		n.run(ms)
+		l, _ = h.DHCP()
+		s.noRouter = true
+		n.run(l.Renew + ms)
+		if l2, _ := h.DHCP(); l2.Acks != 2 || h.cfg.Gateway != own {
+			t.Fatalf("configured %v: gateway %v after a renewal without router (acks %d)", own, h.cfg.Gateway, l2.Acks)
+		}
+	}
+}
