@@ -151,3 +151,31 @@ func TestAppsToOwnAddress(t *testing.T) {
 		t.Fatalf("%d frames sent, counters %v", len(ab.log)-mark, a.Counters())
 	}
 }
+
+// TestForgedWindowInsideRecvWindow: a forged zero-window ACK whose
+// sequence number lies inside the receive window (so it is acceptable)
+// set SND.WL1 ahead of the peer, and every real window update after it
+// looked older (RFC 9293's rule alone): a 10 MB transfer stalled at a few
+// bytes for good. As Linux does (tcp_may_update_window), an ACK that
+// advances SND.UNA also updates the window, so the first persist probe's
+// ACK reopens it.
+func TestForgedWindowInsideRecvWindow(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, 10*us, nil)
+	n.run(sec)
+	c, srv := establish(t, n, a, b)
+	// at the window's edge, and well inside it
+	for _, ahead := range []uint32{uint32(c.rcvWnd()), 1000} {
+		f := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt)+ahead, c.seqOf(c.sndUna), flagACK, nil)
+		f[14], f[15] = 0, 0 // a zero window
+		a.Receive(1, frameTo(b, a, protoTCP, f))
+	}
+	if c.sndWnd != 0 {
+		t.Fatalf("the forged zero window was not taken (window %d): the test needs it", c.sndWnd)
+	}
+	c.Write(10_000_000)
+	c.Close()
+	n.run(n.now + 10*sec)
+	if c.BytesAcked() != 10_000_000 {
+		t.Fatalf("acked %d of 10 MB after a forged zero window inside the receive window; probes %d", c.BytesAcked(), a.Counter("tcp_window_probe"))
+	}
+}

@@ -1057,9 +1057,14 @@ func (c *TCPConn) processAck(s *tcpSeg) bool {
 	}
 	wnd := int64(s.wnd) << c.sndWS
 	// The window is taken from the newest segment only (RFC 9293
-	// §3.10.7.4): an older one, reordered, must not undo an update.
+	// §3.10.7.4): an older one, reordered, must not undo an update. An
+	// ACK that advances SND.UNA is news whatever its sequence number, and
+	// its window is taken too, as Linux does (tcp_may_update_window): a
+	// forged segment inside the receive window with a sequence number far
+	// ahead would otherwise hold SND.WL1 past every real update, and a
+	// forged zero window stalled a transfer for good.
 	segOff := c.rcvOff(s.seq)
-	fresh := segOff > c.sndWL1 || (segOff == c.sndWL1 && ackOff >= c.sndWL2)
+	fresh := ackOff > c.sndUna || segOff > c.sndWL1 || (segOff == c.sndWL1 && ackOff >= c.sndWL2)
 	update := func() {
 		if fresh {
 			c.sndWnd, c.sndWL1, c.sndWL2 = wnd, segOff, ackOff
