@@ -122,3 +122,46 @@ func TestFramingBounded(t *testing.T) {
 		t.Fatalf("got %v, want one frame at %v", b.got, want)
 	}
 }
+
+// clipInPlace forwards every frame it receives on port 1 out of port 2
+// in place, as a full slice expression frame[:n:n] (a slice of the
+// received buffer whose capacity ends with its length).
+type clipInPlace struct{ env element.Env }
+
+func (e *clipInPlace) Attach(env element.Env, _ []element.PortInfo) { e.env = env }
+func (e *clipInPlace) Receive(p element.Port, frame []byte) {
+	if p == 1 {
+		e.env.Send(2, frame[:len(frame):len(frame)])
+	}
+}
+func (e *clipInPlace) LinkChange(element.Port, bool) {}
+
+// TestForwardClippedSliceInPlace: a slice of the received buffer whose
+// capacity was cut (frame[:n:n]) is a slice of it too, which Receive's
+// contract lets an element hand to Send. The engine recognised the buffer
+// only by the last byte of its capacity, so it recycled this one when
+// Receive returned while it was still queued, and the next Alloc's frame
+// arrived in its place.
+func TestForwardClippedSliceInPlace(t *testing.T) {
+	s := mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
+	h1, h2 := &rec{}, &rec{}
+	must(t, s.Place(0, h1))
+	must(t, s.Place(1, &clipInPlace{}))
+	must(t, s.Place(2, h2))
+	send := func(tag byte) {
+		f := h1.env.(Allocator).Alloc(1514)
+		copy(f, frameOf(1514, tag))
+		h1.env.Send(1, f)
+	}
+	s.At(0, func() { send(0xaa) })
+	s.At(14*us, func() { send(0xbb) })
+	s.RunAll()
+	if len(h2.got) != 2 {
+		t.Fatalf("h2 got %d frames, want 2", len(h2.got))
+	}
+	for i, tag := range []byte{0xaa, 0xbb} {
+		if f := h2.got[i].frame; len(f) != 1514 || f[0] != tag || f[len(f)-1] != tag {
+			t.Errorf("frame %d arrived as %d bytes %#x..%#x, want 1514 bytes of %#x", i, len(f), f[0], f[len(f)-1], tag)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/topo"
@@ -820,10 +821,17 @@ const poolCap = 2000
 const maxPool = 1 << 14
 
 // sameBuffer reports whether b is a slice of the array of a pooled buffer
-// p: slices of one array share the last element of its capacity (an
-// element that strips a header forwards frame[4:]).
+// p (which starts its array, having its whole capacity): whether b's
+// first element lies in it. Any slice counts: frame[4:] (a header
+// stripped), frame[:n], and frame[:n:n] too, whose capacity no longer
+// ends with the array's.
 func sameBuffer(b, p []byte) bool {
-	return cap(b) > 0 && cap(b) <= cap(p) && &b[:cap(b)][cap(b)-1] == &p[:cap(p)][cap(p)-1]
+	if cap(b) == 0 || cap(p) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	x := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return x >= lo && x-lo < uintptr(cap(p))
 }
 
 func (s *Sim) recycle(b []byte) {
