@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/topo"
+	"golang.org/x/sys/unix"
 )
 
 // Link delay without netem (this kernel has none): a port of a node that
@@ -241,9 +242,12 @@ func (p *delayedPort) reader() {
 		if errors.Is(err, os.ErrClosed) {
 			return
 		}
-		if err != nil {
+		if err != nil && !errors.Is(err, errOversize) && !errors.Is(err, errRunt) && !errors.Is(err, unix.ENETDOWN) {
 			// passed on in order; back off as the runner's reader does
-			// rather than spin on an error that repeats
+			// rather than spin on an error that repeats. Not after a
+			// frame refused (oversize, runt) or the link's ENETDOWN,
+			// which the runner's reader takes without a pause: the
+			// next frame is read at once, with a delay or without.
 			time.Sleep(10 * time.Millisecond)
 		}
 	}

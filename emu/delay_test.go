@@ -339,3 +339,34 @@ func TestSetLinkLosesFramesInFlight(t *testing.T) {
 		t.Fatal("the frame in flight when the link failed is not counted as lost (rx_link_down)")
 	}
 }
+
+// TestDelayedReaderNoStallOnOversize: a frame too large for the port (or
+// a runt) is counted and the next one read at once, as the runner's own
+// reader does on an undelayed port. The delayed port's reader slept 10 ms
+// after each, as after a socket error, so a few jumbo frames from a host
+// stalled the port's reads (and the socket buffer overflowed meanwhile)
+// only when the link had a delay.
+func TestDelayedReaderNoStallOnOversize(t *testing.T) {
+	in := newFakeIO()
+	p := newDelayedPort(in, MinDelay, true)
+	defer p.Close()
+	const oversize = 8
+	t0 := time.Now()
+	for range oversize {
+		in.in <- make([]byte, maxFrame+1)
+	}
+	in.in <- []byte{7}
+	buf := make([]byte, maxFrame+4)
+	for i := range oversize {
+		if _, err := p.ReadFrame(buf); !errors.Is(err, errOversize) {
+			t.Fatalf("read %d: %v, want errOversize", i, err)
+		}
+	}
+	if n, err := p.ReadFrame(buf); err != nil || n != 1 || buf[0] != 7 {
+		t.Fatalf("read after the oversize frames: %v %v, want the 1-byte frame", buf[:n], err)
+	}
+	// Without stalls: the delay and some scheduling; with them, 80 ms.
+	if el := time.Since(t0); el >= oversize*10*time.Millisecond*3/4 {
+		t.Errorf("the frame after %d oversize ones took %v to come through: the reader stalled after each", oversize, el)
+	}
+}
