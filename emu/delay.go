@@ -56,7 +56,11 @@ type delayLine struct {
 	// gen counts flushes: an item queued before the last one, popped
 	// and waiting for its due time meanwhile, is dropped too.
 	gen     uint64
-	flushed atomic.Uint64 // frames dropped by flush
+	flushed atomic.Uint64 // frames dropped by flush, or read while down
+	// down: the link failed and is not repaired yet (setDown): the line
+	// takes nothing, as a down interface takes nothing (a frame queued
+	// then was written after a repair faster than the delay).
+	down bool
 }
 
 func newDelayLine() *delayLine {
@@ -66,11 +70,11 @@ func newDelayLine() *delayLine {
 }
 
 // push queues a frame (copied) or an error; it reports false when the
-// line is full or closed.
+// line is full, closed or down.
 func (d *delayLine) push(it delayed) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed || d.bytes+len(it.frame) > maxDelayedBytes || len(d.q) >= maxDelayedFrames {
+	if d.closed || d.down || d.bytes+len(it.frame) > maxDelayedBytes || len(d.q) >= maxDelayedFrames {
 		return false
 	}
 	it.gen = d.gen
@@ -154,10 +158,24 @@ func sleepUntil(t time.Time, done <-chan struct{}) bool {
 	return true
 }
 
+// setDown makes the line refuse frames (the link failed) or take them
+// again (repaired).
+func (d *delayLine) setDown(down bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.down = down
+}
+
 func (d *delayLine) isClosed() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.closed
+}
+
+func (d *delayLine) isDown() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.down
 }
 
 func (d *delayLine) close() {
@@ -236,7 +254,11 @@ func (p *delayedPort) reader() {
 				return // the port was closed, whatever error its read gave
 			}
 			if err == nil {
-				p.inFull.Add(1) // full: dropped, as a full queue does
+				if p.in.isDown() {
+					p.in.flushed.Add(1) // read as the link failed: lost with it
+				} else {
+					p.inFull.Add(1) // full: dropped, as a full queue does
+				}
 			}
 		}
 		if errors.Is(err, os.ErrClosed) {
@@ -269,9 +291,14 @@ func (p *delayedPort) ReadFrame(buf []byte) (int, error) {
 }
 
 // WriteFrame implements frameIO: the frame is copied and sent after the
-// delay.
+// delay. While the link is down (setDown) it is refused
+// with ENETDOWN, as a write to the down interface is, and the runner
+// counts it tx_link_down.
 func (p *delayedPort) WriteFrame(frame []byte) error {
 	if !p.out.push(delayed{due: time.Now().Add(p.delay), frame: append([]byte(nil), frame...)}) {
+		if p.out.isDown() {
+			return unix.ENETDOWN
+		}
 		return errDelayFull
 	}
 	return nil
@@ -285,6 +312,18 @@ func (p *delayedPort) flush() {
 	p.out.flush()
 	if p.in != nil {
 		p.in.flush()
+	}
+}
+
+// setDown makes the port's lines refuse frames while its link is down
+// (a write fails with ENETDOWN, as on the down interface), and take them
+// again once it is repaired. A frame the element sent after the failure
+// (before it was told) was queued, and written to the far end after a
+// repair that came within the delay.
+func (p *delayedPort) setDown(down bool) {
+	p.out.setDown(down)
+	if p.in != nil {
+		p.in.setDown(down)
 	}
 }
 

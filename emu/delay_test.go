@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestDelayedPortOrderAndDelay: written frames reach the wire after the
@@ -368,5 +370,52 @@ func TestDelayedReaderNoStallOnOversize(t *testing.T) {
 	// Without stalls: the delay and some scheduling; with them, 80 ms.
 	if el := time.Since(t0); el >= oversize*10*time.Millisecond*3/4 {
 		t.Errorf("the frame after %d oversize ones took %v to come through: the reader stalled after each", oversize, el)
+	}
+}
+
+// TestSetLinkDelayedPortRefusesWhileDown: between a link's failure and its
+// repair, a delayed port takes no frame, as the down interface takes none
+// (a write fails with ENETDOWN, counted tx_link_down). The element learns
+// of the failure a moment after the interfaces go down, and what it sent
+// meanwhile was queued behind the flush and written to the far end after
+// a repair that came within the delay, as if the link had carried it.
+func TestSetLinkDelayedPortRefusesWhileDown(t *testing.T) {
+	needRoot(t)
+	var fabrics []*testFabric
+	l := upLab(t, star(t, 2), "learn", Options{Registry: testRegistry(t, &fabrics), Delay: 2 * time.Second})
+	s1, _ := l.node("s1")
+	var port int
+	for _, lk := range l.Status().Links {
+		if lk.A == "s1" && lk.B == "h1" {
+			port = lk.APort
+		} else if lk.B == "s1" && lk.A == "h1" {
+			port = lk.BPort
+		}
+	}
+	dp, ok := s1.run.ios[port-1].(*delayedPort)
+	if !ok {
+		t.Fatalf("s1 port %d toward h1 is no delayed port", port)
+	}
+	if err := l.SetLink("h1", "s1", false); err != nil {
+		t.Fatal(err)
+	}
+	// A frame s1's element sends before it is told (its Send writes to
+	// the port while the runner still has the port up).
+	frame := make([]byte, 60)
+	copy(frame, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	if err := dp.WriteFrame(frame); !errors.Is(err, unix.ENETDOWN) {
+		t.Errorf("a write to the delayed port of a failed link: %v, want ENETDOWN", err)
+	}
+	dp.out.mu.Lock()
+	held := len(dp.out.q)
+	dp.out.mu.Unlock()
+	if held != 0 {
+		t.Errorf("the failed link's delay line holds %d frames, to be written after a repair", held)
+	}
+	if err := l.SetLink("h1", "s1", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := dp.WriteFrame(frame); err != nil {
+		t.Errorf("a write to the delayed port of the repaired link: %v", err)
 	}
 }

@@ -829,12 +829,21 @@ func (l *Lab) SetLink(a, b string, up bool) error {
 			for _, e := range []topo.End{lk.A, lk.B} {
 				if r := l.nodes[e.Node].run; r != nil {
 					if dp, ok := r.ios[e.Port-1].(*delayedPort); ok {
+						dp.setDown(true) // first: nothing queued behind the flush
 						dp.flush()
 					}
 				}
 			}
 		}
 		if up {
+			// The delayed ports take frames again, as the interfaces do.
+			for _, e := range []topo.End{lk.A, lk.B} {
+				if r := l.nodes[e.Node].run; r != nil {
+					if dp, ok := r.ios[e.Port-1].(*delayedPort); ok {
+						dp.setDown(false)
+					}
+				}
+			}
 			// Carrier and the qdisc come back through the kernel's link
 			// watch, up to a second later; frames sent before are lost.
 			// Return only when both ends really pass traffic.
