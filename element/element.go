@@ -114,11 +114,12 @@ type Element interface {
 	Attach(env Env, ports []PortInfo)
 	// Receive delivers a frame that arrived on port p. frame is valid only
 	// until Receive returns: an element that keeps it (or any part of it)
-	// must copy it. It may instead hand it on to one Send, whole or a
-	// slice of it (forwarding in place, a header stripped or rewritten in
-	// its bytes): the engine owns the bytes again from that call, as it
-	// owns any frame given to Send, and the element must not touch them
-	// after it.
+	// must copy it. It may instead hand it on to Send, whole or a slice
+	// of it (forwarding in place, a header stripped or rewritten in its
+	// bytes): the engine owns the bytes again from that call, as it owns
+	// any frame given to Send, and the element must not change them after
+	// it. Sending the same bytes on more ports (a flood in place) is
+	// allowed: the engines send each as it was at its Send.
 	Receive(p Port, frame []byte)
 	// LinkChange reports that port p's link went down (up == false) or came
 	// back.

@@ -47,11 +47,18 @@ type Allocator interface {
 }
 
 func (s *Sim) send(n int32, p element.Port, frame []byte) {
-	if s.rx.buf != nil && sameBuffer(frame, s.rx.buf) {
+	switch {
+	case s.rx.buf != nil && sameBuffer(frame, s.rx.buf):
 		// The element forwards the frame it is receiving, in place: the
 		// engine owns the bytes again through this Send, and must not
 		// recycle them when Receive returns.
-		s.rx.buf = nil
+		s.rx.handed, s.rx.buf = s.rx.buf, nil
+	case s.rx.handed != nil && sameBuffer(frame, s.rx.handed):
+		// The same buffer again (flooded in place, which the emulator
+		// takes, since its Send writes before returning): it is queued
+		// already, so this one goes as a copy, or both deliveries would
+		// recycle the one buffer.
+		frame = append(s.alloc(len(frame))[:0], frame...)
 	}
 	nd := &s.nodes[n]
 	if p < 1 || int(p) > len(nd.ports) {

@@ -165,3 +165,47 @@ func TestForwardClippedSliceInPlace(t *testing.T) {
 		}
 	}
 }
+
+// floodInPlace sends the frame it receives on port 1 back out of port 1
+// and on out of port 2, the same buffer both times.
+type floodInPlace struct{ env element.Env }
+
+func (e *floodInPlace) Attach(env element.Env, _ []element.PortInfo) { e.env = env }
+func (e *floodInPlace) Receive(p element.Port, frame []byte) {
+	if p == 1 {
+		e.env.Send(1, frame)
+		e.env.Send(2, frame)
+	}
+}
+func (e *floodInPlace) LinkChange(element.Port, bool) {}
+
+// TestFloodReceivedBufferInPlace: an element that sends the buffer it is
+// receiving on two ports (the emulator takes that: its Send writes before
+// returning) gets two frames. The engine took only the first Send as the
+// hand-back, so both deliveries recycled the one buffer, the pool held it
+// twice, and two frames allocated later shared it: the second overwrote
+// the first in flight. A second Send of the received buffer now sends a
+// copy.
+func TestFloodReceivedBufferInPlace(t *testing.T) {
+	s := mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
+	h1, h2 := &rec{}, &rec{}
+	must(t, s.Place(0, h1))
+	must(t, s.Place(1, &floodInPlace{}))
+	must(t, s.Place(2, h2))
+	send := func(tag byte) {
+		f := h1.env.(Allocator).Alloc(1514)
+		copy(f, frameOf(1514, tag))
+		h1.env.Send(1, f)
+	}
+	s.At(0, func() { send(0xaa) })
+	s.At(100*us, func() { send(0xbb); send(0xcc) })
+	s.RunAll()
+	if len(h2.got) != 3 {
+		t.Fatalf("h2 got %d frames, want 3", len(h2.got))
+	}
+	for i, tag := range []byte{0xaa, 0xbb, 0xcc} {
+		if f := h2.got[i].frame; len(f) != 1514 || f[0] != tag || f[len(f)-1] != tag {
+			t.Errorf("frame %d arrived as %d bytes %#x..%#x, want 1514 bytes of %#x", i, len(f), f[0], f[len(f)-1], tag)
+		}
+	}
+}

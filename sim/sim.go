@@ -160,6 +160,9 @@ type rxContext struct {
 	// engine recycles when Receive returns unless the element handed it
 	// back with Send (forwarding it in place): it is queued then.
 	buf []byte
+	// handed is buf once the element has sent it: a second Send of it
+	// sends a copy.
+	handed []byte
 }
 
 type node struct {
