@@ -1090,10 +1090,18 @@ func (a *Agent) fabricControl(src wire.MAC, payload []byte, frameLen int) {
 			a.c.Inc("drop_forged_reply")
 			return
 		}
+		if !switchPort(m.SrcPort) || !switchPort(m.DstPort) || !linkPortsOK(m.Links) {
+			a.c.Inc("drop_bad_control")
+			return
+		}
 		a.pathReply(m)
 	case *wire.DumbNetTopoPatch:
 		if !a.haveCtrl || src != a.ctrlMAC {
 			a.c.Inc("drop_forged_patch")
+			return
+		}
+		if !linkPortsOK(m.Links) {
+			a.c.Inc("drop_bad_control")
 			return
 		}
 		a.topoPatch(m)
@@ -1355,6 +1363,22 @@ func (a *Agent) pathReply(m *wire.DumbNetPathReply) {
 // switchPort reports whether a notification's port can exist: a port is
 // named by a one-byte tag.
 func switchPort(p uint16) bool { return p >= 1 && p <= maxSwitchPort }
+
+// linkPortsOK reports whether every link of a path reply or patch joins
+// ports a tag can name. The controller never sends another; a forged
+// message with the controller's MAC could, and the TopoCache keeps each
+// switch's ports in a table as long as its highest port number: one reply
+// of 1,000 links naming port 65,535 of new switches cost 1.5 GB, and a
+// host port above 254 became a tag naming another port, or 0, the ID
+// query (TestPathReplyPortsChecked).
+func linkPortsOK(ls []wire.DumbNetLink) bool {
+	for _, l := range ls {
+		if !switchPort(l.APort) || !switchPort(l.BPort) {
+			return false
+		}
+	}
+	return true
+}
 
 // unknownSwitch reports whether a notification names a switch that the
 // controller on this host does not know, with its view complete (no
