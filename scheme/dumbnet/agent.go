@@ -960,7 +960,12 @@ func (a *Agent) fromFabric(p element.Port, frame []byte) {
 		a.deliver(out)
 	case wire.EtherTypeMPLS:
 		out, err := wire.DumbNetMPLSStrip(slices.Clone(frame))
-		if err != nil {
+		switch {
+		case errors.Is(err, wire.ErrNotAtEnd):
+			// Labels left, as a tag stack with tags left (§5.1).
+			a.c.Inc("drop_not_at_end")
+			return
+		case err != nil:
 			a.c.Inc("drop_malformed")
 			return
 		}

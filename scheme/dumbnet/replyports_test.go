@@ -83,3 +83,25 @@ func TestForgedReplyBoundsMemory(t *testing.T) {
 		t.Fatalf("one forged reply made the cache hold %d port entries", ports)
 	}
 }
+
+// TestMPLSLabelsLeftNotAtEnd: an MPLS frame that reaches a host with
+// labels left is dropped as a tagged one is (§5.1: the agent "checks if
+// the remaining tag is ∅ ... Otherwise, the agent drops the packet") and
+// counted alike, drop_not_at_end; it was counted drop_malformed, as if
+// its stack could not be read.
+func TestMPLSLabelsLeftNotAtEnd(t *testing.T) {
+	a, env := newTestAgent()
+	ip := make([]byte, 40)
+	ip[0] = 0x45
+	f, err := wire.DumbNetMPLSPush(wire.AppendEthernet(nil, macA, macB, wire.EtherTypeIPv4, ip), []uint8{2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, f, err = wire.DumbNetMPLSPop(f); err != nil { // one switch hop of two
+		t.Fatal(err)
+	}
+	a.Receive(1, f)
+	if c := a.Counters(); c["drop_not_at_end"] != 1 || c["drop_malformed"] != 0 || c["rx_data"] != 0 || len(env.take()) != 0 {
+		t.Fatalf("MPLS frame with a label left: %v", c)
+	}
+}
