@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -81,7 +82,8 @@ last column says whether this run met it.
 A row that exceeds --timeout is killed and reported as a timeout in the table
 (a measurement: the command still exits 0). The baseline must finish: if it
 does not, the rows are still reported, without ratios, and the command exits
-1. See docs/performance.md for the checked-in figures.`,
+1. Ctrl-C or SIGTERM kills the row being measured and reports nothing
+(exit 1). See docs/performance.md for the checked-in figures.`,
 		Example: `  edgefabric bench spain-plan --quick
   edgefabric bench spain-plan --rows 'fattree(8)' --json
   edgefabric bench spain-plan --trials 10 --timeout 5m`,
@@ -128,23 +130,44 @@ does not, the rows are still reported, without ratios, and the command exits
 			common := []string{"--trials", strconv.Itoa(trials), "--ties", ties, "--seed", strconv.FormatUint(seed, 10), "--json"}
 			rep := benchReport{Name: "spain-plan", Command: "edgefabric plan spain SPEC " + strings.Join(common, " "),
 				Trials: trials, Ties: ties, Goal: 10}
+			// A signal stops the row being measured (its process is
+			// killed, its plan file removed) and the bench with it,
+			// exit 1: the child ran on alone for up to --timeout, and
+			// its temporary file stayed.
+			ctx, stop := stopContext()
+			defer stop()
 			progress := func(r benchRun) {
 				if !asJSON {
 					fmt.Fprintf(c.ErrOrStderr(), "%s: %s, %.1f s\n", r.Name, r.Status, r.Wall)
 				}
 			}
+			interrupted := func() error {
+				if ctx.Err() == nil {
+					return nil
+				}
+				return errors.New("bench: interrupted; nothing reported")
+			}
 			base := func() {
-				r := benchChild(exe, "baseline FatTree(16)", benchBaseline, common, timeout)
+				r := benchChild(ctx, exe, "baseline FatTree(16)", benchBaseline, common, timeout)
 				progress(r)
 				rep.Baseline = append(rep.Baseline, r)
 			}
 			base()
 			for _, t := range sel {
-				r := benchChild(exe, t.Name, t.Spec, common, timeout)
+				if err := interrupted(); err != nil {
+					return err
+				}
+				r := benchChild(ctx, exe, t.Name, t.Spec, common, timeout)
 				progress(r)
 				rep.Rows = append(rep.Rows, r)
 			}
+			if err := interrupted(); err != nil {
+				return err
+			}
 			base()
+			if err := interrupted(); err != nil {
+				return err
+			}
 			// A row that runs out of time is a measurement (the table
 			// says so); a baseline that does leaves no ratios, which are
 			// what the benchmark is for: the rows are still reported,
@@ -189,11 +212,18 @@ does not, the rows are still reported, without ratios, and the command exits
 
 // benchChild runs one plan in a child process and measures it from the
 // outside: wall clock, and CPU time and peak RSS from the kernel's rusage.
-func benchChild(exe, name, spec string, common []string, timeout time.Duration) benchRun {
+// When parent ends (a signal), the child is killed; so it is when this
+// process dies, by its parent-death signal.
+func benchChild(parent context.Context, exe, name, spec string, common []string, timeout time.Duration) benchRun {
 	r := benchRun{Name: name, Spec: spec}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, append([]string{"plan", "spain", spec}, common...)...)
+	// The parent-death signal is sent when the thread that started the
+	// child ends: keep it until the child has been waited for.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	// The plan's JSON lists every VLAN (hundreds of MB on the big rows).
 	// It goes to a file and is read back as a token stream: a bench that
 	// held it in memory would grow, and a child's peak RSS starts at its
@@ -217,6 +247,9 @@ func benchChild(exe, name, spec string, common []string, timeout time.Duration) 
 		}
 	}
 	switch {
+	case parent.Err() != nil:
+		r.Status = "interrupted"
+		return r
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		r.Status = "timeout"
 		return r

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -249,7 +250,7 @@ func TestBenchChildFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := benchChild(exe, "odd", "fattree:3", []string{"--trials", "1", "--json"}, time.Minute)
+	r := benchChild(context.Background(), exe, "odd", "fattree:3", []string{"--trials", "1", "--json"}, time.Minute)
 	if want := `failed: edgefabric: topo: spec "fattree:3": p: bad value: must be even and at least 2, got 3`; r.Status != want || r.Name != "odd" || r.Spec != "fattree:3" || r.Paths != 0 {
 		t.Errorf("got %+v\nwant status %q", r, want)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -254,7 +255,7 @@ tail -n 1 "$TMPDIR/times" | awk '{ split($1, u, "m"); split($2, s, "m"); printf 
 	if err := os.Chmod(script, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := benchChild(script, "fake", "x", nil, time.Minute)
+	r := benchChild(context.Background(), script, "fake", "x", nil, time.Minute)
 	if r.Status != "ok" {
 		t.Fatalf("the stand-in planner: %+v", r)
 	}
