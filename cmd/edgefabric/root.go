@@ -192,6 +192,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := &outWriter{w: stdout}
 	setOutput(root, out, stderr)
 	err := root.Execute()
+	reportPeakRSS() // to bench, when it runs this process as a row
 	if err == nil && out.err != nil {
 		// The human-readable reports print with fmt.Fprint*, which
 		// nobody checks: a report that did not reach stdout (a full
