@@ -164,6 +164,13 @@ See docs/spain-plan.md.`,
 					return err
 				}
 			}
+			// Until the files are written (which a signal stops in
+			// order), a signal removes the directory --out made.
+			unguard := func() {}
+			if outDir != "" {
+				unguard = undoOnSignal(undo)
+			}
+			defer func() { unguard() }()
 			g, err := topoF.resolve(args[0])
 			if err != nil {
 				return err
@@ -208,6 +215,8 @@ See docs/spain-plan.md.`,
 				// stops the write, which removes its temporary files;
 				// before and after, signals keep their default action.
 				ctx, stop := stopContext()
+				unguard()
+				unguard = func() {}
 				removed, err := p.WriteDirContext(ctx, outDir, ncp, withPaths)
 				interrupted := ctx.Err() != nil
 				stop()

@@ -108,7 +108,14 @@ Reproductions:
 			if !quiet && !asJSON {
 				opt.Progress = func(s string) { fmt.Fprintln(c.ErrOrStderr(), s) }
 			}
+			// A run that reads no context: a signal removes the --out
+			// directory it made, as for plan spain.
+			unguard := func() {}
+			if !r.Emu && outDir != "" {
+				unguard = undoOnSignal(undo)
+			}
 			rep, err := r.Run(opt)
+			unguard()
 			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 				// Ctrl-C or a stop signal. Run took the labs down as it
 				// returned; a teardown that failed is joined to the error.

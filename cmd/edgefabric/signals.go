@@ -32,3 +32,39 @@ func stopContext() (context.Context, context.CancelFunc) {
 	}
 	return signal.NotifyContext(context.Background(), sigs...)
 }
+
+// undoOnSignal runs undo when a stop signal (as stopContext's) arrives
+// before the returned stop is called, then dies of that signal as it
+// would have: it guards the directories an --out or --pcap flag made
+// while a computation that reads no context runs (plan spain, a
+// simulator run or reproduction), which a Ctrl-C left behind.
+func undoOnSignal(undo func()) (stop func()) {
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		select {
+		case s := <-ch:
+			undo()
+			signal.Reset(s)
+			if sig, ok := s.(syscall.Signal); ok {
+				syscall.Kill(os.Getpid(), sig)
+			}
+			select {} // the signal's default action ends the process
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+		<-finished
+	}
+}
