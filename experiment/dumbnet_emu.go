@@ -409,12 +409,17 @@ func (s rttStats) shareAtLeast(ms float64) float64 {
 	return float64(len(s.rtt)-i) / float64(len(s.rtt))
 }
 
+// median is the median of v: its middle value, or the mean of the two
+// middle values when v has an even length; NaN when v is empty.
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
 	}
 	s := slices.Sorted(slices.Values(v))
-	return s[(len(s)-1)/2]
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // allPairsProbe sends, from every host to every other host at once,

@@ -80,7 +80,7 @@ func TestRTTStats(t *testing.T) {
 	if got := s.shareAtLeast(8.5); got != 0.2 {
 		t.Errorf("shareAtLeast(8.5) = %g", got)
 	}
-	if !math.IsNaN((rttStats{}).quantile(0.5)) || !math.IsNaN(median(nil)) || median([]float64{3, 1, 2, 4}) != 2 {
+	if !math.IsNaN((rttStats{}).quantile(0.5)) || !math.IsNaN(median(nil)) || median([]float64{3, 1, 2, 4}) != 2.5 || median([]float64{5, 1, 3}) != 3 || median([]float64{0.3, 0.2}) != 0.25 {
 		t.Error("empty or even-length medians")
 	}
 }
