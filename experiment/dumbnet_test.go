@@ -134,7 +134,9 @@ func TestDumbNetFig11(t *testing.T) {
 	ms := func(i int) float64 { return value(t, r, names[i], "ms", false) }
 	// Notifications within microseconds, the patch one 50-ms probe
 	// timeout after the failure; medians and maxima over the hosts, exact.
-	for i, want := range []float64{0.0031728, 0.0042304, 50.0160944, 50.0168336} {
+	// 24 hosts are patched (the controller's own patches itself): the
+	// median is the mean of the 12th and 13th, not the 13th (50.0160944).
+	for i, want := range []float64{0.0031728, 0.0042304, 50.0160608, 50.0168336} {
 		if got := ms(i); math.Abs(got-want) > 1e-9 {
 			t.Errorf("%s: %v ms, want %v", names[i], got, want)
 		}
