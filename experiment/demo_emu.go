@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -43,7 +44,8 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	}()
 
 	var fab *dumbnet.Fabric
-	reg, err := dumbnetRegistry(&fab)
+	var ctrlStart atomic.Int64 // element time at which discovery started
+	reg, err := dumbnetRegistry(&fab, &ctrlStart)
 	if err != nil {
 		return err
 	}
@@ -69,7 +71,7 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 	if got == nil {
 		return fmt.Errorf("demo: the controller reports no topology")
 	}
-	rep.DiscoveryMS = float64(c.DoneAt()) / float64(element.Millisecond)
+	rep.DiscoveryMS = discoveryMS(c, &ctrlStart)
 	if len(got.Diff(want)) > 0 {
 		later, waited, err := awaitTopology(ctx, c, want)
 		if err != nil {
@@ -270,15 +272,59 @@ func demoEmu(ctx context.Context, g *topo.Graph, o DemoOptions, rep *DemoReport,
 
 // dumbnetRegistry is a registry holding the one scheme dumbnet, whose
 // fabric, once the lab builds it, *fab holds (the controller is read from
-// it).
-func dumbnetRegistry(fab **dumbnet.Fabric) (*scheme.Registry, error) {
+// it). With start set, the controller's agent stores there the element
+// time at which it is attached, when its discovery starts: an emulator
+// lab's element clock runs from the start of the lab's build
+// (namespaces, veths), not from the elements' start, so the controller's
+// DoneAt counts the build too.
+func dumbnetRegistry(fab **dumbnet.Fabric, start *atomic.Int64) (*scheme.Registry, error) {
 	reg := &scheme.Registry{}
 	err := reg.Register(scheme.Scheme{Name: "dumbnet", New: func(g *topo.Graph, so scheme.Options) (scheme.Fabric, error) {
 		f, err := dumbnet.New(g, so)
 		*fab = f
-		return f, err
+		if err != nil || start == nil {
+			return f, err
+		}
+		return clockedFabric{f, start}, nil
 	}})
 	return reg, err
+}
+
+// discoveryMS is how long c's first discovery took, in ms, from the
+// controller's start (start, the element time its agent was attached
+// at), as in the simulator, whose clock starts with the elements: not
+// from the start of the emulator lab's build, which the element clock
+// counts from.
+func discoveryMS(c *dumbnet.Controller, start *atomic.Int64) float64 {
+	return float64(c.DoneAt()-element.Time(start.Load())) / float64(element.Millisecond)
+}
+
+// clockedFabric is DumbNet's fabric whose controller's agent notes, in
+// *start, the element time at which it is attached. Every other method
+// (SettleTime, Ready) is the fabric's own.
+type clockedFabric struct {
+	*dumbnet.Fabric
+	start *atomic.Int64
+}
+
+func (f clockedFabric) Element(n topo.NodeID) element.Element {
+	e := f.Fabric.Element(n)
+	if a, ok := e.(*dumbnet.Agent); ok && n == f.ControllerNode() {
+		return &attachClock{a, f.start}
+	}
+	return e
+}
+
+// attachClock is an agent that stores the time it is attached at; its
+// other methods (Receive, LinkChange, Counters, ...) are the agent's.
+type attachClock struct {
+	*dumbnet.Agent
+	at *atomic.Int64
+}
+
+func (a *attachClock) Attach(env element.Env, ports []element.PortInfo) {
+	a.at.Store(int64(env.Now()))
+	a.Agent.Attach(env, ports)
 }
 
 // awaitTopology waits, up to lateHostWait, until c's topology is want:

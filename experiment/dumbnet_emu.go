@@ -330,7 +330,7 @@ func withEmuLabSlot(ctx context.Context, opt Options, g *topo.Graph, spec string
 	reg := &scheme.Registry{}
 	switch {
 	case f.scheme == "dumbnet":
-		if reg, err = dumbnetRegistry(&fab); err != nil {
+		if reg, err = dumbnetRegistry(&fab, nil); err != nil {
 			return err
 		}
 	case f.relay:
