@@ -250,7 +250,7 @@ func dumbnetFig10(opt Options, run fig10Run) (*Report, error) {
 				r.Notes = append(r.Notes, fmt.Sprintf("DumbNet's first packets wait %.3f ms less than the no-op path's (median against median): there every pair's first request is preceded by an ARP broadcast that the Go bridges flood to every host, %d of them at once through user-space forwarders and relays, where DumbNet's agents answer ARP themselves and ask the controller once per destination. The paper's no-op DPDK path crossed hardware switches, for which such a flood is cheap.", -d, len(g.Nodes(topo.Host))*(len(g.Nodes(topo.Host))-1)))
 			}
 		}
-		r.Notes = append(r.Notes, fmt.Sprintf("DumbNet's packets at 20 ms or more: %.2f %%, the paper's 0.5 %%. A pair's first packet is 1 %% of its packets, and ours all wait (both directions of every pair start at the same instant); the paper does not say why its share is half that.", 100*dn.shareAtLeast(20)))
+		r.Notes = append(r.Notes, fmt.Sprintf("DumbNet's packets at 20 ms or more: %.2f %%, the paper's 0.5 %%. A pair's first packet is %.3g %% of its packets, and ours all wait (both directions of every pair start at the same instant); the paper does not say why its share is %.3g times that.", 100*dn.shareAtLeast(20), 100/float64(run.packets), 0.5*float64(run.packets)/100))
 	}
 	return r, nil
 }

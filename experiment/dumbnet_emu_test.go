@@ -126,6 +126,13 @@ func TestDumbNetFig10Emu(t *testing.T) {
 	if *dn["ge20"].Paper != 0.5 || dn["p50"].Paper != nil {
 		t.Errorf("paper values %v", dn)
 	}
+	// 5 requests per pair: a pair's first is 20 % of them (the note said
+	// 1 %, true of the default 100 only).
+	if !slices.ContainsFunc(r.Notes, func(n string) bool {
+		return strings.Contains(n, "A pair's first packet is 20 % of its packets") && strings.Contains(n, "why its share is 0.025 times that")
+	}) {
+		t.Errorf("notes %q", r.Notes)
+	}
 	noReproLabs(t)
 }
 
