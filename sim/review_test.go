@@ -209,3 +209,51 @@ func TestFloodReceivedBufferInPlace(t *testing.T) {
 		}
 	}
 }
+
+// dropThenFlood sends the frame it receives on port 1 in place on a port
+// that does not exist (dropped at once), allocates a frame of its own,
+// then sends the received frame, still in place, out of port 2.
+type dropThenFlood struct{ env element.Env }
+
+func (e *dropThenFlood) Attach(env element.Env, _ []element.PortInfo) { e.env = env }
+func (e *dropThenFlood) Receive(p element.Port, frame []byte) {
+	if p != 1 {
+		return
+	}
+	e.env.Send(9, frame)
+	own := e.env.(Allocator).Alloc(len(frame))
+	for i := range own {
+		own[i] = 0xee
+	}
+	e.env.Send(1, own)
+	e.env.Send(2, frame)
+}
+func (e *dropThenFlood) LinkChange(element.Port, bool) {}
+
+// TestDroppedInPlaceSendNotRecycledMidReceive: a received buffer sent in
+// place and dropped at once (no such port, link down) went back to the
+// pool while Receive still ran and the element could still send it on
+// another port (a flood in place); the element's next Alloc got the same
+// array, and the frame it wrote there replaced the flooded one.
+func TestDroppedInPlaceSendNotRecycledMidReceive(t *testing.T) {
+	s := mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
+	h1, h2 := &rec{}, &rec{}
+	must(t, s.Place(0, h1))
+	must(t, s.Place(1, &dropThenFlood{}))
+	must(t, s.Place(2, h2))
+	s.At(0, func() {
+		f := h1.env.(Allocator).Alloc(1514)
+		copy(f, frameOf(1514, 0xaa))
+		h1.env.Send(1, f)
+	})
+	s.RunAll()
+	if len(h2.got) != 1 {
+		t.Fatalf("h2 got %d frames, want 1", len(h2.got))
+	}
+	if f := h2.got[0].frame; len(f) != 1514 || f[0] != 0xaa || f[len(f)-1] != 0xaa {
+		t.Fatalf("the flooded frame arrived as %d bytes %#x..%#x, want 1514 bytes of 0xaa", len(f), f[0], f[len(f)-1])
+	}
+	if len(h1.got) != 1 || h1.got[0].frame[0] != 0xee {
+		t.Fatalf("h1 got %d frames, want the element's own", len(h1.got))
+	}
+}

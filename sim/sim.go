@@ -838,6 +838,16 @@ func sameBuffer(b, p []byte) bool {
 }
 
 func (s *Sim) recycle(b []byte) {
+	if s.rx.handed != nil && sameBuffer(b, s.rx.handed) {
+		// The received buffer, handed back in place and dropped at once
+		// (no such port, link down) while Receive still runs: the
+		// element may still send it on (a flood in place), and the next
+		// Alloc must not hand the array out under it. It is the
+		// receiver's again: recycled when Receive returns, unless sent
+		// on meanwhile.
+		s.rx.buf, s.rx.handed = s.rx.handed, nil
+		return
+	}
 	if cap(b) == poolCap && len(s.pool) < maxPool {
 		s.pool = append(s.pool, b)
 	}
