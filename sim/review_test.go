@@ -62,16 +62,7 @@ func TestForwardReceivedBufferInPlace(t *testing.T) {
 }
 
 func forwardInPlace(t *testing.T, strip int) {
-	s := mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
-	h1, h2 := &rec{}, &rec{}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, &inPlace{strip: strip}))
-	must(t, s.Place(2, h2))
-	send := func(tag byte) {
-		f := h1.env.(Allocator).Alloc(1514)
-		copy(f, frameOf(1514, tag))
-		h1.env.Send(1, f)
-	}
+	s, _, h2, send := inPlaceLine(t, &inPlace{strip: strip})
 	s.At(0, func() { send(0xaa) })
 	// s1 has received the first frame (13.208 us) and is sending it on.
 	s.At(14*us, func() { send(0xbb) })
@@ -143,27 +134,14 @@ func (e *clipInPlace) LinkChange(element.Port, bool) {}
 // Receive returned while it was still queued, and the next Alloc's frame
 // arrived in its place.
 func TestForwardClippedSliceInPlace(t *testing.T) {
-	s := mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
-	h1, h2 := &rec{}, &rec{}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, &clipInPlace{}))
-	must(t, s.Place(2, h2))
-	send := func(tag byte) {
-		f := h1.env.(Allocator).Alloc(1514)
-		copy(f, frameOf(1514, tag))
-		h1.env.Send(1, f)
-	}
+	s, _, h2, send := inPlaceLine(t, &clipInPlace{})
 	s.At(0, func() { send(0xaa) })
 	s.At(14*us, func() { send(0xbb) })
 	s.RunAll()
 	if len(h2.got) != 2 {
 		t.Fatalf("h2 got %d frames, want 2", len(h2.got))
 	}
-	for i, tag := range []byte{0xaa, 0xbb} {
-		if f := h2.got[i].frame; len(f) != 1514 || f[0] != tag || f[len(f)-1] != tag {
-			t.Errorf("frame %d arrived as %d bytes %#x..%#x, want 1514 bytes of %#x", i, len(f), f[0], f[len(f)-1], tag)
-		}
-	}
+	wantTagged(t, h2.got, 0xaa, 0xbb)
 }
 
 // floodInPlace sends the frame it receives on port 1 back out of port 1
@@ -187,27 +165,14 @@ func (e *floodInPlace) LinkChange(element.Port, bool) {}
 // the first in flight. A second Send of the received buffer now sends a
 // copy.
 func TestFloodReceivedBufferInPlace(t *testing.T) {
-	s := mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
-	h1, h2 := &rec{}, &rec{}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, &floodInPlace{}))
-	must(t, s.Place(2, h2))
-	send := func(tag byte) {
-		f := h1.env.(Allocator).Alloc(1514)
-		copy(f, frameOf(1514, tag))
-		h1.env.Send(1, f)
-	}
+	s, _, h2, send := inPlaceLine(t, &floodInPlace{})
 	s.At(0, func() { send(0xaa) })
 	s.At(100*us, func() { send(0xbb); send(0xcc) })
 	s.RunAll()
 	if len(h2.got) != 3 {
 		t.Fatalf("h2 got %d frames, want 3", len(h2.got))
 	}
-	for i, tag := range []byte{0xaa, 0xbb, 0xcc} {
-		if f := h2.got[i].frame; len(f) != 1514 || f[0] != tag || f[len(f)-1] != tag {
-			t.Errorf("frame %d arrived as %d bytes %#x..%#x, want 1514 bytes of %#x", i, len(f), f[0], f[len(f)-1], tag)
-		}
-	}
+	wantTagged(t, h2.got, 0xaa, 0xbb, 0xcc)
 }
 
 // dropThenFlood sends the frame it receives on port 1 in place on a port
@@ -236,16 +201,8 @@ func (e *dropThenFlood) LinkChange(element.Port, bool) {}
 // another port (a flood in place); the element's next Alloc got the same
 // array, and the frame it wrote there replaced the flooded one.
 func TestDroppedInPlaceSendNotRecycledMidReceive(t *testing.T) {
-	s := mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
-	h1, h2 := &rec{}, &rec{}
-	must(t, s.Place(0, h1))
-	must(t, s.Place(1, &dropThenFlood{}))
-	must(t, s.Place(2, h2))
-	s.At(0, func() {
-		f := h1.env.(Allocator).Alloc(1514)
-		copy(f, frameOf(1514, 0xaa))
-		h1.env.Send(1, f)
-	})
+	s, h1, h2, send := inPlaceLine(t, &dropThenFlood{})
+	s.At(0, func() { send(0xaa) })
 	s.RunAll()
 	if len(h2.got) != 1 {
 		t.Fatalf("h2 got %d frames, want 1", len(h2.got))
@@ -255,5 +212,34 @@ func TestDroppedInPlaceSendNotRecycledMidReceive(t *testing.T) {
 	}
 	if len(h1.got) != 1 || h1.got[0].frame[0] != 0xee {
 		t.Fatalf("h1 got %d frames, want the element's own", len(h1.got))
+	}
+}
+
+// inPlaceLine places mid between two recording hosts on a line (h1 on
+// mid's port 1, h2 on its port 2); send makes h1 send a 1514-byte frame
+// of tag bytes from the engine's pool, which mid then forwards in place.
+func inPlaceLine(t *testing.T, mid element.Element) (s *Sim, h1, h2 *rec, send func(tag byte)) {
+	t.Helper()
+	s = mustNew(t, line(t, 1, 1_000_000_000, us), Options{})
+	h1, h2 = &rec{}, &rec{}
+	must(t, s.Place(0, h1))
+	must(t, s.Place(1, mid))
+	must(t, s.Place(2, h2))
+	send = func(tag byte) {
+		f := h1.env.(Allocator).Alloc(1514)
+		copy(f, frameOf(1514, tag))
+		h1.env.Send(1, f)
+	}
+	return s, h1, h2, send
+}
+
+// wantTagged checks that got holds, in order, 1514-byte frames of the
+// given tag bytes (as many as got has, which the caller checked).
+func wantTagged(t *testing.T, got []got, tags ...byte) {
+	t.Helper()
+	for i, tag := range tags {
+		if f := got[i].frame; len(f) != 1514 || f[0] != tag || f[len(f)-1] != tag {
+			t.Errorf("frame %d arrived as %d bytes %#x..%#x, want 1514 bytes of %#x", i, len(f), f[0], f[len(f)-1], tag)
+		}
 	}
 }
