@@ -1269,17 +1269,20 @@ func TestOverlapTrimmed(t *testing.T) {
 	}
 }
 
-// TestDelayedACKOneTimer: a segment arriving while the delayed-ACK timer
-// runs (after an immediate ACK of two) starts no second timer, so the
-// next lone segment after the timer fired waits its full timeout.
-func TestDelayedACKOneTimer(t *testing.T) {
+// TestDelayedACKTimerRestarts: a lone segment's ACK waits the full
+// timeout from its own arrival, as Linux's does (its pending ACK timer is
+// cleared by every ACK sent, tcp_event_ack_sent, and the next delayed ACK
+// starts a new one): a segment arriving 1 ms after an immediate ACK of two
+// was acknowledged when the first segment's timer ran out, 38 ms after it,
+// not 40. A segment after the timer fired starts it again.
+func TestDelayedACKTimerRestarts(t *testing.T) {
 	n, a, b, _, ba := pair(t, gbps, 10*us, func(c *Config) { c.TCP.DelayedACK = true })
 	n.run(sec)
 	c, _ := establish(t, n, a, b)
 	base := c.seqOf(c.sndNxt)
 	t0 := n.now + ms
 	mark := len(ba.log)
-	for i, at := range []element.Time{0, ms, 2 * ms, 41 * ms} {
+	for i, at := range []element.Time{0, ms, 2 * ms, 50 * ms} {
 		seg := append(tcpHdr(c.key.lport, DiscardPort, base+uint32(100*i), c.rseqOf(c.rcvNxt), flagACK, nil), make([]byte, 100)...)
 		f := frameTo(a, b, protoTCP, seg)
 		n.at(t0+at, func() { b.Receive(1, f) })
@@ -1289,8 +1292,11 @@ func TestDelayedACKOneTimer(t *testing.T) {
 	for _, s := range ba.log[mark:] {
 		at = append(at, s.t-t0)
 	}
-	if len(at) != 3 || at[0] != ms || at[1] != 40*ms || at[2] != 81*ms {
-		t.Fatalf("ACKs at %v after the first segment; want 1ms, 40ms, 81ms", at)
+	if len(at) != 3 || at[0] != ms || at[1] != 42*ms || at[2] != 90*ms {
+		t.Fatalf("ACKs at %v after the first segment; want 1ms, 42ms, 90ms", at)
+	}
+	if b.Counter("tcp_delayed_ack") != 2 {
+		t.Fatalf("%v", b.Counters())
 	}
 }
 

@@ -193,8 +193,9 @@ type TCPConn struct {
 	oooBytes int
 	unacked  int // in-order segments not yet acknowledged (delayed ACK)
 	ackDue   bool
-	ackSent  int64 // the RCV.NXT the last segment with an ACK carried; -1: none yet
-	delack   bool  // delayed-ACK timer pending
+	ackSent  int64        // the RCV.NXT the last segment with an ACK carried; -1: none yet
+	delack   bool         // delayed-ACK engine timer pending
+	delackAt element.Time // when the delayed ACK is due; 0: none
 
 	txWaiting bool // parked until the NIC queue drains
 	txGrace   bool // just woken: may send one segment past a full queue
@@ -515,6 +516,7 @@ func (c *TCPConn) sendSeg(off int64, n int, flags uint8) {
 	if flags&flagACK != 0 {
 		c.ackDue = false
 		c.unacked = 0
+		c.delackAt = 0
 		c.ackSent = c.rcvNxt
 	}
 	c.segsOut++
@@ -1307,6 +1309,11 @@ func (c *TCPConn) processData(s *tcpSeg) {
 		c.ackDue = true
 		return
 	}
+	// The timeout runs from this segment, the first unacknowledged one:
+	// an ACK sent since the last arming cleared the deadline, as Linux's
+	// clears its pending timer. The engine timer is kept lazily, as the
+	// RTO's: one of an earlier deadline still pending re-arms itself.
+	c.delackAt = h.env.Now() + h.cfg.TCP.DelayedACKTimeout
 	if !c.delack {
 		c.delack = true
 		h.env.After(h.cfg.TCP.DelayedACKTimeout, c.delackFire)
@@ -1315,10 +1322,16 @@ func (c *TCPConn) processData(s *tcpSeg) {
 
 func (c *TCPConn) delackFire() {
 	c.delack = false
-	if c.unacked > 0 && c.state != StateClosed {
-		c.h.ctr.Inc("tcp_delayed_ack")
-		c.sendAck()
+	if c.delackAt == 0 || c.unacked == 0 || c.state == StateClosed {
+		return
 	}
+	if now := c.h.env.Now(); now < c.delackAt {
+		c.delack = true
+		c.h.env.After(c.delackAt-now, c.delackFire)
+		return
+	}
+	c.h.ctr.Inc("tcp_delayed_ack")
+	c.sendAck()
 }
 
 func (c *TCPConn) deliver(p []byte) {
