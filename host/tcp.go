@@ -578,8 +578,11 @@ func (c *TCPConn) push() {
 			// §4.2.3.4): wait for room for a full segment while data
 			// is in flight; with nothing in flight send what fits.
 			if flight > 0 || avail <= 0 {
-				if flight == 0 && c.sndWnd == 0 {
-					c.setRTO(c.h.env.Now() + c.rto) // persist
+				if flight == 0 && c.sndWnd == 0 && c.rtoAt == 0 {
+					// Persist, armed once: a pending deadline is not
+					// moved by every write or segment received, as
+					// Linux's tcp_check_probe_timer does not.
+					c.setRTO(c.h.env.Now() + c.rto)
 				}
 				return
 			}
