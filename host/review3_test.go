@@ -45,3 +45,34 @@ func TestPersistNotPostponedByWrites(t *testing.T) {
 		t.Fatalf("first probe at %v after the first write, want %v (the RTO); %v", at-t0, rto, a.Counters())
 	}
 }
+
+// TestWindowOpeningStartsRTO: data that leaves when a closed window opens,
+// nothing being in flight, starts the retransmission timer afresh (RFC
+// 6298 §5.1; Linux clears the probe timer, tcp_ack_probe, and arms the RTO
+// as the data leaves). The timer kept the persist deadline: a window
+// update 150 ms into a 200 ms persist wait sent the data and timed it out
+// 50 ms later, a spurious timeout that cut cwnd to one segment.
+func TestWindowOpeningStartsRTO(t *testing.T) {
+	n, a, b, ab, _ := pair(t, gbps, 10*us, nil)
+	n.run(sec)
+	c, srv := establish(t, n, a, b)
+	a.Receive(1, zeroWindow(a, b, c, srv))
+	ab.drop = func([]byte) bool { return true } // no ACK comes back
+	rto := c.RTO()
+	c.Write(10 * c.mss)
+	n.run(n.now + 150*ms)
+	open := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt), srv.rseqOf(srv.rcvNxt), flagACK, nil)
+	a.Receive(1, frameTo(b, a, protoTCP, open))
+	sent := n.now
+	if c.sndNxt != 10*c.mss {
+		t.Fatalf("SND.NXT %d after the window opened", c.sndNxt)
+	}
+	n.run(sent + rto - 1)
+	if c.Timeouts() != 0 || c.Retransmits() != 0 {
+		t.Fatalf("%d timeouts, %d retransmits before the RTO of the data sent", c.Timeouts(), c.Retransmits())
+	}
+	n.run(sent + rto)
+	if c.Timeouts() != 1 {
+		t.Fatalf("%d timeouts at the RTO of the data sent, want 1", c.Timeouts())
+	}
+}

@@ -602,7 +602,10 @@ func (c *TCPConn) push() {
 		}
 		c.sndNxt += adv
 		c.sndMax = max(c.sndMax, c.sndNxt)
-		if c.rtoAt == 0 {
+		if c.rtoAt == 0 || flight == 0 {
+			// RFC 6298 §5.1. With nothing in flight a pending
+			// deadline is the persist timer's, from before the
+			// window opened: the data's own timer starts now.
 			c.setRTO(c.h.env.Now() + c.rto)
 		}
 	}
