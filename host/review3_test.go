@@ -76,3 +76,37 @@ func TestWindowOpeningStartsRTO(t *testing.T) {
 		t.Fatalf("%d timeouts at the RTO of the data sent, want 1", c.Timeouts())
 	}
 }
+
+// TestProbeBackoffEndsWithWindow: the persist timer's backoff is the
+// probes' own; once the window opens, data is timed by the RTO it had
+// before (Linux backs off its probe timer, icsk_backoff, without
+// doubling icsk_rto, and tcp_ack_probe clears the backoff when the window
+// opens). The probes doubled the RTO itself: after a window closed for 10
+// s, the first segment lost once it opened waited 6.4 s, not 200 ms.
+func TestProbeBackoffEndsWithWindow(t *testing.T) {
+	n, a, b, ab, _ := pair(t, gbps, 10*us, nil)
+	n.run(sec)
+	c, srv := establish(t, n, a, b)
+	zeroAck := zeroWindow(a, b, c, srv)
+	a.Receive(1, zeroAck)
+	ab.drop = func(f []byte) bool {
+		if f[ethLen+9] == protoTCP {
+			n.at(n.now+20*us, func() { a.Receive(1, zeroAck) }) // refused
+		}
+		return true
+	}
+	rto := c.RTO()
+	c.Write(10 * c.mss)
+	n.run(n.now + 10*sec)
+	if a.Counter("tcp_window_probe") < 5 {
+		t.Fatalf("%d probes", a.Counter("tcp_window_probe"))
+	}
+	ab.drop = func([]byte) bool { return true } // the data is lost
+	open := tcpHdr(DiscardPort, c.key.lport, srv.seqOf(srv.sndNxt), srv.rseqOf(srv.rcvNxt), flagACK, nil)
+	a.Receive(1, frameTo(b, a, protoTCP, open))
+	sent := n.now
+	n.run(sent + rto)
+	if c.Timeouts() != 1 {
+		t.Fatalf("%d timeouts %v after the window opened (RTO %v), want 1", c.Timeouts(), rto, c.RTO())
+	}
+}

@@ -171,7 +171,9 @@ type TCPConn struct {
 	recover        int64 // RFC 6582 "recover", as the offset of the highest byte sent
 	inRecovery     bool
 	partialSeen    bool
-	probed         bool // a window probe's byte is out, not acknowledged
+	probed         bool         // a window probe's byte is out, not acknowledged
+	probeRTO       element.Time // RTO before the first window probe; 0: not probing
+	probeBackoff   int          // and its backoff
 
 	srtt, rttvar, rto element.Time
 	rttOff            int64
@@ -718,13 +720,18 @@ func (c *TCPConn) onRTO() {
 		// answers (RFC 1122 §4.2.2.17: a zero window alone MUST NOT
 		// close the connection; processAck resets the count on every
 		// answer). A probe is neither a loss nor a retransmission for
-		// congestion control or SegmentInfo.
+		// congestion control or SegmentInfo, and its backoff is undone
+		// when the window opens (processAck), as Linux backs off its
+		// probe timer without touching the RTO.
 		if int(c.consecutiveRTO) >= cfg.MaxRetries {
 			c.abort(ErrTimeout, true)
 			return
 		}
 		c.consecutiveRTO++
 		c.h.ctr.Inc("tcp_window_probe")
+		if c.probeRTO == 0 {
+			c.probeRTO, c.probeBackoff = c.rto, c.backoff
+		}
 		if c.sndMax > c.sndUna {
 			c.sendSeg(c.sndUna, 1, flagACK)
 		} else {
@@ -1077,6 +1084,11 @@ func (c *TCPConn) processAck(s *tcpSeg) bool {
 		if fresh {
 			c.sndWnd, c.sndWL1, c.sndWL2 = wnd, segOff, ackOff
 			c.maxSndWnd = max(c.maxSndWnd, wnd)
+			if wnd > 0 && c.probeRTO != 0 {
+				// The window opened: the probes' backoff ends,
+				// and data is timed by the RTO from before them.
+				c.rto, c.backoff, c.probeRTO = c.probeRTO, c.probeBackoff, 0
+			}
 		}
 	}
 	if ackOff > c.sndUna {
