@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgefabric/edgefabric/emu"
 )
@@ -20,6 +21,9 @@ const asCLI = "EDGEFABRIC_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) == "1" {
+		if os.Getenv(stallReplace) == "1" {
+			beforeReplace = func() { time.Sleep(time.Hour) }
+		}
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	// Started as a lab daemon without being asked to act as the CLI (an

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -200,7 +199,11 @@ func newTopoExportCmd() *cobra.Command {
 		Short: "Write a topology in another format",
 		Long: `export builds or loads a topology and writes it as native YAML or JSON (the
 format edgefabric reads back unchanged), Graphviz dot, a containerlab
-topology (.clab.yml) or GraphML, to standard output or to --output.`,
+topology (.clab.yml) or GraphML, to standard output or to --output.
+
+--output replaces an existing file only once the new one is complete: an
+export that fails, or Ctrl-C, leaves it as it was (and no temporary file
+beside it).`,
 		Example: `  edgefabric topo export fattree:4 > fattree4.yaml
   edgefabric topo export spain-testbed --format clab -o spain.clab.yml
   edgefabric topo export ring:5 --format dot | dot -Tsvg > ring5.svg`,
@@ -217,22 +220,8 @@ topology (.clab.yml) or GraphML, to standard output or to --output.`,
 			if out == "" || out == "-" {
 				return topo.Export(c.OutOrStdout(), g, ff)
 			}
-			w, err := os.Create(out)
-			if err != nil {
-				// A path that cannot be written is a wrong argument.
-				return badInput(fmt.Errorf("--output: %w", err))
-			}
-			if err := topo.Export(w, g, ff); err != nil {
-				w.Close()
-				// Leave no half-written topology behind, but never
-				// remove what is not a plain file (-o /dev/full as root
-				// once deleted the device).
-				if fi, serr := os.Lstat(out); serr == nil && fi.Mode().IsRegular() {
-					os.Remove(out)
-				}
-				return err
-			}
-			return w.Close()
+			// An existing file is replaced whole or not at all.
+			return writeReplacing("--output", out, func(w io.Writer) error { return topo.Export(w, g, ff) })
 		},
 	}
 	f.register(c)

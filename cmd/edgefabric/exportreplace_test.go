@@ -1,0 +1,150 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// stallReplace makes the test binary, acting as edgefabric, stop before
+// it renames a finished --output file into place (beforeReplace), so that
+// a test can signal it there.
+const stallReplace = "EDGEFABRIC_TEST_STALL_REPLACE"
+
+// dirNames lists dir's entries.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestExportFailureKeepsExistingFile: an export into an existing --output
+// file that fails half-way (past the file size limit) exits 1 and leaves
+// the file as it was, with no temporary file beside it: the file was
+// truncated, written in part, then removed.
+func TestExportFailureKeepsExistingFile(t *testing.T) {
+	t.Setenv(asCLI, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "ft.yaml")
+	const old = "name: precious\n"
+	if err := os.WriteFile(out, []byte(old), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	// ulimit -f 1: writes past 1 KB fail with EFBIG (Go ignores SIGXFSZ).
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -f 1 && exec "$0" topo export fattree:4 -o "$1"`, exe, out)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || stderr.String() != "edgefabric: write "+out+": file too large\n" {
+		t.Fatalf("exit %v, stderr %q; want 1 and file too large", err, stderr.String())
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != old {
+		t.Errorf("%s after the failed export: %q, %v; want it untouched (%q)", out, b, err, old)
+	}
+	if names := dirNames(t, dir); len(names) != 1 {
+		t.Errorf("left in the directory: %q, want ft.yaml alone", names)
+	}
+}
+
+// TestExportReplacesWhole: a successful export replaces an existing file's
+// content, keeps its permissions, and writes through a symbolic link
+// (the link stays a link), leaving nothing else in the directory.
+func TestExportReplacesWhole(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.yaml")
+	if err := os.WriteFile(out, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	if err := os.Symlink("r.yaml", link); err != nil {
+		t.Fatal(err)
+	}
+	_, want, _ := topoCLI("topo", "export", "ring:3")
+	for _, p := range []string{out, link} {
+		os.WriteFile(out, []byte("old\n"), 0o640)
+		if code, _, e := topoCLI("topo", "export", "ring:3", "-o", p); code != 0 {
+			t.Fatalf("-o %s: exit %d: %s", p, code, e)
+		}
+		if b, err := os.ReadFile(out); err != nil || string(b) != want {
+			t.Errorf("-o %s: %s holds %q, %v; want the export", p, out, b, err)
+		}
+		if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("-o %s: %s: %v, %v; want mode 0640 kept", p, out, fi.Mode(), err)
+		}
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("-o %s: %s is no longer a link: %v", p, link, err)
+		}
+		if names := dirNames(t, dir); len(names) != 2 {
+			t.Errorf("-o %s: left in the directory: %q", p, names)
+		}
+	}
+}
+
+// TestExportSignalKeepsFile: a stop signal during an export into an
+// existing --output file kills the process by that signal, leaves the
+// file untouched and removes the temporary file (the export wrote the
+// existing file in place, so a signal left it truncated or half-written).
+func TestExportSignalKeepsFile(t *testing.T) {
+	t.Setenv(asCLI, "1")
+	t.Setenv(stallReplace, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		dir := t.TempDir()
+		out := filepath.Join(dir, "ring.yaml")
+		const old = "name: precious\n"
+		if err := os.WriteFile(out, []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(exe, "topo", "export", "ring:3", "-o", out)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// The temporary file appears as the export starts; the export
+		// is held before its rename (stallReplace), so the signal comes
+		// while the file is being written or before it is renamed.
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		for len(dirNames(t, dir)) < 2 {
+			select {
+			case err := <-exited:
+				t.Fatalf("%v: the export ended (%v) and no temporary file appeared beside %s: %q", sig, err, out, dirNames(t, dir))
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		cmd.Process.Signal(sig)
+		err := <-exited
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%v: %v, want the process killed by it", sig, err)
+		}
+		if ws := ee.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != sig {
+			t.Errorf("%v: exit status %v, want death by the signal", sig, ws)
+		}
+		if b, err := os.ReadFile(out); err != nil || string(b) != old {
+			t.Errorf("%v: %s holds %q, %v; want it untouched", sig, out, b, err)
+		}
+		if names := dirNames(t, dir); len(names) != 1 {
+			t.Errorf("%v: left in the directory: %q, want ring.yaml alone", sig, names)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+)
+
+// beforeReplace, when set, runs after writeReplacing has written the new
+// file and before it renames it into place. Only the test binary sets it
+// (TestMain), to hold the process there while a test signals it.
+var beforeReplace func()
+
+// writeReplacing writes what write produces to the file path names, as
+// a whole or not at all: an existing file is replaced only once the new
+// one is complete (written into a temporary file in the same directory,
+// then renamed over it), so an export that fails half-way, or a stop
+// signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while it runs, leaves it
+// untouched, and leaves no temporary file behind. The replacement keeps
+// the permissions of the file it replaces; a symbolic link is followed
+// and its target replaced (a dangling one is written through, as
+// os.Create would). A path that exists and is not a regular file (a
+// device such as /dev/stdout, a FIFO) cannot be replaced by a rename and
+// is written in place. flag names the flag in errors about the path
+// itself, which are wrong arguments (badInput); write's errors name
+// path, not the temporary file.
+func writeReplacing(flag, path string, write func(io.Writer) error) error {
+	target := path
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		t, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			// Dangling (or a loop): os.Create creates the target, or
+			// says why not.
+			return writeInPlace(flag, path, write)
+		}
+		target = t
+	}
+	fi, statErr := os.Stat(target)
+	if statErr == nil && !fi.Mode().IsRegular() || statErr != nil && !errors.Is(statErr, fs.ErrNotExist) {
+		return writeInPlace(flag, path, write)
+	}
+	exists := statErr == nil
+	dir, base := filepath.Split(target)
+	if dir == "" {
+		dir = "."
+	}
+	// Guarded before the file exists: a signal between its creation and
+	// the guard would leave it. The name is set once it is created.
+	var mu sync.Mutex
+	tmp := ""
+	unguard := undoOnSignal(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if tmp != "" {
+			os.Remove(tmp)
+		}
+	})
+	defer unguard()
+	perm := fs.FileMode(0o666) // as os.Create: the umask applies
+	if exists {
+		perm = 0o600 // set to the replaced file's below
+	}
+	var f *os.File
+	var err error
+	mu.Lock()
+	for range 100 {
+		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil {
+			tmp = name
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	mu.Unlock()
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		if exists {
+			return badInput(fmt.Errorf("%s: %s is replaced only whole, through a new file beside it, which cannot be made in %s: %w", flag, path, filepath.Clean(dir), err))
+		}
+		// The message os.Create would give.
+		return badInput(fmt.Errorf("%s: %w", flag, &fs.PathError{Op: "open", Path: path, Err: err}))
+	}
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		var pe *fs.PathError
+		if errors.As(err, &pe) && pe.Path == tmp {
+			pe.Path = path
+		}
+		return err
+	}
+	if exists {
+		if err := f.Chmod(fi.Mode().Perm()); err != nil {
+			return fail(err)
+		}
+	}
+	if err := write(f); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("close %s: %w", path, err)
+	}
+	if beforeReplace != nil {
+		beforeReplace()
+	}
+	if err := os.Rename(tmp, target); err != nil {
+		os.Remove(tmp)
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeInPlace writes to a path that is no regular file (a device, a
+// FIFO): it cannot be replaced, and is never removed, whatever happens
+// (-o /dev/full as root once deleted the device).
+func writeInPlace(flag, path string, write func(io.Writer) error) error {
+	w, err := os.Create(path)
+	if err != nil {
+		// A path that cannot be written is a wrong argument.
+		return badInput(fmt.Errorf("%s: %w", flag, err))
+	}
+	if err := write(w); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
