@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -29,6 +31,11 @@ virtual time. It prints per-flow results (throughput, RTT percentiles, loss),
 their aggregate, when the port states (stp) last changed after the start and
 each failure, engine drops by reason and the run's trace_hash: the same
 scenario and seed give the same hash on any machine.
+
+--pcap DIR writes complete pcap files when the run ends. Ctrl-C (or SIGTERM,
+SIGHUP, SIGQUIT) during the run removes the captures it was writing, which a
+stop leaves cut mid-record, and the directories --pcap made: shorten the
+scenario's duration to keep a capture of a long run.
 
 The scenario format is described in docs/sim.md; examples/ has working files.`,
 		Example: `  edgefabric sim examples/stp-fattree4.yaml
@@ -89,7 +96,18 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 					return err
 				}
 			}
+			// A stop signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) during the
+			// run removes the captures it was writing, which it cannot
+			// flush: they belong to the simulator's goroutine, which
+			// reads no signal, and were cut at a buffer's end, mid-record
+			// (tshark: "cut short in the middle of a packet"). Then the
+			// directories --pcap made, and death by the signal.
+			unguard := func() {}
+			if pcapDir != "" {
+				unguard = undoOnSignal(removeCaptures(pcapDir, sc.PcapFiles(), undo))
+			}
 			res, err := sc.Run(scenario.RunOptions{PcapDir: pcapDir, Trace: tm, Log: lg})
+			unguard()
 			if err != nil {
 				if errors.Is(err, scenario.ErrScenario) {
 					return badInput(err)
@@ -108,4 +126,36 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 	c.Flags().StringVar(&logLvl, "log", "off", "element logs on stderr, stamped with virtual time: off, error, warn, info or debug")
 	c.Flags().StringVar(&trace, "trace", "full", "what the trace hash covers, in any case: full (every byte) or headers (first 128 bytes of each frame)")
 	return c
+}
+
+// removeCaptures returns the undo of a simulator run stopped by a signal:
+// it removes the capture files names in dir that the run created or
+// truncated, then runs undo (the directories --pcap made). A file of an
+// earlier run that this one has not opened yet (the signal came while
+// the run was being set up) is kept: what it was before the run (os.Stat,
+// following a link as the capture does) tells them apart.
+func removeCaptures(dir string, names []string, undo func()) func() {
+	before := map[string]os.FileInfo{}
+	for _, name := range names {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			before[name] = fi
+		}
+	}
+	return func() {
+		for _, name := range names {
+			p := filepath.Join(dir, name)
+			fi, err := os.Stat(p)
+			if err != nil {
+				continue
+			}
+			if b, ok := before[name]; ok && os.SameFile(b, fi) && b.Size() == fi.Size() && b.ModTime().Equal(fi.ModTime()) {
+				continue // not opened by this run
+			}
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				p = real // the file written, not the link
+			}
+			os.Remove(p)
+		}
+		undo()
+	}
 }
