@@ -183,3 +183,41 @@ func TestReproRowsNameRunRows(t *testing.T) {
 		t.Errorf("Unmatched = %q", got)
 	}
 }
+
+// TestUnseededIsSeedFree: a reproduction marked Unseeded (the CLI then
+// refuses --seed) gives the same report for other seeds, CPU seconds
+// aside. dumbnet-fig8 on its quick small rows; a discovery that drew a
+// random number would show here.
+func TestUnseededIsSeedFree(t *testing.T) {
+	rows := []string{"testbed", "8(a) FatTree(4), leaf", "8(a) cube 3³, center", "8(a) cube 3³, corner"}
+	for _, r := range All() {
+		if !r.Unseeded {
+			continue
+		}
+		if r.Name != "dumbnet-fig8" {
+			t.Fatalf("%s is Unseeded: add its small rows here", r.Name)
+		}
+		var reps []*Report
+		for _, seed := range []uint64{1, 2, 7} {
+			rep, err := r.Run(Options{Rows: rows, Seed: seed})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range rep.Rows {
+				rep.Rows[i].Seconds = 0
+				delete(rep.Rows[i].Values, "cpu")
+			}
+			rep.Command = ""
+			reps = append(reps, rep)
+		}
+		if len(reps[0].Rows) != len(rows) {
+			t.Fatalf("%s: %d rows, want %d", r.Name, len(reps[0].Rows), len(rows))
+		}
+		want, _ := json.Marshal(reps[0])
+		for i, rep := range reps[1:] {
+			if got, _ := json.Marshal(rep); string(got) != string(want) {
+				t.Errorf("%s: seed %d gives another report than seed 1:\n%s\nwant\n%s", r.Name, []uint64{2, 7}[i], got, want)
+			}
+		}
+	}
+}

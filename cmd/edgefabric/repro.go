@@ -72,6 +72,11 @@ Reproductions:
 					}
 				}
 			}
+			// Refused, not ignored: a --seed that changes nothing would
+			// read as a second, independent run.
+			if r.Unseeded && c.Flags().Changed("seed") {
+				return badInput(fmt.Errorf("--seed does not apply to %s: no random number decides it, and every seed gives the same run", r.Name))
+			}
 			if quick && slices.Equal(r.Rows(true), r.Rows(false)) {
 				return badInput(fmt.Errorf("--quick: %s has no slow rows to leave out", r.Name))
 			}
@@ -146,7 +151,7 @@ Reproductions:
 	c.Flags().BoolVar(&quick, "quick", false, "skip the slow rows (SPAIN: FatTree(48), HyperX(16), BCube(48,2), BCube(8,4); dumbnet-fig8: above 216 switches and Fig. 8(b))")
 	c.Flags().StringArrayVar(&rows, "rows", nil, "only rows whose name contains this, or the one row whose whole name it is ('fattree(4)' is FatTree(4) alone; case-insensitive; repeat the flag for several: --rows fattree --rows 'bcube(8,2)')")
 	c.Flags().StringVar(&outDir, "out", "", "write NAME.json, NAME.md and NAME.svg into this directory")
-	c.Flags().Uint64Var(&seed, "seed", 1, "seed: SPAIN tables: tie-breaking, packing, failures and flows; dumbnet-fig12: the switch pairs; dumbnet-fig9, -fig10, -lb: the fabrics' own (dumbnet-fig8 and -fig11 do not depend on it)")
+	c.Flags().Uint64Var(&seed, "seed", 1, "seed: SPAIN tables: tie-breaking, packing, failures and flows; dumbnet-fig11: DumbNet's random choices (the stream's path, hence the link that fails); dumbnet-fig12: the switch pairs; dumbnet-fig9, -fig10, -lb: the fabrics' own; refused for dumbnet-fig8, which no random number decides")
 	c.Flags().IntVar(&slow, "slow-trials", 1, "SPAIN tables: packing trials on FatTree(48), BCube(48,2) and BCube(8,4), which run one by default (the other rows run 10); BCube(8,4) takes about 40 s per trial and needs 2,049 VLANs in one, 2,048 (the paper's figure) in ten")
 	c.Flags().BoolVar(&quiet, "quiet", false, "no per-row progress on stderr")
 	c.Flags().StringVar(&ties, "ties", "pair", `SPAIN tables: Algorithm 1's tie-breaking, "pair" (one random port offset per pair, at every node), "random" (at random at every node), "ordered" (lowest port first, as the paper's FatTree gains suggest) or "node" (a random fixed port preference per node)`)

@@ -125,3 +125,16 @@ func TestReproOutFileRefused(t *testing.T) {
 		t.Errorf("written: %v, want the three files and nothing else", names)
 	}
 }
+
+// TestReproSeedRefusedWhereUnused: --seed on dumbnet-fig8, which no
+// random number decides, is refused (exit 2, nothing run) rather than
+// ignored: a run with --seed 2 looked like a second, independent sample.
+// Given as the default too, since it still has no effect.
+func TestReproSeedRefusedWhereUnused(t *testing.T) {
+	for _, seed := range []string{"2", "1"} {
+		code, out, errOut := topoCLI("repro", "dumbnet-fig8", "--rows", "testbed", "--quiet", "--seed", seed)
+		if want := "edgefabric: --seed does not apply to dumbnet-fig8: no random number decides it, and every seed gives the same run\n"; code != 2 || out != "" || errOut != want {
+			t.Errorf("--seed %s: exit %d, stdout %q, stderr %q; want 2 and %q", seed, code, out, errOut, want)
+		}
+	}
+}

@@ -333,7 +333,7 @@ func TestSweep2HelpDefaults(t *testing.T) {
 			"      --trials int             randomized trials per packer (Algorithm 2's N; 3N in all by default); the best is kept (default 10)\n",
 		}},
 		{[]string{"repro"}, []string{
-			"      --seed uint          seed: SPAIN tables: tie-breaking, packing, failures and flows; dumbnet-fig12: the switch pairs; dumbnet-fig9, -fig10, -lb: the fabrics' own (dumbnet-fig8 and -fig11 do not depend on it) (default 1)\n",
+			"      --seed uint          seed: SPAIN tables: tie-breaking, packing, failures and flows; dumbnet-fig11: DumbNet's random choices (the stream's path, hence the link that fails); dumbnet-fig12: the switch pairs; dumbnet-fig9, -fig10, -lb: the fabrics' own; refused for dumbnet-fig8, which no random number decides (default 1)\n",
 			"which run one by default (the other rows run 10); BCube(8,4) takes about 40 s per trial and needs 2,049 VLANs in one, 2,048 (the paper's figure) in ten (default 1)\n",
 		}},
 		{[]string{"bench"}, []string{
