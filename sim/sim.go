@@ -716,7 +716,7 @@ func (s *Sim) fire(ev event) {
 		return
 	}
 	if n >= 0 && s.opts.Trace != TraceOff {
-		s.hash.mix(uint64(s.now) ^ uint64(uint32(n))<<40 ^ 0x7100)
+		s.hash.timer(s.now, n)
 	}
 	f()
 }
@@ -788,14 +788,9 @@ func (s *Sim) refreshLink(l topo.LinkID) {
 }
 
 func (s *Sim) linkChange(n int32, p element.Port, up bool) {
-	var u uint64
-	if up {
-		u = 1
-	}
 	// TraceOff keeps no hash at all: TraceHash stays 0.
 	if s.opts.Trace != TraceOff {
-		s.hash.mix(uint64(s.now))
-		s.hash.mix(0x4c4b<<48 | uint64(uint32(n))<<17 | uint64(p)<<1 | u)
+		s.hash.linkChange(s.now, n, p, up)
 	}
 	if e := s.nodes[n].elem; e != nil {
 		e.LinkChange(p, up)

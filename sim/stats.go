@@ -90,7 +90,23 @@ func (s *PortStats) DropMap() map[string]uint64 {
 // hardware-accelerated on amd64 and arm64, so hashing a 1514-byte frame
 // costs tens of nanoseconds; the fields are folded in with a multiply-xor
 // mix so that the order of events matters.
+//
+// Every event is mixed in as whole words, the same way: its time, alone in
+// a word; then a word whose top byte names the kind of event and whose
+// other bits hold the node and port, each in bits of its own; then the
+// kind's fixed payload (a frame's length and CRC). So the words of two
+// different runs can only be equal if their events are: no field shares
+// bits with another (the node of a timer once overlapped bits 40 up of
+// its time, so that a timer at 1.1 s on node 0 hashed as one at 0 s on
+// node 1), and one kind's words cannot be read as another's.
 type traceHash uint64
+
+// The kinds of event, in the top byte of an event's second word.
+const (
+	hashFrame = 'F'
+	hashLink  = 'L'
+	hashTimer = 'T'
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -100,8 +116,25 @@ func (h *traceHash) mix(x uint64) {
 	*h = traceHash(hi ^ lo)
 }
 
+// frame mixes in a frame delivered to node's port at t.
 func (h *traceHash) frame(t element.Time, node int32, port element.Port, frame []byte) {
 	h.mix(uint64(t))
-	h.mix(uint64(uint32(node))<<16 | uint64(port))
-	h.mix(uint64(len(frame))<<32 | uint64(crc32.Checksum(frame, castagnoli)))
+	h.mix(hashFrame<<56 | uint64(uint32(node))<<16 | uint64(port))
+	h.mix(uint64(uint32(len(frame)))<<32 | uint64(crc32.Checksum(frame, castagnoli)))
+}
+
+// linkChange mixes in a LinkChange(port, up) on node at t.
+func (h *traceHash) linkChange(t element.Time, node int32, port element.Port, up bool) {
+	var u uint64
+	if up {
+		u = 1
+	}
+	h.mix(uint64(t))
+	h.mix(hashLink<<56 | uint64(uint32(node))<<17 | uint64(port)<<1 | u)
+}
+
+// timer mixes in a timer of node's firing at t.
+func (h *traceHash) timer(t element.Time, node int32) {
+	h.mix(uint64(t))
+	h.mix(hashTimer<<56 | uint64(uint32(node)))
 }

@@ -67,7 +67,7 @@ func TestStopThenResume(t *testing.T) {
 
 // TestTraceHashFields: every field docs/sim.md lists goes into the trace
 // hash: the time of a link change; a delivered frame's time, port and
-// length (beside its CRC); the node of a timer.
+// length (beside its CRC); the node of a timer, apart from its time.
 func TestTraceHashFields(t *testing.T) {
 	t.Run("link change time", func(t *testing.T) {
 		run := func(at element.Time) uint64 {
@@ -146,6 +146,23 @@ func TestTraceHashFields(t *testing.T) {
 		}
 		if run(0) == run(1) {
 			t.Error("timers on node 0 and node 1 hash alike")
+		}
+	})
+	t.Run("timer node and time", func(t *testing.T) {
+		// The node once shared bits with the time (node<<40 XOR time):
+		// node 1's timer at 1 us and node 0's at 1 us + 2^40 ps (1.1 s)
+		// hashed alike.
+		run := func(on int, at element.Time) uint64 {
+			s, a, b := twoHosts(t)
+			s.At(0, func() { []*rec{a, b}[on].env.After(at, func() {}) })
+			s.RunAll()
+			if s.Now() != at {
+				t.Fatalf("clock %v, want %v", s.Now(), at)
+			}
+			return s.TraceHash()
+		}
+		if run(1, us) == run(0, us+1<<40) {
+			t.Error("node 1's timer at 1us and node 0's at 1us+2^40ps hash alike")
 		}
 	})
 }
