@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -103,6 +104,49 @@ func TestSerializationCarriesFraction(t *testing.T) {
 		if len(b.got) != 1000 || b.got[0].t != c.first || b.got[999].t != c.last {
 			t.Errorf("%d b/s: %d frames, the first at %d ps, the last at %d ps; want 1000, %d, %d",
 				c.rate, len(b.got), b.got[0].t, b.got[len(b.got)-1].t, c.first, c.last)
+		}
+	}
+}
+
+// TestZeroSerializationKeepsOrder: at 1 Pb/s most frames take 0 ps to
+// serialize (the fraction carries), and with no delay they arrive the
+// instant they are sent. A link still delivers in the order sent, at
+// times that never go back, to a store-and-forward or a cut-through
+// receiver, which takes reserved group frames (every third here) whole:
+// the pipe's one pending event serves its frames in order, their times
+// are set at enqueue and do not decrease, and events due at one instant
+// run in the order scheduled. 50 bursts of 7 frames, sent from 0 to 9 ps,
+// keep the link busy for 50 * 10987 bytes (4394.8 ps); the last frame
+// arrives at floor(4394.8 - 12 * 0.008) ps.
+func TestZeroSerializationKeepsOrder(t *testing.T) {
+	for _, ct := range []int{0, 6} {
+		s := mustNew(t, line(t, 0, 1_000_000_000_000_000, 0), Options{QueueBytes: 1 << 30})
+		a, b := &rec{}, &ctRec{rec{ct: ct}}
+		must(t, s.Place(0, a))
+		must(t, s.Place(1, b))
+		sizes := []int{14, 60, 61, 1514, 20, 9000, 64}
+		id := uint32(0)
+		for k := range 50 {
+			s.At(element.Time(k/5), func() {
+				for j := range 7 {
+					id++
+					f := frameOf(sizes[(j+k)%7], 0x22)
+					if j%3 == 0 {
+						copy(f, []byte{0x01, 0x80, 0xc2, 0, 0, 0})
+					}
+					binary.BigEndian.PutUint32(f[6:], id)
+					a.env.Send(1, f)
+				}
+			})
+		}
+		s.RunAll()
+		if len(b.got) != 350 || b.got[0].t != 0 || b.got[349].t != 4394 {
+			t.Fatalf("cut-through %d: %d frames, first at %v, last at %v; want 350, 0, 4394 ps", ct, len(b.got), b.got[0].t, b.got[len(b.got)-1].t)
+		}
+		for i, g := range b.got {
+			if n := binary.BigEndian.Uint32(g.frame[6:]); n != uint32(i+1) || i > 0 && g.t < b.got[i-1].t {
+				t.Fatalf("cut-through %d: arrival %d is frame %d at %v (previous at %v)", ct, i+1, n, g.t, b.got[max(i-1, 0)].t)
+			}
 		}
 	}
 }
