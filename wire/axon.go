@@ -344,7 +344,8 @@ func AxonEncap(dst, hdr, frame []byte) ([]byte, error) {
 // AxonDecap strips the Axon header from an AxonEthernet packet and returns
 // the Ethernet frame inside (a sub-slice of pkt), for delivery on a host
 // port. Other packet types return ErrUnknownType: the data plane turns them
-// into errors for the control plane (thesis §3.2.1).
+// into errors for the control plane (thesis §3.2.1). A NIC's zero padding
+// of a short packet stays at the end of the frame, as its Ethernet padding.
 func AxonDecap(pkt []byte) ([]byte, error) {
 	a, err := ParseAxon(pkt)
 	if err != nil {

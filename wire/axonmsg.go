@@ -225,6 +225,12 @@ func (p *AxonProbeBody) AppendTo(b []byte) ([]byte, error) {
 	return b, nil
 }
 
+// DecodeFromBytes decodes a probe body. The body has no length field: it
+// runs to the end of b. Zero bytes from a record boundary to the end (no
+// record is all zeros: its unit is 1 or 2) are refused as trailing bytes,
+// a *TrailingError, so that DecodePadded takes them for a NIC's padding of
+// a short packet (decode a received probe with DecodePadded(&body,
+// Axon(pkt).Payload(), len(pkt))).
 func (p *AxonProbeBody) DecodeFromBytes(b []byte) error {
 	r := reader{b: b, what: "axon probe"}
 	p.Origin = r.u64("origin")
@@ -232,11 +238,12 @@ func (p *AxonProbeBody) DecodeFromBytes(b []byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	if rest := len(b) - r.off; rest%AxonProbeRecordLen != 0 {
+	end := axonProbeEnd(b)
+	if rest := end - r.off; rest%AxonProbeRecordLen != 0 {
 		return fmt.Errorf("wire: axon probe: %d bytes of records, not a multiple of %d: %w", rest, AxonProbeRecordLen, ErrBadLength)
 	}
 	p.Records = p.Records[:0]
-	for r.off < len(b) {
+	for r.off < end {
 		rec := AxonProbeRecord{Port: r.u8("port"), Dir: ProbeDir(r.u8("dir")), Time: int64(r.u64("time"))}
 		if rec.Dir != ProbeIn && rec.Dir != ProbeOut {
 			return fmt.Errorf("wire: axon probe: record %d direction %d: %w", len(p.Records), rec.Dir, ErrBadValue)
@@ -246,10 +253,33 @@ func (p *AxonProbeBody) DecodeFromBytes(b []byte) error {
 	return r.end()
 }
 
+// axonProbeEnd returns where the probe body b ends if what follows is
+// zero padding: the first record boundary from which every byte is zero,
+// or len(b).
+func axonProbeEnd(b []byte) int {
+	for off := axonProbeFixed; off < len(b); off += AxonProbeRecordLen {
+		if allZero(b[off:]) {
+			return off
+		}
+	}
+	return len(b)
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // AxonProbeStamp is the probe unit: if pkt is an AxonProbe packet whose
 // options ask for dir's timestamps, it appends a record to the tail and
 // returns the longer packet (0 allocations when cap(pkt) allows);
-// otherwise it returns pkt unchanged.
+// otherwise it returns pkt unchanged. A packet of at most MinFrameLen
+// bytes may end in a NIC's zero padding (see AxonProbeBody.DecodeFromBytes):
+// the record replaces it, appended where the body ends.
 func AxonProbeStamp(pkt []byte, port uint8, dir ProbeDir, t int64) ([]byte, error) {
 	a, err := ParseAxon(pkt)
 	if err != nil {
@@ -267,14 +297,20 @@ func AxonProbeStamp(pkt []byte, port uint8, dir ProbeDir, t int64) ([]byte, erro
 	if a.Options()&want == 0 {
 		return pkt, nil
 	}
-	if len(a.Payload()) < axonProbeFixed {
-		return pkt, fmt.Errorf("wire: axon probe: body of %d bytes, needs %d: %w", len(a.Payload()), axonProbeFixed, ErrTruncated)
+	body := a.Payload()
+	if len(body) < axonProbeFixed {
+		return pkt, fmt.Errorf("wire: axon probe: body of %d bytes, needs %d: %w", len(body), axonProbeFixed, ErrTruncated)
 	}
-	if rest := len(a.Payload()) - axonProbeFixed; rest%AxonProbeRecordLen != 0 {
+	if len(pkt) <= MinFrameLen {
+		// Padded by a NIC: the records end where the zeros start.
+		body = body[:axonProbeEnd(body)]
+	}
+	if rest := len(body) - axonProbeFixed; rest%AxonProbeRecordLen != 0 {
 		// AxonProbeBody.DecodeFromBytes rejects it: a record appended
 		// now would not even start on a record boundary.
 		return pkt, fmt.Errorf("wire: axon probe: %d bytes of records, not a multiple of %d: %w", rest, AxonProbeRecordLen, ErrBadLength)
 	}
+	pkt = pkt[:a.HeaderLen()+len(body)]
 	n := len(pkt)
 	pkt = grow(pkt, AxonProbeRecordLen)
 	pkt[n] = port

@@ -89,8 +89,12 @@ func TestAxonProbeBodyPartialRecord(t *testing.T) {
 	}
 	var p AxonProbeBody
 	for n := 1; n < AxonProbeRecordLen; n++ {
-		if err := p.DecodeFromBytes(append(bytes.Clone(b), make([]byte, n)...)); !errors.Is(err, ErrBadLength) {
+		if err := p.DecodeFromBytes(append(bytes.Clone(b), bytes.Repeat([]byte{1}, n)...)); !errors.Is(err, ErrBadLength) {
 			t.Errorf("%d bytes of records: %v, want ErrBadLength", n, err)
+		}
+		// Zeros are trailing bytes (a NIC's padding, for DecodePadded).
+		if err := p.DecodeFromBytes(append(bytes.Clone(b), make([]byte, n)...)); !errors.Is(err, ErrTrailing) {
+			t.Errorf("%d zero bytes after the body: %v, want ErrTrailing", n, err)
 		}
 	}
 }

@@ -72,6 +72,13 @@ func messageOf(g golden, b []byte) []byte {
 
 func FuzzAxon(f *testing.F) {
 	seed(f, axonOnly)
+	// Short golden packets padded to 60 bytes, as a NIC sends them.
+	seed(f, func(g golden, b []byte) []byte {
+		if g.Encap != "axon" || len(b) >= MinFrameLen {
+			return nil
+		}
+		return append(b, make([]byte, MinFrameLen-len(b))...)
+	})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		hop, hopOK := AxonNextHop(b)
 		a, err := ParseAxon(b)
@@ -127,10 +134,31 @@ func FuzzAxon(f *testing.F) {
 				t.Fatalf("encap(decap(b)) != b: %x %v", back, err)
 			}
 		}
-		if st, err := AxonProbeStamp(bytes.Clone(b), 1, ProbeIn, 1); err == nil && len(st) != len(b) {
-			// A record is only ever appended on a record boundary.
-			if n := len(st) - a.HeaderLen() - axonProbeFixed; len(st) != len(b)+AxonProbeRecordLen || n%AxonProbeRecordLen != 0 {
+		if st, err := AxonProbeStamp(bytes.Clone(b), 1, ProbeIn, 1); err == nil && !bytes.Equal(st, b) {
+			// A record is only ever appended on a record boundary: after
+			// b, or in place of the zero padding of a packet of at most
+			// 60 bytes.
+			kept := len(st) - AxonProbeRecordLen
+			n := kept - a.HeaderLen() - axonProbeFixed
+			if n < 0 || n%AxonProbeRecordLen != 0 || kept > len(b) || !bytes.Equal(st[:kept], b[:kept]) ||
+				kept < len(b) && (len(b) > MinFrameLen || !allZero(b[kept:])) {
 				t.Fatalf("stamp: %d bytes from %d, records part %d", len(st), len(b), n)
+			}
+		}
+		if h.Type == AxonProbe {
+			// The padded decoder takes what the strict one takes, and
+			// besides only zeros after the records of a short packet.
+			var p, strict AxonProbeBody
+			body, err := DecodePadded(&p, payload, len(b))
+			serr := strict.DecodeFromBytes(payload)
+			switch {
+			case serr == nil && (err != nil || len(body) != len(payload) || !reflect.DeepEqual(p, strict)):
+				t.Fatalf("strict decode %+v, padded decode %+v, %v", strict, p, err)
+			case serr != nil && err == nil:
+				enc, eerr := p.AppendTo(nil)
+				if eerr != nil || len(b) > MinFrameLen || !bytes.Equal(enc, body) || !bytes.HasPrefix(payload, enc) || !allZero(payload[len(enc):]) {
+					t.Fatalf("padded decode accepted %x as %x (%v)", payload, enc, eerr)
+				}
 			}
 		}
 	})

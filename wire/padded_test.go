@@ -102,3 +102,82 @@ func FuzzDecodePadded(f *testing.F) {
 		}
 	})
 }
+
+// An Axon packet is a frame on its link, so a NIC pads one shorter than
+// 60 bytes with zeros too: a control packet or a probe whose body
+// decodes with padding dropped, and a probe unit stamps a padded probe
+// where its records end.
+func TestAxonPadded(t *testing.T) {
+	padTo := func(b []byte, n int, fill byte) []byte {
+		return append(bytes.Clone(b), bytes.Repeat([]byte{fill}, n-len(b))...)
+	}
+	arp := &AxonARP{Seq: 9, RealMAC: macA, RouteMAC: macB, SrcIP: ipA, TgtIP: ipB, SrcPort: 1, TgtPort: 3}
+	msg, err := arp.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := mustAxon(t, AxonHeader{Type: AxonControl, Fwd: []uint8{4, 15}, Rev: []uint8{2}}, msg)
+	probe := mustAxon(t, AxonHeader{Type: AxonProbe, Options: AxonOptTimestampIn, Fwd: []uint8{2, 15}, Rev: []uint8{1}},
+		mustProbe(t, &AxonProbeBody{Origin: 161, Seq: 3, Records: []AxonProbeRecord{{Port: 1, Dir: ProbeIn, Time: 7}}}))
+	for _, tc := range []struct {
+		name string
+		pkt  []byte
+		ok   bool
+	}{
+		{"control as sent", ctl, true},
+		{"control padded to 60", padTo(ctl, MinFrameLen, 0), true},
+		{"control padded to 61", padTo(ctl, MinFrameLen+1, 0), false},
+		{"control padded with 0xaa", padTo(ctl, MinFrameLen, 0xaa), false},
+		{"probe as sent", probe, true},
+		{"probe padded to 60", padTo(probe, MinFrameLen, 0), true},
+		{"probe padded by 3", padTo(probe, len(probe)+3, 0), true},
+		{"probe padded to 61", padTo(probe, MinFrameLen+1, 0), false},
+		{"probe padded with 0xaa", padTo(probe, MinFrameLen, 0xaa), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := ParseAxon(tc.pkt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Type() == AxonControl {
+				m, err := DecodeMessagePadded(a.Payload(), len(tc.pkt))
+				if (err == nil) != tc.ok || err == nil && !reflect.DeepEqual(m, arp) {
+					t.Fatalf("DecodeMessagePadded = %+v, %v; want ok = %v", m, err, tc.ok)
+				}
+				return
+			}
+			var p AxonProbeBody
+			body, err := DecodePadded(&p, a.Payload(), len(tc.pkt))
+			if (err == nil) != tc.ok {
+				t.Fatalf("DecodePadded = %v, want ok = %v", err, tc.ok)
+			}
+			if !tc.ok {
+				if _, err := AxonProbeStamp(bytes.Clone(tc.pkt), 5, ProbeIn, 8); err == nil {
+					t.Error("AxonProbeStamp stamped a probe the decoder refuses")
+				}
+				return
+			}
+			if !bytes.Equal(body, probe[a.HeaderLen():]) || p.Origin != 161 || len(p.Records) != 1 {
+				t.Fatalf("body %x, probe %+v", body, p)
+			}
+			st, err := AxonProbeStamp(bytes.Clone(tc.pkt), 5, ProbeIn, 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var q AxonProbeBody
+			if err := q.DecodeFromBytes(Axon(st).Payload()); err != nil || len(st) != len(probe)+AxonProbeRecordLen ||
+				len(q.Records) != 2 || q.Records[1] != (AxonProbeRecord{Port: 5, Dir: ProbeIn, Time: 8}) {
+				t.Fatalf("stamped %x: %+v, %v", st, q, err)
+			}
+		})
+	}
+}
+
+func mustProbe(t testing.TB, p *AxonProbeBody) []byte {
+	t.Helper()
+	b, err := p.AppendTo(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

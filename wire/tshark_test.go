@@ -249,9 +249,11 @@ func luaErrors(stderr string) string {
 // standard frame (an Axon-encapsulated or DumbNet-tagged Ethernet/IP
 // frame) that Wireshark may flag on its own, so only "Go rejects it, the
 // dissector must flag it" can be asserted. A message in an Ethernet frame
-// (after 0x88B5 or a DumbNet tag stack) is judged as its receivers decode
-// it, with DecodeMessagePadded: a NIC pads a frame shorter than 60 bytes
-// with zeros. unpadded is then b without that padding.
+// (after 0x88B5 or a DumbNet tag stack) or an Axon control packet or probe
+// is judged as its receivers decode it, with DecodeMessagePadded or
+// DecodePadded: a NIC pads a frame shorter than 60 bytes with zeros, and an
+// Axon packet is a frame on its link. unpadded is then b without that
+// padding.
 func edgefabricVerdict(encap string, b []byte) (ours, exact bool, err error) {
 	ours, exact, _, err = edgefabricVerdictPadded(encap, b)
 	return ours, exact, err
@@ -283,12 +285,12 @@ func edgefabricVerdictPadded(encap string, b []byte) (ours, exact bool, unpadded
 		}
 		switch h.Type {
 		case AxonControl:
-			// An Axon packet has no Ethernet header: no padding.
-			_, err = DecodeMessage(payload)
-			return true, true, b, err
+			err = message(payload)
+			return true, true, unpadded, err
 		case AxonProbe:
 			var p AxonProbeBody
-			return true, true, b, p.DecodeFromBytes(payload)
+			body, err := DecodePadded(&p, payload, len(b))
+			return true, true, b[:len(b)-len(payload)+len(body)], err
 		case AxonEthernet:
 			_, err = AxonDecap(b)
 			return true, false, b, err
@@ -387,8 +389,9 @@ func TestTsharkAgreesWithGo(t *testing.T) {
 		add(g, "as is", b)
 		add(g, "with a byte appended", append(bytes.Clone(b), 0))
 		// A NIC's padding up to 60 bytes is accepted after a message in
-		// an Ethernet frame; a non-zero byte in it or a byte past 60 is not.
-		if n := MinFrameLen - len(b); n > 0 && g.Encap != "axon" {
+		// an Ethernet frame or an Axon packet (and after an Axon probe's
+		// records); a non-zero byte in it or a byte past 60 is not.
+		if n := MinFrameLen - len(b); n > 0 {
 			add(g, "padded to 60", append(bytes.Clone(b), make([]byte, n)...))
 			add(g, "padded to 61", append(bytes.Clone(b), make([]byte, n+1)...))
 			c := append(bytes.Clone(b), make([]byte, n)...)

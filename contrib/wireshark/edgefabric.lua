@@ -191,7 +191,7 @@ end
 -- VLAN above 4095, a path longer than 64 tags or holding the end marker
 -- 0xFF, unknown link flags, and a backplane prefix that does not fit its
 -- address or its kind. Given frame_len, the length of the Ethernet frame
--- carrying the message, it accepts what wire.DecodeMessagePadded accepts
+-- or Axon packet carrying the message, it accepts what wire.DecodeMessagePadded accepts
 -- besides: zero bytes after the message in a frame of at most 60 bytes,
 -- a NIC's padding, shown as edgefabric.padding after the message.
 local function dissect_message(tvb, pinfo, tree, frame_len)
@@ -512,21 +512,41 @@ function axon.dissector(tvb, pinfo, tree)
   end
   if hlen >= len then return len end
   local payload = tvb(hlen):tvb()
+  -- An Axon packet is the frame on its link: a NIC pads one shorter than
+  -- 60 bytes with zeros, which wire.DecodeMessagePadded and
+  -- wire.DecodePadded drop after a control message or a probe's records.
   if typ == 1 or typ == 3 then
     call_eth(payload, pinfo, tree, t, ax_malformed)
   elseif typ == 2 then
-    dissect_message(payload, pinfo, tree)
+    dissect_message(payload, pinfo, tree, len)
   elseif typ == 4 then
     local plen = payload:len()
     local pt = tree:add(axon, payload(), "Axon probe")
-    if plen < 12 or (plen - 12) % 10 ~= 0 then
+    -- The records end at the first record boundary from which every byte
+    -- is zero (no record is: its unit is 1 or 2), if the packet is short
+    -- enough to be padded.
+    local body = plen
+    if len <= MIN_FRAME then
+      for b = 12, plen - 1, 10 do
+        local zero = true
+        for i = b, plen - 1 do
+          if payload(i, 1):uint() ~= 0 then zero = false; break end
+        end
+        if zero then body = b; break end
+      end
+    end
+    if plen < 12 or (body - 12) % 10 ~= 0 then
       pt:add_proto_expert_info(ax_malformed, "probe body is not 12 bytes plus 10-byte records")
       return len
+    end
+    if body < plen then
+      pt:set_len(body)
+      tree:add(F["edgefabric.padding"], payload(body, plen - body))
     end
     pt:add(pr_origin, payload(0, 8))
     pt:add(pr_seq, payload(8, 4))
     local off = 12
-    while off + 10 <= plen do
+    while off + 10 <= body do
       local rt = pt:add(axon, payload(off, 10), "Timestamp record")
       rt:add(pr_port, payload(off, 1))
       rt:add(pr_dir, payload(off + 1, 1))
