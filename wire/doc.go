@@ -27,9 +27,10 @@
 // or as the payload of an AxonControl packet; DecodeMessage decodes any of
 // them. Decoders refuse bytes after a message, except through DecodePadded
 // and DecodeMessagePadded, which drop the zero padding a NIC adds to a
-// frame shorter than MinFrameLen (60 bytes), an Axon packet included
-// (decode an AxonControl payload or an AxonProbeBody through them, with
-// the packet's length).
+// frame shorter than MinFrameLen (60 bytes) not counting its VLAN tags
+// (pass UntaggedLen(frame): a bridge may tag a padded frame), an Axon
+// packet included (decode an AxonControl payload or an AxonProbeBody
+// through them, with the packet's length).
 //
 // Standard headers (ARP, IPv4, UDP, LLDP, DHCPv4, 802.1Q/QinQ, MPLS,
 // VXLAN) are built and parsed through gopacket and insomniacslk/dhcp in

@@ -457,15 +457,42 @@ func FuzzDumbNetPortStatusHop(f *testing.F) {
 
 // FuzzControlFrame covers the frame-level entry point (Ethernet, tags,
 // EtherType, subtype dispatch).
+// It also checks UntaggedLen, and that a message decoded with the padding
+// a frame of its tags may carry (DecodeMessagePadded(payload,
+// UntaggedLen(b))) is the strict decode, or else a message followed by
+// zeros in a frame of at most 60 bytes plus 4 per tag.
 func FuzzControlFrame(f *testing.F) {
 	seed(f, ethOnly)
+	// Short golden frames padded to 60 bytes plus 4 per VLAN tag.
+	seed(f, func(g golden, b []byte) []byte {
+		if n := MinFrameLen + len(b) - UntaggedLen(b); g.Encap == "ethernet" && len(b) < n {
+			return append(b, make([]byte, n-len(b))...)
+		}
+		return nil
+	})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		_, tags, off, ierr := Frame(b).InnerEtherType()
+		ul := UntaggedLen(b)
+		if ul != len(b)-4*tags || ul < 0 {
+			t.Fatalf("UntaggedLen %d of %d bytes with %d tags", ul, len(b), tags)
+		}
+		if ierr == nil && len(b) >= EthHeaderLen && off <= len(b) {
+			strict, serr := DecodeMessage(b[off:])
+			pm, perr := DecodeMessagePadded(b[off:], ul)
+			switch {
+			case serr == nil && (perr != nil || !reflect.DeepEqual(pm, strict)):
+				t.Fatalf("strict decode %+v, padded decode %+v, %v", strict, pm, perr)
+			case serr != nil && perr == nil:
+				enc, eerr := pm.AppendTo(nil)
+				if eerr != nil || ul > MinFrameLen || len(b) > MinFrameLen+4*tags || !bytes.HasPrefix(b[off:], enc) || !allZero(b[off+len(enc):]) {
+					t.Fatalf("padded decode accepted %x as %x (%v)", b, enc, eerr)
+				}
+			}
+		}
 		m, err := DecodeControlFrame(b)
 		if err != nil {
 			return
 		}
-		fr, _ := ParseFrame(b)
-		_, _, off, _ := fr.InnerEtherType()
 		enc, err := m.AppendTo(bytes.Clone(b[:off]))
 		if err != nil || !bytes.Equal(enc, b) {
 			t.Fatalf("encode(decode(b)) != b: %v", err)

@@ -181,3 +181,63 @@ func mustProbe(t testing.TB, p *AxonProbeBody) []byte {
 	}
 	return b
 }
+
+// A VLAN-tagged frame may carry padding up to 60 bytes plus 4 per tag: a
+// sender pads a tagged frame to 60 bytes, a bridge that tags a padded
+// 60-byte frame sends 64 (68 with two tags). Past that, zeros are refused.
+func TestDecodePaddedVLAN(t *testing.T) {
+	chirp := &Chirp{IP: ipA, MAC: macA, EdgeSwitch: 229}
+	untagged, err := AppendControlFrame(nil, Broadcast, macA, chirp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag, _ := NewVLANTag(0, false, 1)
+	oneTag, err := VLANPush(bytes.Clone(untagged), EtherTypeVLAN, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twoTags, err := VLANPush(bytes.Clone(oneTag), EtherTypeQinQ, tag)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+		to    int
+		ok    bool
+	}{
+		{"untagged padded to 60", untagged, 60, true},
+		{"untagged padded to 61", untagged, 61, false},
+		{"tagged padded to 60 by its sender", oneTag, 60, true},
+		{"tagged after padding to 60: 64", oneTag, 64, true},
+		{"tagged padded to 65", oneTag, 65, false},
+		{"two tags after padding: 68", twoTags, 68, true},
+		{"two tags padded to 69", twoTags, 69, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.frame) >= tc.to {
+				t.Fatalf("frame of %d bytes, not shorter than %d", len(tc.frame), tc.to)
+			}
+			fr := append(bytes.Clone(tc.frame), make([]byte, tc.to-len(tc.frame))...)
+			_, _, off, err := Frame(fr).InnerEtherType()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := DecodeMessagePadded(fr[off:], UntaggedLen(fr))
+			if (err == nil) != tc.ok || err == nil && !reflect.DeepEqual(m, chirp) {
+				t.Fatalf("DecodeMessagePadded = %+v, %v; want ok = %v", m, err, tc.ok)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		frame []byte
+		want  int
+	}{
+		{untagged, len(untagged)}, {oneTag, len(oneTag) - 4}, {twoTags, len(twoTags) - 8},
+		{twoTags[:13], 13}, {twoTags[:15], 11}, {twoTags[:17], 13}, {nil, 0},
+	} {
+		if got := UntaggedLen(tc.frame); got != tc.want {
+			t.Errorf("UntaggedLen(%x) = %d, want %d", tc.frame, got, tc.want)
+		}
+	}
+}

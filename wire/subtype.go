@@ -129,7 +129,9 @@ func DecodeMessage(b []byte) (Message, error) {
 }
 
 // DecodeMessagePadded is DecodeMessage for a message that ends an Ethernet
-// frame of frameLen bytes: the padding DecodePadded accepts is dropped.
+// frame of frameLen bytes not counting its VLAN tags (UntaggedLen), or an
+// Axon packet of frameLen bytes: the padding DecodePadded accepts is
+// dropped.
 func DecodeMessagePadded(b []byte, frameLen int) (Message, error) {
 	if len(b) < 1 {
 		return nil, fmt.Errorf("wire: message: empty: %w", ErrTruncated)
@@ -193,12 +195,27 @@ func DecodeControlFrame(frame []byte) (Message, error) {
 // shorter frame with zero bytes up to it before sending.
 const MinFrameLen = 60
 
-// DecodePadded decodes m from body, the part of an Ethernet frame of
-// frameLen bytes that carries it. Decoders refuse bytes after a message;
-// here, when the frame is no longer than MinFrameLen, zero bytes after the
-// message are taken for a NIC's padding and dropped. A longer frame, or a
-// non-zero byte after the message, is still refused with ErrTrailing. It
-// returns body cut to the message, for callers that rewrite it in place.
+// UntaggedLen returns the length of an Ethernet frame not counting its
+// 802.1Q and 802.1ad tags (4 bytes each): the length DecodePadded compares
+// with MinFrameLen. Padding fills the MAC client data (what follows the
+// tags and the EtherType) up to 46 bytes, whatever the tags: a sender pads
+// a tagged frame to 60 bytes (42 bytes of data after one tag), and a
+// bridge that tags a padded 60-byte frame sends 64 bytes without padding
+// it again (802.1Q; two tags, 68), so a frame with k tags may carry
+// padding up to 60 + 4k bytes, and no further.
+func UntaggedLen(frame []byte) int {
+	_, tags, _, _ := Frame(frame).InnerEtherType()
+	return len(frame) - 4*tags
+}
+
+// DecodePadded decodes m from body, the part of an Ethernet frame that
+// carries it, to the frame's end; frameLen is the frame's length less its
+// VLAN tags (UntaggedLen(frame); len(frame) for an untagged frame or an
+// Axon packet). Decoders refuse bytes after a message; here, when frameLen
+// is no more than MinFrameLen, zero bytes after the message are taken for
+// a NIC's padding and dropped. A longer frame, or a non-zero byte after
+// the message, is still refused with ErrTrailing. It returns body cut to
+// the message, for callers that rewrite it in place.
 func DecodePadded(m Decoder, body []byte, frameLen int) ([]byte, error) {
 	err := m.DecodeFromBytes(body)
 	var te *TrailingError

@@ -261,9 +261,14 @@ func edgefabricVerdict(encap string, b []byte) (ours, exact bool, err error) {
 
 func edgefabricVerdictPadded(encap string, b []byte) (ours, exact bool, unpadded []byte, err error) {
 	unpadded = b
-	// message decodes a message at the end of the Ethernet frame b.
+	// message decodes a message at the end of the Ethernet frame (its
+	// length without VLAN tags) or the Axon packet b.
+	frameLen := UntaggedLen(b)
+	if encap == "axon" {
+		frameLen = len(b)
+	}
 	message := func(payload []byte) error {
-		m, err := DecodeMessagePadded(payload, len(b))
+		m, err := DecodeMessagePadded(payload, frameLen)
 		if err != nil {
 			return err
 		}
@@ -390,13 +395,21 @@ func TestTsharkAgreesWithGo(t *testing.T) {
 		add(g, "with a byte appended", append(bytes.Clone(b), 0))
 		// A NIC's padding up to 60 bytes is accepted after a message in
 		// an Ethernet frame or an Axon packet (and after an Axon probe's
-		// records); a non-zero byte in it or a byte past 60 is not.
-		if n := MinFrameLen - len(b); n > 0 {
-			add(g, "padded to 60", append(bytes.Clone(b), make([]byte, n)...))
-			add(g, "padded to 61", append(bytes.Clone(b), make([]byte, n+1)...))
+		// records), up to 4 more per VLAN tag (a bridge tagged a padded
+		// frame); a non-zero byte in it or a byte past the limit is not.
+		limit := MinFrameLen
+		if g.Encap != "axon" {
+			limit += len(b) - UntaggedLen(b)
+		}
+		if n := limit - len(b); n > 0 {
+			add(g, fmt.Sprintf("padded to %d", limit), append(bytes.Clone(b), make([]byte, n)...))
+			add(g, fmt.Sprintf("padded to %d", limit+1), append(bytes.Clone(b), make([]byte, n+1)...))
 			c := append(bytes.Clone(b), make([]byte, n)...)
 			c[len(c)-1] = 1
-			add(g, "padded to 60, last byte 1", c)
+			add(g, fmt.Sprintf("padded to %d, last byte 1", limit), c)
+			if limit > MinFrameLen && len(b) < MinFrameLen {
+				add(g, "padded to 60", append(bytes.Clone(b), make([]byte, MinFrameLen-len(b))...))
+			}
 		}
 		for n := range len(b) {
 			add(g, fmt.Sprintf("cut to %d bytes", n), b[:n])

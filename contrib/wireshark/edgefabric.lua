@@ -33,17 +33,17 @@ local function call_sub(fn, item, expert_field)
   return ok
 end
 
--- The length of the Ethernet frame being dissected, while call_eth runs
--- one that is not the whole record (after a USER0 encapsulation byte, or
--- inside an Axon packet); nil: the record is the frame (pinfo.len).
-local eth_len = nil
-
 local function call_eth(payload, pinfo, tree, item, expert_field)
-  local saved = eth_len
-  eth_len = payload:reported_len()
   call_sub(function() eth_dissector:call(payload, pinfo, tree) end, item, expert_field)
-  eth_len = saved
 end
+
+-- The length of the MAC client data (what follows the Ethernet header, its
+-- VLAN tags and EtherType) of the frame carrying a message, while the
+-- DumbNet dissector hands on the payload after its tag stack; nil: the
+-- message starts the client data. Padding depends on it alone: a frame is
+-- padded to 46 bytes of client data, tagged or not (60 bytes untagged, 64
+-- with a tag a bridge added after padding; wire.UntaggedLen).
+local client_len = nil
 
 ------------------------------------------------------------------------
 -- Control messages (EtherType 0x88B5, one-byte subtype)
@@ -191,7 +191,8 @@ end
 -- VLAN above 4095, a path longer than 64 tags or holding the end marker
 -- 0xFF, unknown link flags, and a backplane prefix that does not fit its
 -- address or its kind. Given frame_len, the length of the Ethernet frame
--- or Axon packet carrying the message, it accepts what wire.DecodeMessagePadded accepts
+-- carrying the message less its VLAN tags (wire.UntaggedLen), or of the
+-- Axon packet carrying it, it accepts what wire.DecodeMessagePadded accepts
 -- besides: zero bytes after the message in a frame of at most 60 bytes,
 -- a NIC's padding, shown as edgefabric.padding after the message.
 local function dissect_message(tvb, pinfo, tree, frame_len)
@@ -365,7 +366,8 @@ local function dissect_message(tvb, pinfo, tree, frame_len)
 end
 
 function msg.dissector(tvb, pinfo, tree)
-  return dissect_message(tvb, pinfo, tree, eth_len or pinfo.len) or tvb:len()
+  -- The frame's length without its VLAN tags: header, EtherType, client data.
+  return dissect_message(tvb, pinfo, tree, 14 + (client_len or tvb:reported_len())) or tvb:len()
 end
 
 ethertype_table:add(0x88B5, msg)
@@ -401,11 +403,16 @@ function dumbnet.dissector(tvb, pinfo, tree)
         t:add_proto_expert_info(dn_malformed, "no control message after inner EtherType 0x88b5")
       elseif i + 3 < len then
         local payload = tvb(i + 3):tvb()
+        local saved = client_len
+        if inner == 0x88B5 then
+          client_len = tvb:reported_len() -- the tag stack starts the client data
+        end
         call_sub(function()
           if ethertype_table:try(inner, payload, pinfo, tree) == 0 then
             data_dissector:call(payload, pinfo, tree)
           end
         end, t, dn_malformed)
+        client_len = saved
       end
       return len
     end
