@@ -53,6 +53,9 @@ type Fabric struct {
 	linkA, linkB []topo.NodeID
 	posA, posB   []int32
 	fabric       []bool // per link
+	// parallel marks the nodes with two or more fabric links to one
+	// neighbour, where a search's port order decides between equal links.
+	parallel []bool
 }
 
 // NewFabric derives the fabric view of g. It fails on a topology with no
@@ -108,6 +111,17 @@ func NewFabric(g *topo.Graph) (*Fabric, error) {
 				f.posB[l] = fill[v]
 			}
 			fill[v]++
+		}
+	}
+
+	f.parallel = make([]bool, n)
+	last := make([]int32, n) // per neighbour: 1 + the node that last listed it
+	for v := range n {
+		for _, w := range f.adjNbr[f.adjOff[v]:f.adjOff[v+1]] {
+			if last[w] == int32(v)+1 {
+				f.parallel[v] = true
+			}
+			last[w] = int32(v) + 1
 		}
 	}
 

@@ -920,8 +920,20 @@ func (s *searcher) astar(src topo.NodeID, E int64) bool {
 			slices.Reverse(s.buf[start:])
 			return true
 		}
-		for i := f.adjOff[v]; i < f.adjOff[v+1]; i++ {
+		// The first of equal-cost links to a neighbour wins, so the scan
+		// order chooses among parallel links: where v has some, scan from
+		// the port the tie rule starts the depth-first walk's scan at
+		// (elsewhere the order changes nothing, and costs no draw).
+		lo, hi := f.adjOff[v], f.adjOff[v+1]
+		i := lo
+		if f.parallel[v] {
+			i += s.firstPort(v, hi-lo)
+		}
+		for range hi - lo {
 			w, l := f.adjNbr[i], f.adjLink[i]
+			if i++; i == hi {
+				i = lo
+			}
 			if s.closed[w] == st || s.dist[w] < 0 {
 				continue
 			}

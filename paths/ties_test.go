@@ -2,6 +2,7 @@ package paths
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -205,5 +206,59 @@ func TestPairTiesOneOffsetPerPair(t *testing.T) {
 		t.Errorf("random ties: %d of %d paths fit no offset; want a good share (orders that are no rotation)", bad, pairs)
 	} else {
 		t.Logf("random ties: %d of %d paths fit no offset", bad, pairs)
+	}
+}
+
+// Where a node has parallel links, A* scans its ports from the port the
+// tie rule starts the depth-first walk's scan at, so that the rule picks
+// among equal parallel links as it does there: s1 ≡ s2 − s3 with three
+// parallel links a, b, c (positions 0, 1, 2 at s1) and one link s2−s3, k
+// = 2. The first path takes the link at s1's scan start q (pair: the
+// pair's offset mod 3; node: s1's own start); the second shares s2−s3, so
+// A* finds it, and must take the next link in the scan, q+1 mod 3, not
+// always the lowest free one. Under random ties every ordered choice of
+// two links occurs over 60 seeds (the lowest free port gave 3 of the 6).
+func TestAStarParallelLinksFollowTheTieRule(t *testing.T) {
+	var s1, s3 topo.NodeID
+	f := build(t, "par3", func(b *topo.Builder) {
+		s1 = b.AddNode("s1", topo.Switch)
+		s2 := b.AddNode("s2", topo.Switch)
+		s3 = b.AddNode("s3", topo.Switch)
+		for range 3 {
+			b.Connect(s1, s2)
+		}
+		b.Connect(s2, s3)
+		b.Connect(s1, b.AddNode("h1", topo.Host))
+		b.Connect(s3, b.AddNode("h3", topo.Host))
+	})
+	_, at := f.Neighbors(s1) // links by adjacency position at s1
+	for _, ties := range []Ties{TiesPair, TiesNode, TiesRandom, TiesOrdered} {
+		seen := map[[2]topo.LinkID]bool{}
+		for seed := range uint64(60) {
+			ps, err := ComputePathSets(f, PathOptions{K: 2, Seed: seed, Ties: ties})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ps.NumPaths() != 2 {
+				t.Fatalf("%v seed %d: %d paths, want 2", ties, seed, ps.NumPaths())
+			}
+			got := [2]topo.LinkID{ps.Path(0)[0], ps.Path(1)[0]}
+			seen[got] = true
+			q := -1
+			switch ties {
+			case TiesOrdered:
+				q = 0
+			case TiesPair:
+				q = int(rand.NewPCG(seed, uint64(s1)<<32|uint64(s3)).Uint64() % 3)
+			case TiesNode:
+				q = int(newNodePrefs(f, seed).first[s1])
+			}
+			if want := [2]topo.LinkID{at[max(q, 0)], at[(q+1)%3]}; q >= 0 && got != want {
+				t.Fatalf("%v seed %d: first links %v, want %v (scan from position %d)", ties, seed, got, want, q)
+			}
+		}
+		if ties == TiesRandom && len(seen) != 6 {
+			t.Errorf("random ties: %d of the 6 ordered choices of two parallel links over 60 seeds: %v", len(seen), seen)
+		}
 	}
 }
