@@ -162,8 +162,10 @@ var maxLinks int64 = MaxLinks
 // until k paths are chosen or the next one is already in the set ("no more
 // useful paths").
 //
-// Because |E| exceeds the length of any simple path, weighted cost orders
-// paths lexicographically by (edges shared with chosen paths, hops). The
+// An edge's weight is 1 + |E|·(the chosen paths that use it), and two simple
+// paths differ by fewer than |E| hops (none has more than |E|), so weighted
+// cost orders paths lexicographically by (uses of their edges by the chosen
+// paths, an edge two chosen paths use counting twice; hops). The
 // search uses that: it first looks for a path that shares no edge, of
 // minimum length, by iterative deepening on the hop bound dist(s,d),
 // dist+1, ..., dist+MaxSlack (a depth-first walk that steps to a node only
