@@ -233,3 +233,64 @@ func TestAlphaExhaustive(t *testing.T) {
 		}
 	}
 }
+
+// Pack and Prune on random multigraphs (parallel links, relaying hosts, a
+// single edge node, paths all inside VLAN 1), every strategy: VLAN 1 is
+// the tree given, no VLAN is empty or holds a link twice or a host link,
+// every VLAN is loop-free and every path lies in one (verifyPacking), tree
+// cover's PathVLAN names a VLAN holding the path, TrialVLANs and Pruned
+// agree, and the parallel packing does not depend on the worker count;
+// the same after Prune.
+func TestPackRandomMultigraphs(t *testing.T) {
+	check := func(name string, f *Fabric, ps *PathSet, base []topo.LinkID, pk *Packing) {
+		t.Helper()
+		if len(pk.VLANs) == 0 || len(pk.VLANs) > MaxVLANs || !slices.Equal(pk.VLANs[0], slices.Sorted(slices.Values(base))) {
+			t.Fatalf("%s: %d VLANs, VLAN 1 %v; want VLAN 1 the tree %v", name, len(pk.VLANs), pk.VLANs, base)
+		}
+		for i, ls := range pk.VLANs[1:] {
+			if len(ls) == 0 || slices.ContainsFunc(ls, func(l topo.LinkID) bool { return !f.IsFabric(l) }) || len(slices.Compact(slices.Clone(ls))) != len(ls) {
+				t.Fatalf("%s: VLAN %d holds %v", name, i+2, ls)
+			}
+		}
+		verifyPacking(t, f, ps, pk)
+		if pk.PathVLAN != nil {
+			checkHints(t, name, ps, pk.PathVLAN, pk.VLANs)
+		}
+		if pk.TrialVLANs[pk.BestTrial] != len(pk.VLANs)+pk.Pruned {
+			t.Fatalf("%s: best trial %d of %d VLANs, %d kept, %d pruned", name, pk.BestTrial, pk.TrialVLANs[pk.BestTrial], len(pk.VLANs), pk.Pruned)
+		}
+	}
+	r := rand.New(rand.NewPCG(21, 21))
+	for i := range 200 {
+		f := randomFabric(t, r, fmt.Sprintf("random%d", i), 9, i%3 == 0)
+		k := []int{1, 2, 3, 6}[i%4]
+		ps, err := ComputePathSets(f, PathOptions{K: k, Seed: uint64(i), Ties: Ties(i % 4)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := STP(f).Links
+		var first [][]topo.LinkID
+		for _, opt := range []PackOptions{
+			{Trials: 3, Seed: 5, Parallel: true, Workers: 1},
+			{Trials: 3, Seed: 5, Parallel: true, Workers: 3},
+			{Trials: 3, Seed: 5, Parallel: true, Workers: 2, PruneEach: true},
+			{Trials: 2, Seed: 5},
+		} {
+			name := fmt.Sprintf("random %d k=%d %+v", i, k, opt)
+			pk, err := Pack(f, ps, base, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check(name, f, ps, base, pk)
+			if opt.Parallel && !opt.PruneEach {
+				if first == nil {
+					first = slices.Clone(pk.VLANs)
+				} else if !slices.EqualFunc(first, pk.VLANs, slices.Equal) {
+					t.Fatalf("%s: the packing depends on the workers", name)
+				}
+			}
+			Prune(f, ps, pk)
+			check(name+", pruned", f, ps, base, pk)
+		}
+	}
+}
