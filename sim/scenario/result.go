@@ -19,16 +19,23 @@ var element0 = time.Time{}
 
 // Result is what a run reports; it marshals to the --json output.
 type Result struct {
-	Scenario  string         `json:"scenario"`
-	Topology  string         `json:"topology"`
-	Scheme    string         `json:"scheme"`
-	Seed      uint64         `json:"seed"`
-	DurationS float64        `json:"duration_s"`
-	Events    uint64         `json:"events"`
-	TraceHash string         `json:"trace_hash"`
-	Flows     []Flow         `json:"flows"`
-	Aggregate Aggregate      `json:"aggregate"`
-	Failures  []FailureEvent `json:"failures"`
+	Scenario  string  `json:"scenario"`
+	Topology  string  `json:"topology"`
+	Scheme    string  `json:"scheme"`
+	Seed      uint64  `json:"seed"`
+	DurationS float64 `json:"duration_s"`
+	// Interrupted is set when the run stopped before its duration
+	// (RunOptions.Stop: a Ctrl-C of edgefabric sim); SimulatedS is the
+	// simulated time it reached, DurationS when it was not. An
+	// interrupted run's results are those of the run up to SimulatedS:
+	// every event until then was processed whole, none after.
+	Interrupted bool           `json:"interrupted"`
+	SimulatedS  float64        `json:"simulated_s"`
+	Events      uint64         `json:"events"`
+	TraceHash   string         `json:"trace_hash"`
+	Flows       []Flow         `json:"flows"`
+	Aggregate   Aggregate      `json:"aggregate"`
+	Failures    []FailureEvent `json:"failures"`
 	// PortStates tells when the port states (of elements that report
 	// them: the stp bridge) last changed from the start and after each
 	// failure or repair; empty for schemes without port states.
@@ -115,7 +122,7 @@ type PortResult struct {
 func (r *Run) collect() *Result {
 	sc, s, g := r.Sc, r.Sim, r.Sc.Graph
 	res := &Result{Scenario: sc.Name, Topology: g.Name, Scheme: sc.Scheme.Name, Seed: sc.Seed,
-		DurationS: sc.Duration.Seconds(), Events: s.Events(), TraceHash: fmt.Sprintf("%016x", s.TraceHash()),
+		DurationS: sc.Duration.Seconds(), SimulatedS: s.Now().Seconds(), Events: s.Events(), TraceHash: fmt.Sprintf("%016x", s.TraceHash()),
 		Failures: r.fails, Drops: map[string]uint64{}, Elements: map[string]map[string]uint64{}}
 	// Empty lists, not null: the JSON has every field (so do the flows).
 	res.PortStates = []PortStatePeriod{}
@@ -235,7 +242,12 @@ func usText(us float64) string {
 // aggregate, failures and drops; no line ends in blanks.
 func (res *Result) WriteText(w io.Writer) error {
 	var b strings.Builder
-	line(&b, "scenario %s: %s on %s, seed %d, %gs simulated, %d events", res.Scenario, res.Scheme, res.Topology, res.Seed, res.DurationS, res.Events)
+	if res.Interrupted {
+		line(&b, "scenario %s: %s on %s, seed %d, %gs of %gs simulated, %d events", res.Scenario, res.Scheme, res.Topology, res.Seed, res.SimulatedS, res.DurationS, res.Events)
+		line(&b, "interrupted at simulated time %gs: the results are those of the run until then", res.SimulatedS)
+	} else {
+		line(&b, "scenario %s: %s on %s, seed %d, %gs simulated, %d events", res.Scenario, res.Scheme, res.Topology, res.Seed, res.DurationS, res.Events)
+	}
 	line(&b, "%4s  %-7s  %-10s  %-10s  %-5s  %14s  %10s  %10s  %7s  %s", "id", "kind", "src", "dst", "done", "throughput", "rtt p50", "rtt p99", "loss", "note")
 	for _, f := range res.Flows {
 		tp, p50, p99, loss := "-", "-", "-", "-"

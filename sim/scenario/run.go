@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/edgefabric/edgefabric/element"
 	"github.com/edgefabric/edgefabric/host"
@@ -28,6 +29,13 @@ type RunOptions struct {
 	Trace sim.TraceMode
 	// Log receives element logs; nil discards them.
 	Log *slog.Logger
+	// Stop, when closed (from any goroutine: a signal handler's), asks
+	// the run to stop at the next event boundary (sim.Sim.Stop): Execute
+	// then returns normally, with the captures flushed and closed and a
+	// Result marked Interrupted at the simulated time reached. Closed
+	// before Execute, the run stops before its first event. Pass a
+	// context's Done() to stop with the context.
+	Stop <-chan struct{}
 }
 
 // Run is a scenario set up in the simulator, ready to run: tests use it to
@@ -41,6 +49,7 @@ type Run struct {
 	fails []FailureEvent
 	pcaps []*pcapFile
 	watch *portWatch // nil when no element reports port states
+	stop  <-chan struct{}
 }
 
 type flow struct {
@@ -64,7 +73,7 @@ func (sc *Scenario) Setup(opt RunOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Run{Sc: sc, Sim: s, hosts: map[topo.NodeID]*host.Host{}}
+	r := &Run{Sc: sc, Sim: s, hosts: map[topo.NodeID]*host.Host{}, stop: opt.Stop}
 	// Settings apply in order, each changing only the fields it sets:
 	// `links:` first, then every `link:` entry.
 	type linkState struct {
@@ -517,13 +526,16 @@ func (r *Run) closeCaptures() error {
 func (r *Run) Unwatch() { r.watch = nil }
 
 // Execute runs the simulation to the scenario's duration and collects the
-// results.
+// results. A stop (RunOptions.Stop, or a Sim.Stop from an action) ends the
+// run at an event boundary; the results are then those of the run so far,
+// marked Interrupted.
 func (r *Run) Execute() (*Result, error) {
+	endRelay := r.relayStop()
 	if r.watch == nil {
 		r.Sim.Run(r.Sc.Duration)
 	} else {
 		// Run in steps, sampling the port states between them; a Stop
-		// (from an At action) ends the run as it ends an unwatched one.
+		// ends the run as it ends an unwatched one.
 		for t := element.Time(0); t < r.Sc.Duration && !r.Sim.Stopped(); {
 			t = min(t+WatchEvery, r.Sc.Duration)
 			r.Sim.Run(t)
@@ -531,6 +543,8 @@ func (r *Run) Execute() (*Result, error) {
 		}
 		r.watch.end(r.Sim.Now())
 	}
+	endRelay()
+	interrupted := r.Sim.Stopped()
 	paths := make([]string, 0, len(r.pcaps))
 	for _, p := range r.pcaps {
 		paths = append(paths, p.path)
@@ -543,7 +557,42 @@ func (r *Run) Execute() (*Result, error) {
 	}
 	res := r.collect()
 	res.Captures = paths
+	res.Interrupted = interrupted
 	return res, nil
+}
+
+// relayStop turns RunOptions.Stop into a Sim.Stop, the one call safe
+// from another goroutine: the loop reads no channel. A Stop closed
+// already (a Ctrl-C during the setup) stops the run before its first
+// event; one closed later, at the next event boundary. The returned func
+// ends the goroutine that waits for it: a close that comes as the run
+// ends may then have left a Stop pending in the Sim, which would end
+// its next Run at once.
+func (r *Run) relayStop() (end func()) {
+	select {
+	case <-r.stop:
+		r.Sim.Stop()
+		return func() {}
+	default:
+	}
+	if r.stop == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		select {
+		case <-r.stop:
+			r.Sim.Stop()
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // Run sets the scenario up and runs it.
