@@ -3,10 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,10 +36,16 @@ their aggregate, when the port states (stp) last changed after the start and
 each failure, engine drops by reason and the run's trace_hash: the same
 scenario and seed give the same hash on any machine.
 
---pcap DIR writes complete pcap files when the run ends. Ctrl-C (or SIGTERM,
-SIGHUP, SIGQUIT) during the run removes the captures it was writing, which a
-stop leaves cut mid-record, and the directories --pcap made: shorten the
-scenario's duration to keep a capture of a long run.
+--pcap DIR writes complete pcap files when the run ends.
+
+Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) stops the run at the next event, in
+virtual time: the captures are flushed and closed, complete up to then, and
+the results of the run so far are printed, with a line saying at which
+simulated time it was interrupted ("interrupted": true and "simulated_s" in
+--json); the exit status is then 128 + the signal's number (130 for Ctrl-C,
+143 for SIGTERM). A second signal, or a run that has not stopped 5 seconds
+after the first, ends sim at once: the captures it was writing are removed,
+as are the directories --pcap made, and sim dies of the signal.
 
 The scenario format is described in docs/sim.md; examples/ has working files.`,
 		Example: `  edgefabric sim examples/stp-fattree4.yaml
@@ -97,27 +107,51 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 				}
 			}
 			// A stop signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) during the
-			// run removes the captures it was writing, which it cannot
-			// flush: they belong to the simulator's goroutine, which
-			// reads no signal, and were cut at a buffer's end, mid-record
-			// (tshark: "cut short in the middle of a packet"). Then the
-			// directories --pcap made, and death by the signal.
-			unguard := func() {}
+			// run stops it at the next event: Run returns with the
+			// captures flushed and closed and the results so far. A
+			// second signal, or a run that does not stop in time, ends
+			// sim at once: what it was writing is cut mid-record and
+			// removed (removeCaptures), then the directories --pcap
+			// made, and it dies of the signal.
+			abort := func() {}
 			if pcapDir != "" {
-				unguard = undoOnSignal(removeCaptures(pcapDir, sc.PcapFiles(), undo))
+				abort = removeCaptures(pcapDir, sc.PcapFiles(), undo)
 			}
-			res, err := sc.Run(scenario.RunOptions{PcapDir: pcapDir, Trace: tm, Log: lg})
-			unguard()
+			stop, release := stopRunOnSignal(c.ErrOrStderr(), abort)
+			if simDeaf {
+				stop = nil
+			}
+			res, err := sc.Run(scenario.RunOptions{PcapDir: pcapDir, Trace: tm, Log: lg, Stop: stop})
+			sig := release()
 			if err != nil {
 				if errors.Is(err, scenario.ErrScenario) {
 					return badInput(err)
 				}
 				return err
 			}
+			undo = func() {} // what --pcap made holds the captures
 			if jsonOut {
-				return writeJSON(c.OutOrStdout(), res)
+				err = writeJSON(c.OutOrStdout(), res)
+			} else {
+				err = res.WriteText(c.OutOrStdout())
 			}
-			return res.WriteText(c.OutOrStdout())
+			if sig == nil {
+				return err
+			}
+			// Stopped by the user: the report is printed, and the exit
+			// status says so, as a shell's would (128 + the signal).
+			msg := fmt.Sprintf("sim: %s came as the run ended: the results are complete", signalName(sig))
+			if res.Interrupted {
+				msg = fmt.Sprintf("sim: interrupted by %s at simulated time %gs of %gs", signalName(sig), res.SimulatedS, res.DurationS)
+			}
+			if err != nil {
+				msg += fmt.Sprintf("; printing the results: %v", err)
+			}
+			code := 1
+			if n, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(n)
+			}
+			return exitWith(code, errors.New(msg))
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "print the results as JSON (with every flow's full detail)")
@@ -126,6 +160,99 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 	c.Flags().StringVar(&logLvl, "log", "off", "element logs on stderr, stamped with virtual time: off, error, warn, info or debug")
 	c.Flags().StringVar(&trace, "trace", "full", "what the trace hash covers, in any case: full (every byte) or headers (first 128 bytes of each frame)")
 	return c
+}
+
+// simStopGrace is how long a run has to stop after the first signal
+// before sim gives up on it and dies of the signal. The loop stops
+// between two events, within microseconds; what it waits for is the
+// setup of a large scenario (which reads no stop) and the flush of the
+// captures.
+var simStopGrace = 5 * time.Second
+
+// simDeaf, set by tests only, keeps the first signal from the run, as a
+// setup that reads no stop would not hear it: the fallback's test.
+var simDeaf bool
+
+// stopRunOnSignal catches the stop signals (as stopContext's) during a
+// simulator run. The first closes stop, which RunOptions.Stop turns into
+// a stop at the next event, and says so on w. A second signal, or
+// simStopGrace without release, runs abort and dies of that signal (the
+// first, at the timeout), as undoOnSignal does. release stops catching
+// and returns the first signal, nil if none came; a signal after it has
+// its default action.
+func stopRunOnSignal(w io.Writer, abort func()) (stop <-chan struct{}, release func() os.Signal) {
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, sigs...)
+	stopCh := make(chan struct{})
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	var first os.Signal // written before finished is closed
+	go func() {
+		defer close(finished)
+		select {
+		case first = <-ch:
+		case <-done:
+			return
+		}
+		close(stopCh)
+		fmt.Fprintf(w, "edgefabric: sim: %s: stopping the run at the next event (again to quit at once, without results)\n", signalName(first))
+		t := time.NewTimer(simStopGrace)
+		defer t.Stop()
+		select {
+		case s := <-ch:
+			dieOf(s, abort)
+		case <-t.C:
+			fmt.Fprintf(w, "edgefabric: sim: the run did not stop within %v of %s: quitting without results\n", simStopGrace, signalName(first))
+			dieOf(first, abort)
+		case <-done:
+		}
+	}()
+	return stopCh, func() os.Signal {
+		signal.Stop(ch)
+		close(done)
+		<-finished // never, when it is dying
+		if first == nil {
+			// One that came as the run returned, which the select may
+			// have left for done.
+			select {
+			case first = <-ch:
+			default:
+			}
+		}
+		return first
+	}
+}
+
+// dieOf runs abort, then dies of signal s as it would have uncaught.
+func dieOf(s os.Signal, abort func()) {
+	abort()
+	signal.Reset(s)
+	if sig, ok := s.(syscall.Signal); ok {
+		syscall.Kill(os.Getpid(), sig)
+	}
+	select {} // the signal's default action ends the process
+}
+
+// signalName is a stop signal's name as kill -l spells it, SIGINT
+// rather than Go's "interrupt".
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	}
+	return s.String()
 }
 
 // removeCaptures returns the undo of a simulator run stopped by a signal:
