@@ -42,8 +42,9 @@ Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) stops the run at the next event, in
 virtual time: the captures are flushed and closed, complete up to then, and
 the results of the run so far are printed, with a line saying at which
 simulated time it was interrupted ("interrupted": true and "simulated_s" in
---json); the exit status is then 128 + the signal's number (130 for Ctrl-C,
-143 for SIGTERM). A second signal, or a run that has not stopped 5 seconds
+--json); sim then dies of the signal, as uncaught (the shell's $? is 128 +
+its number, 130 for Ctrl-C, and a shell loop running sim stops; SIGQUIT
+exits 131 instead of dumping goroutines). A second signal, or a run that has not stopped 5 seconds
 after the first, ends sim at once: the captures it was writing are removed,
 as are the directories --pcap made, and sim dies of the signal.
 
@@ -138,8 +139,11 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 			if sig == nil {
 				return err
 			}
-			// Stopped by the user: the report is printed, and the exit
-			// status says so, as a shell's would (128 + the signal).
+			// Stopped by the user: the report is printed, then sim dies
+			// of the signal, as it would have uncaught, so that a shell
+			// running sim in a loop stops the loop on Ctrl-C (a child
+			// that exits 130 instead looks to bash as if it handled the
+			// signal, and the loop goes on); $? is 128 + the signal.
 			msg := fmt.Sprintf("sim: %s came as the run ended: the results are complete", signalName(sig))
 			if res.Interrupted {
 				msg = fmt.Sprintf("sim: interrupted by %s at simulated time %gs of %gs", signalName(sig), res.SimulatedS, res.DurationS)
@@ -147,11 +151,13 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 			if err != nil {
 				msg += fmt.Sprintf("; printing the results: %v", err)
 			}
-			code := 1
-			if n, ok := sig.(syscall.Signal); ok {
-				code = 128 + int(n)
+			if sig == syscall.SIGQUIT {
+				// Go's own SIGQUIT dumps every goroutine: say 131.
+				return exitWith(128+int(syscall.SIGQUIT), errors.New(msg))
 			}
-			return exitWith(code, errors.New(msg))
+			fmt.Fprintf(c.ErrOrStderr(), "edgefabric: %s\n", msg)
+			dieOf(sig, func() {})
+			return nil // not reached
 		},
 	}
 	c.Flags().BoolVar(&jsonOut, "json", false, "print the results as JSON (with every flow's full detail)")
