@@ -209,7 +209,7 @@ func (c *Controller) discovered() {
 		up := true
 		if old != nil {
 			if a, ok := old.idx[l.A]; ok {
-				if pe := old.peerOf(a, l.APort); pe.sw >= 0 {
+				if pe := old.peerOf(a, l.APort); pe.sw >= 0 && old.ids[pe.sw] == l.B && pe.port == l.BPort {
 					up = pe.up
 				}
 			}
@@ -303,7 +303,9 @@ func (c *Controller) nextRescan() {
 	for len(c.waitingPorts) > 0 && !c.disc.running {
 		k := c.waitingPorts[0]
 		c.waitingPorts = c.waitingPorts[1:]
-		if i, ok := c.g.idx[k.sw]; ok && c.g.peerOf(i, k.port).sw < 0 {
+		// Unless something found a working link there meanwhile (a port
+		// whose link failed its verification waits with the link down).
+		if i, ok := c.g.idx[k.sw]; ok && !c.g.peerOf(i, k.port).up {
 			c.rescan(i, k.port)
 		}
 	}
@@ -1154,60 +1156,196 @@ func (c *Controller) announce(i int32, port uint16) {
 	}
 }
 
-// linkUpTries is how many verification probes a link reported up gets.
-// The switch reports a port coming up once: a single lost probe (or its
-// answer) would leave a working link out of the topology for good.
+// linkUpTries is how many times the probes of a link reported up are
+// sent. The switch reports a port coming up once: a single lost probe (or
+// its answer) would leave a working link out of the topology for good.
 const linkUpTries = 3
 
-// upCheck is a link reported up whose verification probe is out.
+// upCheck is a link reported up whose verification probes are out.
 type upCheck struct {
-	seq    uint32 // the probe's, in disc.pending
+	// backSeq and idSeq are the probes out (in disc.pending; 0 once
+	// answered right, backOK and idOK).
+	backSeq, idSeq uint32
+	backOK, idOK   bool
+	// ends are the ports reported up, the first the one probed from:
+	// each is rescanned if the link fails its verification.
+	ends   []portID
 	cancel func() // the timer that tries again
 }
 
-// verifyLink probes a link that a notification says is back: out through
-// switch i's port, back through the far end's port, and a tag-0 query
-// that must name switch i again (linkUpVerified). Unanswered within the
-// probe wait, the probe is sent again, up to linkUpTries in all.
+// verifyLink probes a link that a notification says is back (§4.2: "the
+// controller will probe the ports to discover and verify the newly added
+// links"), from the reported end, switch i's port: out through it and
+// back through the far end's port to a tag-0 query that must name switch
+// i again, and out through it to a tag-0 query at the far end that must
+// name the switch the link led to, its answer coming home through the
+// far end's port. With both answered, the link is up (linkUpVerified).
+// The probes not answered within the probe wait are sent again, up to
+// linkUpTries in all; then the ports reported up are rescanned
+// (upUnverified). The first probe alone took a cable moved to another
+// switch, on a port with the number of the old far end's, for the old
+// link, since it comes back to switch i either way.
 func (c *Controller) verifyLink(i int32, port uint16) {
 	k := c.linkKey(i, port)
-	if c.upChecks[k] != nil {
-		return // the other end's report, or a repeat: one verification
+	end := portID{c.g.ids[i], port}
+	if chk := c.upChecks[k]; chk != nil {
+		// The other end's report, or a repeat: one verification.
+		if !slices.Contains(chk.ends, end) {
+			chk.ends = append(chk.ends, end)
+		}
+		return
 	}
-	c.sendUpCheck(k, c.g.ids[i], port, 1)
+	c.sendUpCheck(k, &upCheck{ends: []portID{end}}, 1)
 }
 
-func (c *Controller) sendUpCheck(k portID, id uint64, port uint16, try int) {
-	i, ok := c.g.idx[id]
+// sendUpCheck sends the probes of chk not answered yet (try: this
+// sending's number) and arms the timer that tries again.
+func (c *Controller) sendUpCheck(k portID, chk *upCheck, try int) {
+	from := chk.ends[0]
+	i, ok := c.g.idx[from.sw]
 	if !ok {
 		return
 	}
-	path, ok := c.linkProbePath(i, port)
+	pe := c.g.peerOf(i, from.port)
+	if pe.sw < 0 {
+		return // dropped meanwhile (a rescan found the port cabled elsewhere)
+	}
+	fwd, ret, ok := c.switchPaths(i)
 	if !ok {
 		return
 	}
 	d := c.disc
 	ahead := len(d.queue) - d.qhead
-	before := d.seq
-	d.send(probeRec{kind: kindLinkUp, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: id, path: path})
-	if d.seq == before {
-		return // the probe could not be built
+	send := func(kind uint8, nid uint64, tags ...uint8) uint32 {
+		before := d.seq
+		d.send(probeRec{kind: kind, sw: i, p: from.port, q: pe.port, nid: nid, path: slices.Concat(fwd, tags, ret)})
+		if d.seq == before {
+			return 0 // the probe could not be built
+		}
+		return d.seq
 	}
-	chk := &upCheck{seq: d.seq}
+	n := 0
+	if !chk.backOK {
+		if chk.backSeq = send(kindLinkUp, from.sw, uint8(from.port), uint8(pe.port), wire.DumbNetQuery); chk.backSeq == 0 {
+			return
+		}
+		n++
+	}
+	if !chk.idOK {
+		if chk.idSeq = send(kindLinkUpID, c.g.ids[pe.sw], uint8(from.port), wire.DumbNetQuery, uint8(pe.port)); chk.idSeq == 0 {
+			c.dropPending(chk.backSeq, kindLinkUp)
+			return
+		}
+		n++
+	}
 	c.upChecks[k] = chk
-	chk.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() {
+	chk.cancel = c.a.env.After(scale(ahead+n, d.gap)+d.wait(), func() {
 		if c.upChecks[k] != chk {
 			return // answered
 		}
 		delete(c.upChecks, k)
-		c.dropPending(chk.seq, kindLinkUp)
+		c.dropPending(chk.backSeq, kindLinkUp)
+		c.dropPending(chk.idSeq, kindLinkUpID)
 		if try >= linkUpTries {
-			c.a.c.Inc("ctrl_link_up_unverified")
+			c.upUnverified(chk)
 			return
 		}
 		c.a.c.Inc("ctrl_link_up_retried")
-		c.sendUpCheck(k, id, port, try+1)
+		c.sendUpCheck(k, chk, try+1)
 	})
+}
+
+// linkUpAnswered takes a right answer to probe seq of a link-up check;
+// with both its probes answered, the link is verified.
+func (c *Controller) linkUpAnswered(seq uint32) {
+	if seq == 0 {
+		return
+	}
+	for _, chk := range c.upChecks {
+		switch seq {
+		case chk.backSeq:
+			chk.backOK, chk.backSeq = true, 0
+		case chk.idSeq:
+			chk.idOK, chk.idSeq = true, 0
+		default:
+			continue
+		}
+		if chk.backOK && chk.idOK {
+			c.linkUpVerified(chk.ends[0].sw, chk.ends[0].port)
+		}
+		return
+	}
+}
+
+// upUnverified ends a link-up check whose probes went unanswered
+// linkUpTries times: the ports reported up lead elsewhere now (a cable
+// moved to another switch or to a host), or to nothing that answers.
+// Each is rescanned as a port where no link is known would be: what the
+// rescan finds there replaces the link (replaceAt); if it finds nothing,
+// the link stays down.
+func (c *Controller) upUnverified(chk *upCheck) {
+	c.a.c.Inc("ctrl_link_up_unverified")
+	for _, e := range chk.ends {
+		if i, ok := c.g.idx[e.sw]; ok {
+			c.a.env.Log().Info("link up unverified: rescanning the port", "switch", fmt.Sprintf("%#x", e.sw), "port", e.port)
+			c.rescan(i, e.port)
+		}
+	}
+}
+
+// replaceAt drops the link the graph holds on port at, unless it leads to
+// port to (nil: a host was found at the port): a rescan found the port
+// cabled elsewhere. Hosts that hold the link up are patched that it is
+// down first.
+func (c *Controller) replaceAt(at portID, to *portID) {
+	i, ok := c.g.idx[at.sw]
+	if !ok {
+		return
+	}
+	pe := c.g.peerOf(i, at.port)
+	if pe.sw < 0 || to != nil && (portID{c.g.ids[pe.sw], pe.port}) == *to {
+		return
+	}
+	if pe.up {
+		c.setLink(i, at.port, false)
+	}
+	c.dropLink(i, at.port)
+}
+
+// dropLink takes the link on switch i's port out of the topology, from
+// the graph and from what discovery found, and publishes the change; a
+// check still out for it is dropped. Both its ports count as ports where
+// no link is known from then on.
+func (c *Controller) dropLink(i int32, port uint16) {
+	pe := c.g.peerOf(i, port)
+	if pe.sw < 0 {
+		return
+	}
+	k := c.linkKey(i, port)
+	if chk := c.downChecks[k]; chk != nil {
+		chk.cancel()
+		delete(c.downChecks, k)
+		c.dropPending(chk.seq, kindLinkDown)
+		c.checksGen++
+	}
+	if chk := c.upChecks[k]; chk != nil {
+		chk.cancel()
+		delete(c.upChecks, k)
+		c.dropPending(chk.backSeq, kindLinkUp)
+		c.dropPending(chk.idSeq, kindLinkUpID)
+	}
+	a, b := portID{c.g.ids[i], port}, portID{c.g.ids[pe.sw], pe.port}
+	delete(c.disc.links, normLink(Link{A: a.sw, APort: a.port, B: b.sw, BPort: b.port, Up: true}))
+	for _, e := range []portID{a, b} {
+		if di, ok := c.disc.byID[e.sw]; ok {
+			delete(c.disc.sws[di].known, e.port)
+		}
+	}
+	c.g.removeLink(i, port)
+	c.a.c.Inc("ctrl_links_dropped")
+	c.a.env.Log().Info("link dropped: a port leads elsewhere", "link", fmt.Sprintf("%#x:%d-%#x:%d", a.sw, a.port, b.sw, b.port))
+	c.version++
+	c.publish()
 }
 
 // switchPaths returns working paths from the controller to switch i (the
@@ -1239,8 +1377,11 @@ func (c *Controller) linkUpVerified(id uint64, port uint16) {
 		return
 	}
 	if k := c.linkKey(i, port); c.upChecks[k] != nil {
-		c.upChecks[k].cancel()
+		chk := c.upChecks[k]
+		chk.cancel()
 		delete(c.upChecks, k)
+		c.dropPending(chk.backSeq, kindLinkUp)
+		c.dropPending(chk.idSeq, kindLinkUpID)
 	}
 	c.setLink(i, port, true)
 }

@@ -18,6 +18,7 @@ const (
 	kindLinkUp                    // fwd-p-q-0-ret: the controller re-verifies a link reported up
 	kindLinkDown                  // fwd-p-q-0-ret: the controller checks a link reported down
 	kindAudit                     // fwd-p-q-0-ret: the controller re-checks a link it may have missed changes on (audit.go)
+	kindLinkUpID                  // fwd-p-0-q-ret: with kindLinkUp, the far end of a link reported up must be the switch it was
 )
 
 // probeRec remembers an outstanding PM by its sequence number. Its path
@@ -29,7 +30,7 @@ type probeRec struct {
 	sw   int32 // discovered switch whose port is probed
 	p, q uint16
 	nid  uint64  // kindVerify: the neighbour the switch probe found
-	path []uint8 // kindLinkUp, kindLinkDown and kindAudit only
+	path []uint8 // kindLinkUp, kindLinkUpID, kindLinkDown and kindAudit only
 	sent element.Time
 }
 
@@ -156,7 +157,7 @@ func (d *discovery) pathOf(rec probeRec) []uint8 {
 	switch rec.kind {
 	case kindRoot:
 		p = append(p, wire.DumbNetQuery, uint8(rec.p))
-	case kindLinkUp, kindLinkDown, kindAudit:
+	case kindLinkUp, kindLinkUpID, kindLinkDown, kindAudit:
 		p = append(p, rec.path...)
 	default:
 		s := d.sws[rec.sw]
@@ -361,10 +362,10 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 			s.verified[rec.p] = make(map[uint16]uint64)
 		}
 		s.verified[rec.p][rec.q] = rec.nid
-	case kindLinkUp:
+	case kindLinkUp, kindLinkUpID:
 		delete(d.pending, pm.Seq)
 		if m.SwitchID == rec.nid && d.a.ctrl != nil {
-			d.a.ctrl.linkUpVerified(rec.nid, rec.p)
+			d.a.ctrl.linkUpAnswered(pm.Seq)
 		}
 	case kindLinkDown:
 		delete(d.pending, pm.Seq)
@@ -445,7 +446,7 @@ func (d *discovery) endRound() {
 	// booked down.
 	clear(d.expired)
 	for seq, rec := range d.pending {
-		if rec.kind != kindLinkUp && rec.kind != kindLinkDown && rec.kind != kindAudit {
+		if rec.kind != kindLinkUp && rec.kind != kindLinkUpID && rec.kind != kindLinkDown && rec.kind != kindAudit {
 			if rec.kind == kindHost {
 				d.expired[seq] = rec.sent
 			}
@@ -568,6 +569,12 @@ func (d *discovery) resolve(i int32) []int32 {
 
 func (d *discovery) addLink(a *dsw, ap uint16, b *dsw, bp uint16) {
 	l := normLink(Link{A: a.id, APort: ap, B: b.id, BPort: bp, Up: true})
+	if c := d.a.ctrl; c != nil && c.ready {
+		// A rescan: a port found leading elsewhere than the link the
+		// controller knows on it was recabled, and that link is gone.
+		c.replaceAt(portID{a.id, ap}, &portID{b.id, bp})
+		c.replaceAt(portID{b.id, bp}, &portID{a.id, ap})
+	}
 	a.known[ap] = true
 	b.known[bp] = true
 	if d.links[l] {
@@ -597,6 +604,9 @@ func (d *discovery) addHost(s *dsw, p uint16, m wire.DumbNetProbeReply) {
 			return
 		}
 		d.byIP[k] = m.HostMAC
+	}
+	if c := d.a.ctrl; c != nil && c.ready {
+		c.replaceAt(portID{s.id, p}, nil) // a rescan found a host where a link was known
 	}
 	s.known[p] = true
 	if _, again := d.hosts[m.HostMAC]; again {

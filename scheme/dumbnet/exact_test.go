@@ -479,7 +479,8 @@ func TestCheckDownWaitsForProbesAhead(t *testing.T) {
 }
 
 // Reports that a link is back from both its ends draw one verification
-// probe; a report and its withdrawal leave no probe record behind.
+// (its two probes: back to the reporting switch, and the far end's ID); a
+// report and its withdrawal leave no probe record behind.
 func TestLinkChecksDeduplicated(t *testing.T) {
 	a, env, want := discoveredController(t, "fattree:4", 0, Config{})
 	c := a.ctrl
@@ -490,8 +491,8 @@ func TestLinkChecksDeduplicated(t *testing.T) {
 	c.linkEvent(l.A, l.APort, true)
 	c.linkEvent(l.B, l.BPort, true)
 	env.advance(10 * c.disc.gap) // the pacer sends what was queued
-	if n := c.Probes() - probes; n != 1 || len(c.upChecks) != 1 {
-		t.Fatalf("%d probes, %d checks for one link reported up twice, want 1, 1", n, len(c.upChecks))
+	if n := c.Probes() - probes; n != 2 || len(c.upChecks) != 1 {
+		t.Fatalf("%d probes, %d checks for one link reported up twice, want 2, 1", n, len(c.upChecks))
 	}
 	l2 := want.Links[1]
 	c.linkEvent(l2.B, l2.BPort, false)
@@ -636,8 +637,9 @@ func probeEcho(t *testing.T, a *Agent, seq uint32, id uint64) []byte {
 }
 
 // A link check is settled only by the switch it must reach: an answer
-// naming another switch neither verifies a link reported up nor refutes
-// one reported down.
+// naming another switch neither verifies a link reported up (its probe
+// back to the reporting switch answered by the far end, its probe of the
+// far end by the reporting switch) nor refutes one reported down.
 func TestLinkCheckAnswerFromWrongSwitch(t *testing.T) {
 	a, env, want := discoveredController(t, "fattree:4", 0, Config{})
 	c := a.ctrl
@@ -646,22 +648,27 @@ func TestLinkCheckAnswerFromWrongSwitch(t *testing.T) {
 	c.setLink(i, p, false)
 	v := c.version
 	c.linkEvent(l.A, l.APort, true)
-	a.Receive(1, probeEcho(t, a, c.disc.seq, l.B))
+	a.Receive(1, probeEcho(t, a, c.disc.seq-1, l.B))
+	a.Receive(1, probeEcho(t, a, c.disc.seq, l.A))
 	if c.version != v || c.g.peerOf(i, p).up {
-		t.Fatal("a link reported up verified by the wrong switch's answer")
+		t.Fatal("a link reported up verified by the wrong switches' answers")
 	}
-	env.advance(c.disc.gap + c.disc.wait())
+	env.advance(2*c.disc.gap + c.disc.wait())
 	if a.Counters()["ctrl_link_up_retried"] != 1 {
 		t.Fatalf("counters %v, want the verification retried", a.Counters())
 	}
-	a.Receive(1, probeEcho(t, a, c.disc.seq, l.A))
+	a.Receive(1, probeEcho(t, a, c.disc.seq-1, l.A))
+	if c.version != v || c.g.peerOf(i, p).up {
+		t.Fatal("the link verified without its far end's ID")
+	}
+	a.Receive(1, probeEcho(t, a, c.disc.seq, l.B))
 	if c.version != v+1 || !c.g.peerOf(i, p).up {
-		t.Fatal("the right answer did not verify the link")
+		t.Fatal("the right answers did not verify the link")
 	}
 	l2 := want.Links[1]
 	c.linkEvent(l2.A, l2.APort, false)
 	a.Receive(1, probeEcho(t, a, c.disc.seq, l2.B))
-	env.advance(c.disc.gap + c.disc.wait())
+	env.advance(2*c.disc.gap + c.disc.wait()) // the retry's second probe was still queued ahead of it
 	if cc := a.Counters(); cc["ctrl_link_down_refuted"] != 0 || cc["ctrl_link_down_confirmed"] != 1 {
 		t.Fatalf("counters %v: want the wrong switch's answer ignored and the link booked down", cc)
 	}
@@ -679,12 +686,13 @@ func TestLinkCheckOutlivesRescanRound(t *testing.T) {
 	env.advance(element.Millisecond) // the rescan's 40 probes are out
 	c.linkEvent(l.A, l.APort, true)
 	seq := c.disc.seq
-	answer := probeEcho(t, a, seq, l.A)
-	env.advance(c.disc.wait() + c.disc.gap/2)
+	back, id := probeEcho(t, a, seq-1, l.A), probeEcho(t, a, seq, l.B)
+	env.advance(c.disc.wait() + 3*c.disc.gap/2) // the second probe left a gap after the first
 	if c.disc.running || c.disc.rounds.Load() != 1 {
 		t.Fatalf("the rescan round has not ended (running %v)", c.disc.running)
 	}
-	a.Receive(1, answer)
+	a.Receive(1, back)
+	a.Receive(1, id)
 	if !c.Topology().Links[0].Up || a.Counters()["ctrl_link_up_retried"] != 0 {
 		t.Fatalf("link up %v, counters %v: want it verified by the first answer", c.Topology().Links[0].Up, a.Counters())
 	}

@@ -2,6 +2,7 @@ package dumbnet
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/edgefabric/edgefabric/wire"
 )
@@ -80,6 +81,27 @@ func (g *netGraph) addLink(a int32, ap uint16, b int32, bp uint16, up bool, flag
 	}
 	g.ports[a][ap] = peer{sw: b, port: bp, up: up, flags: flags}
 	g.ports[b][bp] = peer{sw: a, port: ap, up: up, flags: flags}
+}
+
+// removeLink forgets the link on port p of switch i, at both ends.
+func (g *netGraph) removeLink(i int32, p uint16) {
+	pe := g.peerOf(i, p)
+	if pe.sw < 0 {
+		return
+	}
+	g.unuse(i, p)
+	if pe.sw != i || pe.port != p {
+		g.unuse(pe.sw, pe.port)
+	}
+	g.nlink--
+}
+
+// unuse marks port p of switch i as leading nowhere.
+func (g *netGraph) unuse(i int32, p uint16) {
+	g.ports[i][p] = peer{sw: -1}
+	if k := slices.Index(g.used[i], p); k >= 0 {
+		g.used[i] = slices.Delete(g.used[i], k, k+1)
+	}
 }
 
 // setUp changes the state of the link on port p of switch i (both ends)

@@ -843,8 +843,8 @@ func TestLinkVerifiedTwice(t *testing.T) {
 		probes := c.Probes()
 		c.linkEvent(l.A, l.APort, true)
 		env.advance(10 * c.disc.gap)
-		if c.Probes() != probes+1 {
-			t.Fatalf("round %d: %d verification probes, want 1", round, c.Probes()-probes)
+		if c.Probes() != probes+2 {
+			t.Fatalf("round %d: %d verification probes, want 2", round, c.Probes()-probes)
 		}
 		c.linkUpVerified(l.A, l.APort)
 		if !c.g.peerOf(i, p).up || len(c.upChecks) != 0 {
