@@ -94,3 +94,33 @@ func TestPathGraphAlgorithm1(t *testing.T) {
 		t.Fatalf("k shortest %v", ks)
 	}
 }
+
+// TestMergeUnlinksRecabledPort: switch 1's port 3 led to switch 2's port
+// 4; the cable is pulled (a notification) and moved to switch 3's port 5,
+// which the host learns from a path graph of version 3. Port 2:4 then
+// gets a cable of its own that fails (a notification). A second path
+// graph of version 3 (computed before that failure) lists 1:3-3:5 up and
+// must give a path over it. Before, the cache's 2:4 still led to 1:3
+// after the merge, so the failure of 2:4 was recorded as one of 1:3 too,
+// newer than version 3, and the second graph's view held the new link
+// down: no path.
+func TestMergeUnlinksRecabledPort(t *testing.T) {
+	c := NewTopoCache()
+	reply := func(dst wire.MAC, dstSw uint64, links ...wire.DumbNetLink) *wire.DumbNetPathReply {
+		return &wire.DumbNetPathReply{Version: 3, Dst: dst, SrcSwitch: 1, SrcPort: 1, DstSwitch: dstSw, DstPort: 1, Links: links}
+	}
+	old := reply(wire.MAC{2, 0, 0, 0, 0, 2}, 2, wire.DumbNetLink{A: 1, APort: 3, B: 2, BPort: 4, Flags: wire.LinkUp | wire.LinkPrimary})
+	old.Version = 1
+	c.Merge(old)
+	c.SetLink(1, 3, false)
+	moved := wire.DumbNetLink{A: 1, APort: 3, B: 3, BPort: 5, Flags: wire.LinkUp | wire.LinkPrimary}
+	c.Merge(reply(wire.MAC{2, 0, 0, 0, 0, 3}, 3, moved))
+	if c.SetLink(2, 4, false) {
+		t.Fatal("a failure of 2:4, whose link moved, changed a link the cache holds")
+	}
+	dst := wire.MAC{2, 0, 0, 0, 0, 4}
+	c.Merge(reply(dst, 3, moved))
+	if tags, err := c.FindPath(dst, nil); err != nil || len(tags) != 2 || tags[0] != 3 {
+		t.Fatalf("path over the moved cable: %v, %v; want [3 1]", tags, err)
+	}
+}

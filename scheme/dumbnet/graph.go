@@ -68,10 +68,14 @@ func (g *netGraph) peerOf(i int32, p uint16) peer {
 }
 
 // addLink records a link between port ap of a and port bp of b, replacing
-// whatever either port was known to lead to.
+// whatever either port was known to lead to: a link that either port held
+// to another port (its cable moved) is forgotten at both ends, so that the
+// port it led to leads nowhere now.
 func (g *netGraph) addLink(a int32, ap uint16, b int32, bp uint16, up bool, flags wire.LinkFlags) {
 	g.grow(a, ap)
 	g.grow(b, bp)
+	g.unlinkOther(a, ap, b, bp)
+	g.unlinkOther(b, bp, a, ap)
 	if g.ports[a][ap].sw < 0 {
 		g.nlink++
 		g.used[a] = append(g.used[a], ap)
@@ -81,6 +85,14 @@ func (g *netGraph) addLink(a int32, ap uint16, b int32, bp uint16, up bool, flag
 	}
 	g.ports[a][ap] = peer{sw: b, port: bp, up: up, flags: flags}
 	g.ports[b][bp] = peer{sw: a, port: ap, up: up, flags: flags}
+}
+
+// unlinkOther forgets the link on port p of switch i if it leads anywhere
+// but port q of switch j.
+func (g *netGraph) unlinkOther(i int32, p uint16, j int32, q uint16) {
+	if pe := g.ports[i][p]; pe.sw >= 0 && (pe.sw != j || pe.port != q) {
+		g.removeLink(i, p)
+	}
 }
 
 // removeLink forgets the link on port p of switch i, at both ends.
