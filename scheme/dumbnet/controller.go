@@ -183,7 +183,8 @@ func (c *Controller) Rounds() int { return int(c.disc.rounds.Load()) }
 // Version returns the topology version (bumped by every change).
 func (c *Controller) Version() uint64 { return c.version }
 
-// Topology returns the discovered topology with current link states.
+// Topology returns the discovered topology with current link states; a
+// switch with no link up is listed as down (switchDown).
 func (c *Controller) Topology() *Topology {
 	t := c.disc.topology()
 	if c.g != nil {
@@ -191,8 +192,35 @@ func (c *Controller) Topology() *Topology {
 			a := c.g.idx[l.A]
 			t.Links[i].Up = c.g.peerOf(a, l.APort).up
 		}
+		up := t.Switches[:0]
+		for _, id := range t.Switches {
+			if i, ok := c.g.idx[id]; ok && c.switchDown(i) {
+				t.Down = append(t.Down, id)
+			} else {
+				up = append(up, id)
+			}
+		}
+		t.Switches = up
 	}
 	return t
+}
+
+// switchDown reports whether switch i is held failed: no link of it is up
+// (its neighbours reported every one down, or the audit found them
+// silent). The controller cannot tell a failed switch from one whose
+// links all failed; either carries nothing to or from the rest of the
+// fabric. Its own switch is never down: the controller's NIC is cabled
+// to it.
+func (c *Controller) switchDown(i int32) bool {
+	if i == c.root.sw {
+		return false
+	}
+	for _, p := range c.g.used[i] {
+		if c.g.ports[i][p].up {
+			return false
+		}
+	}
+	return true
 }
 
 // discovered builds the controller's graph from what discovery found,
@@ -1101,8 +1129,26 @@ func (c *Controller) rescan(i int32, port uint16) {
 }
 
 func (c *Controller) setLink(i int32, port uint16, up bool) {
+	ends := []int32{i, c.g.peerOf(i, port).sw}
+	if ends[1] == i || ends[1] < 0 {
+		ends = ends[:1]
+	}
+	var was [2]bool
+	for k, s := range ends {
+		was[k] = c.switchDown(s)
+	}
 	if !c.g.setUp(i, port, up) {
 		return
+	}
+	for k, s := range ends {
+		switch now := c.switchDown(s); {
+		case now && !was[k]:
+			c.a.c.Inc("ctrl_switches_down")
+			c.a.env.Log().Info("switch down: every link of it is down", "switch", fmt.Sprintf("%#x", c.g.ids[s]))
+		case !now && was[k]:
+			c.a.c.Inc("ctrl_switches_back")
+			c.a.env.Log().Info("switch back: a link of it works", "switch", fmt.Sprintf("%#x", c.g.ids[s]))
+		}
 	}
 	if !up {
 		c.noteUnreached() // reports from beyond it cannot reach us now

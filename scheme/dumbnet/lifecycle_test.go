@@ -740,9 +740,12 @@ func TestDownDuringRescan(t *testing.T) {
 	l.s.Run(3 * element.Second)
 	want, _ := dumbnet.Expected(l.g)
 	// s4 is known (the rescan reached it before the failure), its link
-	// down, its hosts not (nothing reaches them).
+	// down, so it is held failed, and its hosts not (nothing reaches
+	// them).
 	got := l.f.Controller().Topology().Diff(want)
 	exp := []string{
+		"missing switch 0x60000030000",
+		"extra down switch 0x60000030000",
 		"extra link 0x60000020000:4-0x60000030000:3 up=false",
 		"missing link 0x60000020000:4-0x60000030000:3 up=true",
 		"missing host 02:ef:00:00:00:07 10.0.0.7 at 0x60000030000:1",

@@ -26,8 +26,16 @@ func SwitchID(n topo.NodeID) uint64 {
 // Topology is a fabric as the controller sees it: switches by ID, links
 // with both port numbers, and hosts with where they attach. Lists are
 // sorted so that two topologies compare with Diff.
+//
+// Down lists the switches the controller holds failed, every link of them
+// down (DumbNet §4.2: "if a DumbNet switch fails, all the neighbor
+// switches will report link failure, and the switch will be removed from
+// the topology"); they are not in Switches. Their links stay in Links,
+// down, and their hosts in Hosts: a switch comes back, with what hangs off
+// it, once a link of it is found working again.
 type Topology struct {
 	Switches []uint64  `json:"switches"`
+	Down     []uint64  `json:"down,omitempty"`
 	Links    []Link    `json:"links"`
 	Hosts    []HostLoc `json:"hosts"`
 }
@@ -59,6 +67,7 @@ func normLink(l Link) Link {
 
 func (t *Topology) sort() {
 	slices.Sort(t.Switches)
+	slices.Sort(t.Down)
 	for i := range t.Links {
 		t.Links[i] = normLink(t.Links[i])
 	}
@@ -125,6 +134,7 @@ func firstNIC(g *topo.Graph, h topo.NodeID) (topo.End, bool) {
 func (t *Topology) Diff(want *Topology) []string {
 	var d []string
 	diffSets(&d, "switch", t.Switches, want.Switches, func(a, b uint64) int { return cmp.Compare(a, b) }, func(v uint64) string { return fmt.Sprintf("%#x", v) })
+	diffSets(&d, "down switch", t.Down, want.Down, func(a, b uint64) int { return cmp.Compare(a, b) }, func(v uint64) string { return fmt.Sprintf("%#x", v) })
 	diffSets(&d, "link", t.Links, want.Links, func(x, y Link) int {
 		return cmp.Or(cmp.Compare(x.A, y.A), cmp.Compare(x.APort, y.APort), cmp.Compare(x.B, y.B), cmp.Compare(x.BPort, y.BPort), cmpBool(x.Up, y.Up))
 	}, func(l Link) string { return fmt.Sprintf("%#x:%d-%#x:%d up=%v", l.A, l.APort, l.B, l.BPort, l.Up) })
