@@ -192,17 +192,36 @@ func (c *Controller) Topology() *Topology {
 			a := c.g.idx[l.A]
 			t.Links[i].Up = c.g.peerOf(a, l.APort).up
 		}
+		withHosts := make(map[uint64]bool, len(t.Switches))
+		for _, h := range t.Hosts {
+			withHosts[h.Switch] = true
+		}
 		up := t.Switches[:0]
 		for _, id := range t.Switches {
-			if i, ok := c.g.idx[id]; ok && c.switchDown(i) {
-				t.Down = append(t.Down, id)
-			} else {
+			i, ok := c.g.idx[id]
+			switch {
+			case !ok || !c.switchDown(i):
 				up = append(up, id)
+			case len(c.g.used[i]) > 0 || withHosts[id]:
+				t.Down = append(t.Down, id)
 			}
+			// A switch with nothing left on it, its links found cabled
+			// elsewhere and its hosts moved (a switch replaced by one with
+			// another ID), is gone.
 		}
 		t.Switches = up
 	}
 	return t
+}
+
+// hostGone reports whether the place where host h was found is gone: its
+// switch is held failed, or its port leads to a switch now. A host found
+// at another port then moved there (its switch replaced by one with
+// another ID, its cable moved); otherwise a second place for a MAC is an
+// identity conflict.
+func (c *Controller) hostGone(h HostLoc) bool {
+	i, ok := c.g.idx[h.Switch]
+	return ok && (c.switchDown(i) || c.g.peerOf(i, h.Port).sw >= 0)
 }
 
 // switchDown reports whether switch i is held failed: no link of it is up

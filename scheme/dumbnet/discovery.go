@@ -586,10 +586,13 @@ func (d *discovery) addLink(a *dsw, ap uint16, b *dsw, bp uint16) {
 
 // addHost records a host, unless it claims an identity (MAC or IP) that
 // another location already holds: a forged or misconfigured answer is
-// dropped and counted, and the first holder keeps its place.
+// dropped and counted, and the first holder keeps its place, unless the
+// controller holds that place gone (hostGone): the host moved.
 func (d *discovery) addHost(s *dsw, p uint16, m wire.DumbNetProbeReply) {
 	loc := HostLoc{MAC: m.HostMAC, IP: m.HostIP, Switch: s.id, Port: p}
-	if old, ok := d.hosts[m.HostMAC]; ok && (old.Switch != s.id || old.Port != p) {
+	old, placed := d.hosts[m.HostMAC]
+	moved := placed && (old.Switch != s.id || old.Port != p)
+	if moved && (d.a.ctrl == nil || !d.a.ctrl.ready || !d.a.ctrl.hostGone(old)) {
 		d.a.c.Inc("drop_identity_conflict")
 		return
 	}
@@ -609,7 +612,16 @@ func (d *discovery) addHost(s *dsw, p uint16, m wire.DumbNetProbeReply) {
 		c.replaceAt(portID{s.id, p}, nil) // a rescan found a host where a link was known
 	}
 	s.known[p] = true
-	if _, again := d.hosts[m.HostMAC]; again {
+	if moved {
+		// Its old place is gone (hostGone): the host moved here.
+		if di, ok := d.byID[old.Switch]; ok {
+			delete(d.sws[di].known, old.Port)
+		}
+		d.hosts[m.HostMAC] = loc
+		d.a.c.Inc("hosts_moved")
+		return
+	}
+	if placed {
 		// The same host at the same place (a rescan of its port after a
 		// port-up notification): a re-confirmation, not a new host, so
 		// that hosts_found stays the number of distinct hosts.
