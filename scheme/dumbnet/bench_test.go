@@ -297,3 +297,44 @@ func BenchmarkAgentSend(b *testing.B) {
 		_ = sink
 	})
 }
+
+// BenchmarkFlapAlarm is the controller's cost of a "port flapped" alarm
+// (forged or not) for a link of the 5,120-switch fat tree, none of whose
+// links cuts a switch off: a lookup ("alarm"), after one search per
+// topology version ("first-after-change"). Baseline, same run: the search
+// of the whole graph that every alarm cost before.
+func BenchmarkFlapAlarm(b *testing.B) {
+	loadBig(b)
+	a, _ := attachedAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true})
+	c := a.ctrl
+	c.disc.stop()
+	c.g = bigFabric.ng
+	c.root = bigFabric.hosts[bigFabric.macs[0]]
+	c.version, c.ready = 1, true
+	i := c.root.sw
+	port := c.g.used[i][len(c.g.used[i])-1] // an uplink
+	id := c.g.ids[i]
+	b.Run("alarm", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c.flapped(id, port)
+		}
+	})
+	b.Run("first-after-change", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c.version++
+			c.flapped(id, port)
+		}
+	})
+	b.Run("baseline-search", func(b *testing.B) {
+		b.ReportAllocs()
+		var sc scratch
+		for b.Loop() {
+			c.g.bfs(&sc, c.root.sw, nil)
+		}
+	})
+	if len(c.stale) != 0 {
+		b.Fatalf("%d switches stale: a fat tree link cuts none off", len(c.stale))
+	}
+}

@@ -127,9 +127,11 @@ type Controller struct {
 	// auditArmed: the periodic audit's timer runs (from the first
 	// discovery's end on).
 	auditArmed bool
-	// nextFlapAudit and flapTimer pace the audits flapped starts.
+	// nextFlapAudit and flapTimer pace the audits flapped starts; cut is
+	// what it looks up which switches a flapped link cut off in.
 	nextFlapAudit element.Time
 	flapTimer     bool
+	cut           cuts
 	// recentAnn is when each link's patch last went out, and repatch the
 	// links whose patches may have been lost to a NIC outage
 	// (resendPatches).
