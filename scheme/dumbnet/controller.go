@@ -94,6 +94,9 @@ type Controller struct {
 	// waitingPorts are the ports that came up, where no link was known,
 	// while a discovery run was on: each is rescanned when the run ends.
 	waitingPorts []portID
+	// rescanned is the port the running rescan probes, whose record of a
+	// known link it cleared (a host found there must be placed).
+	rescanned *portID
 	// nextHostScan rate-limits rescans for missed hosts; hostScanWaiting:
 	// one asked for sooner waits for it (rescanHosts).
 	nextHostScan    element.Time
@@ -248,6 +251,17 @@ func (c *Controller) switchDown(i int32) bool {
 // keeping the state of links it already knew, announces the controller to
 // every host, and serves the queries that waited.
 func (c *Controller) discovered() {
+	if k := c.rescanned; k != nil {
+		// A rescanned port that still holds its link (the rescan found
+		// nothing else there: every answer lost) stays one where a link is
+		// known, so that host probes avoid it: one would go on past the
+		// switch there, and a host's answer from beyond would place the
+		// host on the port and drop the link.
+		c.rescanned = nil
+		if i, ok := c.g.idx[k.sw]; ok && c.g.peerOf(i, k.port).sw >= 0 {
+			c.disc.sws[c.disc.byID[k.sw]].known[k.port] = true
+		}
+	}
 	old := c.g
 	g := newNetGraph()
 	t := c.disc.topology()
@@ -1143,6 +1157,7 @@ func (c *Controller) rescan(i int32, port uint16) {
 	s := d.sws[di]
 	s.fwd, s.ret = fwd, ret
 	delete(s.known, port)
+	c.rescanned = &portID{c.g.ids[i], port}
 	c.a.c.Inc("ctrl_rescans")
 	d.running = true
 	d.frontier = []int32{di}
