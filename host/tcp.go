@@ -1099,8 +1099,11 @@ func (c *TCPConn) processAck(s *tcpSeg) bool {
 	// ackOff == sndUna: a duplicate ACK when it carries nothing else and
 	// data is outstanding (RFC 5681 §2). A zero window's ACK answers a
 	// window probe: no loss signal, but a sign of life that keeps the
-	// persist timer from giving up (RFC 1122 §4.2.2.17).
-	if wnd == 0 {
+	// persist timer from giving up (RFC 1122 §4.2.2.17), and so is one
+	// that opens the window refusing the probe's byte: the probes left
+	// unanswered before it count no more (Linux clears icsk_probes_out
+	// on every ACK), and the data sent next has MaxRetries timeouts.
+	if wnd == 0 || c.probed {
 		c.consecutiveRTO = 0
 	} else if len(s.payload) == 0 && s.flags&(flagSYN|flagFIN) == 0 && wnd == c.sndWnd && c.sndMax > c.sndUna {
 		c.dupAck()
