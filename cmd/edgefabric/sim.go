@@ -46,7 +46,8 @@ simulated time it was interrupted ("interrupted": true and "simulated_s" in
 its number, 130 for Ctrl-C, and a shell loop running sim stops; SIGQUIT
 exits 131 instead of dumping goroutines). A second signal, or a run that has not stopped 5 seconds
 after the first, ends sim at once: the captures it was writing are removed,
-as are the directories --pcap made, and sim dies of the signal.
+as are the directories --pcap made, and sim dies of the signal (SIGQUIT:
+exits 131).
 
 The scenario format is described in docs/sim.md; examples/ has working files.`,
 		Example: `  edgefabric sim examples/stp-fattree4.yaml
@@ -235,9 +236,14 @@ func stopRunOnSignal(w io.Writer, abort func()) (stop <-chan struct{}, release f
 	}
 }
 
-// dieOf runs abort, then dies of signal s as it would have uncaught.
+// dieOf runs abort, then dies of signal s as it would have uncaught; for
+// SIGQUIT it exits 131 instead, as an interrupted run does, since Go's
+// own SIGQUIT prints every goroutine's stack and exits 2.
 func dieOf(s os.Signal, abort func()) {
 	abort()
+	if s == syscall.SIGQUIT {
+		os.Exit(128 + int(syscall.SIGQUIT))
+	}
 	signal.Reset(s)
 	if sig, ok := s.(syscall.Signal); ok {
 		syscall.Kill(os.Getpid(), sig)

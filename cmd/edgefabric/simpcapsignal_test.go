@@ -95,7 +95,8 @@ func checkPcap(t *testing.T, path string) int {
 type simChild struct {
 	cmd      *exec.Cmd
 	stdout   bytes.Buffer
-	stopping chan struct{} // closed when sim says it is stopping the run
+	stderr   strings.Builder // whole once exited has its value
+	stopping chan struct{}   // closed when sim says it is stopping the run
 	exited   chan error
 }
 
@@ -122,7 +123,10 @@ func startSim(t *testing.T, env []string, args ...string) *simChild {
 		sc := bufio.NewScanner(errPipe)
 		said := false
 		for sc.Scan() {
-			t.Logf("sim stderr: %s", sc.Text())
+			c.stderr.WriteString(sc.Text() + "\n")
+			if c.stderr.Len() < 4096 {
+				t.Logf("sim stderr: %s", sc.Text())
+			}
 			if !said && strings.Contains(sc.Text(), "stopping the run at the next event") {
 				said = true
 				close(c.stopping)
@@ -300,6 +304,46 @@ func TestSimPcapSignalAbort(t *testing.T) {
 		}
 		if got := dirNames(t, parent); !slices.Equal(got, want) {
 			t.Errorf("%s: left in --pcap %s: %q, want %q", c.name, caps, got, want)
+		}
+	}
+}
+
+// TestSimSignalAbortQuit: a SIGQUIT that ends sim at once (after a first
+// signal, or as the first, once the grace is over) removes what the run
+// was writing and exits 131, as the SIGQUIT of an interrupted run does:
+// dieOf handed it back to Go, whose own SIGQUIT printed every goroutine's
+// stack (hundreds of lines on stderr) and exited 2.
+func TestSimSignalAbortQuit(t *testing.T) {
+	t.Setenv(asCLI, "1")
+	sc := writeFile(t, t.TempDir(), "long.yaml", longCapture)
+	for _, c := range []struct {
+		name  string
+		first syscall.Signal
+		grace string
+	}{
+		{"SIGINT then SIGQUIT", syscall.SIGINT, "1h"},
+		{"SIGQUIT, grace over", syscall.SIGQUIT, "100ms"},
+	} {
+		parent := t.TempDir()
+		caps := filepath.Join(parent, "new", "caps")
+		ch := startSim(t, []string{simDeafEnv + "=" + c.grace}, sc, "--pcap", caps)
+		ch.waitFlushed(t, filepath.Join(caps, "h3-1.pcap"))
+		ch.cmd.Process.Signal(c.first)
+		if c.first != syscall.SIGQUIT {
+			select {
+			case <-ch.stopping:
+			case err := <-ch.exited:
+				t.Fatalf("%s: sim ended (%v) before it said it was stopping", c.name, err)
+			}
+			ch.cmd.Process.Signal(syscall.SIGQUIT)
+		}
+		err := <-ch.exited
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 131 || strings.Contains(ch.stderr.String(), "goroutine ") {
+			t.Errorf("%s: sim ended with %v, want exit 131 and no goroutine dump; stderr:\n%.600s", c.name, err, ch.stderr.String())
+		}
+		if _, err := os.Stat(filepath.Join(parent, "new")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the --pcap directories sim made are left: %v", c.name, err)
 		}
 	}
 }
