@@ -148,3 +148,33 @@ func TestExportSignalKeepsFile(t *testing.T) {
 		}
 	}
 }
+
+// TestExportKeepsOwner: an export run as root (sudo) into another user's
+// --output file leaves the file that user's, owner and group, as
+// writing it in place did; the replacement was root's, mode kept, so the
+// user could no longer write their own file. (Root only: no one else may
+// give a file away.)
+func TestExportKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file to another user")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "theirs.yaml")
+	if err := os.WriteFile(out, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const uid, gid = 65534, 65533
+	if err := os.Chown(out, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, e := topoCLI("topo", "export", "ring:3", "-o", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	fi, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); st.Uid != uid || st.Gid != gid || fi.Mode().Perm() != 0o644 || fi.Size() < 10 {
+		t.Errorf("%s after the export: owner %d:%d, mode %v, %d bytes; want %d:%d, 0644 and the export", out, st.Uid, st.Gid, fi.Mode(), fi.Size(), uid, gid)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 )
 
 // beforeReplace, when set, runs after writeReplacing has written the new
@@ -23,7 +24,8 @@ var beforeReplace func()
 // then renamed over it), so an export that fails half-way, or a stop
 // signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while it runs, leaves it
 // untouched, and leaves no temporary file behind. The replacement keeps
-// the permissions of the file it replaces; a symbolic link is followed
+// the permissions of the file it replaces, and its owner and group where
+// it may (run as root, always); a symbolic link is followed
 // and its target replaced (a dangling one is written through, as
 // os.Create would). A path that exists and is not a regular file (a
 // device such as /dev/stdout, a FIFO) cannot be replaced by a rename and
@@ -101,6 +103,15 @@ func writeReplacing(flag, path string, write func(io.Writer) error) error {
 		return err
 	}
 	if exists {
+		// The replaced file's owner and group, as far as we may give
+		// them (root may; others keep the group if they are in it): as
+		// GNU sed -i, errors ignored. Before the mode, which a chown
+		// may clear bits of.
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if f.Chown(int(st.Uid), int(st.Gid)) != nil {
+				f.Chown(-1, int(st.Gid))
+			}
+		}
 		if err := f.Chmod(fi.Mode().Perm()); err != nil {
 			return fail(err)
 		}
