@@ -178,3 +178,55 @@ func TestExportKeepsOwner(t *testing.T) {
 		t.Errorf("%s after the export: owner %d:%d, mode %v, %d bytes; want %d:%d, 0644 and the export", out, st.Uid, st.Gid, fi.Mode(), fi.Size(), uid, gid)
 	}
 }
+
+// TestExportIntoMountedFile: an --output file that is a mount point (a
+// file bind-mounted into a container, as docker -v mounts one) cannot be
+// renamed over (EBUSY); the finished export is copied into it instead.
+// The export failed there ("replace FILE: device or resource busy"),
+// where writing in place had worked. (Root only: it mounts, in a mount
+// namespace of its own.)
+func TestExportIntoMountedFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to bind-mount a file")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare")
+	}
+	t.Setenv(asCLI, "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "outside.yaml") // the file mounted
+	mnt := filepath.Join(dir, "mounted.yaml") // where it is mounted
+	if err := os.WriteFile(src, []byte("old\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(mnt, []byte("under the mount\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(unshare, "-m", "/bin/sh", "-c", `mount --bind "$1" "$2" || exit 99; exec "$0" topo export ring:3 -o "$2"`, exe, src, mnt)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 99 || err != nil && ee == nil {
+		t.Skipf("cannot bind-mount here: %v: %s", err, out)
+	}
+	if err != nil {
+		t.Fatalf("export into a mounted file: %v: %s", err, out)
+	}
+	_, want, _ := topoCLI("topo", "export", "ring:3")
+	if b, err := os.ReadFile(src); err != nil || string(b) != want {
+		t.Errorf("the mounted file holds %q, %v; want the export", b, err)
+	}
+	if fi, err := os.Stat(src); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("the mounted file: %v, %v; want mode 0640 kept", fi.Mode(), err)
+	}
+	if b, _ := os.ReadFile(mnt); string(b) != "under the mount\n" {
+		t.Errorf("the file under the mount holds %q", b)
+	}
+	if names := dirNames(t, dir); len(names) != 2 {
+		t.Errorf("left in the directory: %q", names)
+	}
+}

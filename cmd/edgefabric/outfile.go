@@ -29,7 +29,9 @@ var beforeReplace func()
 // and its target replaced (a dangling one is written through, as
 // os.Create would). A path that exists and is not a regular file (a
 // device such as /dev/stdout, a FIFO) cannot be replaced by a rename and
-// is written in place. flag names the flag in errors about the path
+// is written in place; so is a file that is a mount point (bind-mounted),
+// once the export is complete (a stop signal while it is copied leaves it
+// cut short). flag names the flag in errors about the path
 // itself, which are wrong arguments (badInput); write's errors name
 // path, not the temporary file.
 func writeReplacing(flag, path string, write func(io.Writer) error) error {
@@ -130,12 +132,42 @@ func writeReplacing(flag, path string, write func(io.Writer) error) error {
 		beforeReplace()
 	}
 	if err := os.Rename(tmp, target); err != nil {
+		if errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EXDEV) {
+			// target is a mount point (a file bind-mounted into a
+			// container, as docker -v mounts one), which no rename
+			// replaces: the finished export is copied into it.
+			err := copyInto(path, target, tmp)
+			os.Remove(tmp)
+			return err
+		}
 		os.Remove(tmp)
 		var le *os.LinkError
 		if errors.As(err, &le) {
 			err = le.Err
 		}
 		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	return nil
+}
+
+// copyInto writes the content of file from into target in place, for a
+// target a rename cannot replace. path names target in errors.
+func copyInto(path, target, from string) error {
+	r, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := os.OpenFile(target, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		w.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", path, err)
 	}
 	return nil
 }
