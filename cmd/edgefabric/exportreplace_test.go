@@ -230,3 +230,68 @@ func TestExportIntoMountedFile(t *testing.T) {
 		t.Errorf("left in the directory: %q", names)
 	}
 }
+
+// TestExportRefusesReadOnlyFile: an --output file its owner made
+// read-only (chmod a-w) is refused as os.Create refuses it (exit 2,
+// permission denied) and left as it was, as before --output went through
+// a temporary file: the rename replaced it behind the user's back. Root
+// may write any file, so as root the export runs as nobody, the file's
+// owner, from a copy of the test binary where nobody may run it (go
+// test builds it in a directory root's alone).
+func TestExportRefusesReadOnlyFile(t *testing.T) {
+	dir, err := os.MkdirTemp("", "exportro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil { // nobody may write beside it
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "ro.yaml")
+	const old = "name: precious\n"
+	if err := os.WriteFile(out, []byte(old), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	var code int
+	var stderr string
+	if os.Geteuid() != 0 {
+		code, _, stderr = topoCLI("topo", "export", "ring:3", "-o", out)
+	} else {
+		if err := os.Chown(out, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin, err := os.ReadFile(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp := filepath.Join(dir, "edgefabric")
+		if err := os.WriteFile(cp, bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(cp, "topo", "export", "ring:3", "-o", out)
+		cmd.Env = append(os.Environ(), asCLI+"=1")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		var e strings.Builder
+		cmd.Stderr = &e
+		err = cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		code, stderr = cmd.ProcessState.ExitCode(), e.String()
+		os.Remove(cp)
+	}
+	if want := "edgefabric: --output: open " + out + ": permission denied\n"; code != 2 || stderr != want {
+		t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, want)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != old {
+		t.Errorf("%s holds %q, %v; want it untouched", out, b, err)
+	}
+	if names := dirNames(t, dir); len(names) != 1 {
+		t.Errorf("left in the directory: %q, want ro.yaml alone", names)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // beforeReplace, when set, runs after writeReplacing has written the new
@@ -23,7 +25,8 @@ var beforeReplace func()
 // one is complete (written into a temporary file in the same directory,
 // then renamed over it), so an export that fails half-way, or a stop
 // signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) while it runs, leaves it
-// untouched, and leaves no temporary file behind. The replacement keeps
+// untouched, and leaves no temporary file behind. A file that may not be
+// written (read-only) is refused, as os.Create refuses it. The replacement keeps
 // the permissions of the file it replaces, and its owner and group where
 // it may (run as root, always); a symbolic link is followed
 // and its target replaced (a dangling one is written through, as
@@ -50,6 +53,15 @@ func writeReplacing(flag, path string, write func(io.Writer) error) error {
 		return writeInPlace(flag, path, write)
 	}
 	exists := statErr == nil
+	if exists {
+		// A file we may not write is refused, as os.Create refuses it:
+		// one its owner made read-only (chmod a-w) is not replaced
+		// behind their back, though the directory would let a rename
+		// do it. Root may write any file.
+		if err := unix.Faccessat(unix.AT_FDCWD, target, unix.W_OK, unix.AT_EACCESS); err != nil {
+			return badInput(fmt.Errorf("%s: %w", flag, &fs.PathError{Op: "open", Path: path, Err: err}))
+		}
+	}
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
