@@ -295,3 +295,32 @@ func TestExportRefusesReadOnlyFile(t *testing.T) {
 		t.Errorf("left in the directory: %q, want ro.yaml alone", names)
 	}
 }
+
+// TestExportLongFileName: an --output name as long as a file name may be
+// (255 bytes) is written, new or existing: the temporary file beside it
+// was named after it whole, 19 bytes longer, which no file system takes
+// ('file name too long', naming FILE, which is not).
+func TestExportLongFileName(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, strings.Repeat("é", 120)+"-long-name.yaml") // 255 bytes
+	if n := len(filepath.Base(out)); n != 255 {
+		t.Fatalf("name of %d bytes", n)
+	}
+	_, want, _ := topoCLI("topo", "export", "ring:3")
+	for _, existing := range []bool{false, true} {
+		if existing {
+			if err := os.WriteFile(out, []byte("old\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if code, _, e := topoCLI("topo", "export", "ring:3", "-o", out); code != 0 {
+			t.Fatalf("existing %v: exit %d: %s", existing, code, e)
+		}
+		if b, err := os.ReadFile(out); err != nil || string(b) != want {
+			t.Errorf("existing %v: %q, %v; want the export", existing, b, err)
+		}
+		if names := dirNames(t, dir); len(names) != 1 {
+			t.Errorf("existing %v: left in the directory: %q", existing, names)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -85,8 +86,15 @@ func writeReplacing(flag, path string, write func(io.Writer) error) error {
 	var f *os.File
 	var err error
 	mu.Lock()
+	// The temporary file is named after FILE, up to 64 bytes of its name
+	// (whole characters): a name of up to 255 bytes is valid, and the
+	// temporary file's adds 19.
+	short := base
+	if len(short) > 64 {
+		short = strings.ToValidUTF8(short[:64], "")
+	}
 	for range 100 {
-		name := filepath.Join(dir, "."+base+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
+		name := filepath.Join(dir, "."+short+".tmp-"+strconv.FormatUint(rand.Uint64(), 36))
 		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 		if err == nil {
 			tmp = name
