@@ -53,12 +53,7 @@ func undoOnSignal(undo func()) (stop func()) {
 		defer close(finished)
 		select {
 		case s := <-ch:
-			undo()
-			signal.Reset(s)
-			if sig, ok := s.(syscall.Signal); ok {
-				syscall.Kill(os.Getpid(), sig)
-			}
-			select {} // the signal's default action ends the process
+			dieOf(s, undo)
 		case <-done:
 		}
 	}()
@@ -67,4 +62,19 @@ func undoOnSignal(undo func()) (stop func()) {
 		close(done)
 		<-finished
 	}
+}
+
+// dieOf runs abort, then dies of signal s as it would have uncaught; for
+// SIGQUIT it exits 131 instead, as an interrupted run does, since Go's
+// own SIGQUIT prints every goroutine's stack and exits 2.
+func dieOf(s os.Signal, abort func()) {
+	abort()
+	if s == syscall.SIGQUIT {
+		os.Exit(128 + int(syscall.SIGQUIT))
+	}
+	signal.Reset(s)
+	if sig, ok := s.(syscall.Signal); ok {
+		syscall.Kill(os.Getpid(), sig)
+	}
+	select {} // the signal's default action ends the process
 }

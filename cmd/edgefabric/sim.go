@@ -236,21 +236,6 @@ func stopRunOnSignal(w io.Writer, abort func()) (stop <-chan struct{}, release f
 	}
 }
 
-// dieOf runs abort, then dies of signal s as it would have uncaught; for
-// SIGQUIT it exits 131 instead, as an interrupted run does, since Go's
-// own SIGQUIT prints every goroutine's stack and exits 2.
-func dieOf(s os.Signal, abort func()) {
-	abort()
-	if s == syscall.SIGQUIT {
-		os.Exit(128 + int(syscall.SIGQUIT))
-	}
-	signal.Reset(s)
-	if sig, ok := s.(syscall.Signal); ok {
-		syscall.Kill(os.Getpid(), sig)
-	}
-	select {} // the signal's default action ends the process
-}
-
 // signalName is a stop signal's name as kill -l spells it, SIGINT
 // rather than Go's "interrupt".
 func signalName(s os.Signal) string {
