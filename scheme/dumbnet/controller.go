@@ -97,6 +97,11 @@ type Controller struct {
 	// rescanned is the port the running rescan probes, whose record of a
 	// known link it cleared (a host found there must be placed).
 	rescanned *portID
+	// recabled are the switches (by ID) held failed that lost a link to a
+	// rescan that found its far end cabled elsewhere (dropLink): replaced,
+	// their hosts may be found elsewhere (hostGone). One leaves the set
+	// when it comes back.
+	recabled map[uint64]bool
 	// nextHostScan rate-limits rescans for missed hosts; hostScanWaiting:
 	// one asked for sooner waits for it (rescanHosts).
 	nextHostScan    element.Time
@@ -157,7 +162,7 @@ type Controller struct {
 const maxDeferred = 4096
 
 func newController(a *Agent, st Store) *Controller {
-	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck), upChecks: make(map[portID]*upCheck), stale: make(map[uint64]bool),
+	c := &Controller{a: a, store: st, hosts: make(map[wire.MAC]*hostRec), byIP: make(map[netipKey]wire.MAC), downChecks: make(map[portID]*downCheck), upChecks: make(map[portID]*upCheck), stale: make(map[uint64]bool), recabled: make(map[uint64]bool),
 		recentAnn: make(map[portID]element.Time), repatch: make(map[portID]bool), unplaced: make(map[wire.MAC]int)}
 	c.disc = newDiscovery(a, false)
 	c.disc.onDone = c.discovered
@@ -220,13 +225,17 @@ func (c *Controller) Topology() *Topology {
 }
 
 // hostGone reports whether the place where host h was found is gone: its
-// switch is held failed, or its port leads to a switch now. A host found
-// at another port then moved there (its switch replaced by one with
-// another ID, its cable moved); otherwise a second place for a MAC is an
-// identity conflict.
+// switch is held failed and a rescan found one of its links cabled
+// elsewhere since (dropLink: a switch replaced by one with another ID on
+// the same cables), or its port leads to a switch now (its cable moved).
+// A host found at another port then moved there; otherwise a second place
+// for a MAC is an identity conflict. A switch that is only held failed
+// keeps its hosts: it may come back as it was, and host answers are not
+// authenticated, so that a rogue host answering in another's name while
+// that host's switch is down would otherwise take its place for good.
 func (c *Controller) hostGone(h HostLoc) bool {
 	i, ok := c.g.idx[h.Switch]
-	return ok && (c.switchDown(i) || c.g.peerOf(i, h.Port).sw >= 0)
+	return ok && (c.recabled[h.Switch] && c.switchDown(i) || c.g.peerOf(i, h.Port).sw >= 0)
 }
 
 // switchDown reports whether switch i is held failed: no link of it is up
@@ -1182,6 +1191,7 @@ func (c *Controller) setLink(i int32, port uint16, up bool) {
 			c.a.c.Inc("ctrl_switches_down")
 			c.a.env.Log().Info("switch down: every link of it is down", "switch", fmt.Sprintf("%#x", c.g.ids[s]))
 		case !now && was[k]:
+			delete(c.recabled, c.g.ids[s])
 			c.a.c.Inc("ctrl_switches_back")
 			c.a.env.Log().Info("switch back: a link of it works", "switch", fmt.Sprintf("%#x", c.g.ids[s]))
 		}
@@ -1424,6 +1434,11 @@ func (c *Controller) dropLink(i int32, port uint16) {
 		}
 	}
 	c.g.removeLink(i, port)
+	for _, e := range []portID{a, b} {
+		if j := c.g.idx[e.sw]; c.switchDown(j) {
+			c.recabled[e.sw] = true
+		}
+	}
 	c.a.c.Inc("ctrl_links_dropped")
 	c.a.env.Log().Info("link dropped: a port leads elsewhere", "link", fmt.Sprintf("%#x:%d-%#x:%d", a.sw, a.port, b.sw, b.port))
 	c.version++
