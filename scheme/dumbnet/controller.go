@@ -97,6 +97,12 @@ type Controller struct {
 	// rescanned is the port the running rescan probes, whose record of a
 	// known link it cleared (a host found there must be placed).
 	rescanned *portID
+	// refound are the links a rescan found again at the ports the graph
+	// holds them on, in the order found; downInRun the links (by linkKey)
+	// held down and reported down while the run was on. discovered brings
+	// the first up (refound), unless they are among the second.
+	refound   []Link
+	downInRun map[portID]bool
 	// recabled are the switches (by ID) held failed that lost a link to a
 	// rescan that found its far end cabled elsewhere (dropLink): replaced,
 	// their hosts may be found elsewhere (hostGone). One leaves the set
@@ -318,12 +324,45 @@ func (c *Controller) discovered() {
 		c.query(&c.deferred[i])
 	}
 	c.deferred = nil
+	c.refoundUp()
 	c.applyEarly()
 	c.retryUnplaced()
 	c.nextRescan()
 	if !c.auditArmed && c.a.cfg.AuditEvery > 0 {
 		c.auditArmed = true
 		c.a.env.After(c.a.cfg.AuditEvery, c.periodicAudit)
+	}
+}
+
+// refoundUp brings up the links held down that the run just ended found
+// again where the graph holds them (refound): a rescan of a port whose link
+// failed its verification (every answer lost or late) sends, among others,
+// the very probes of the verification (out through the port to a tag-0
+// query at the far end, and out and back through the far end's port to
+// one at the port's switch), and both were answered. The graph rebuilt at
+// the run's end keeps the state the old one held, down, and no switch
+// would report the ports again: the link stayed down for good, and a
+// switch that came back with it held failed. A link reported down during
+// the run, after its answers perhaps, is verified afresh instead.
+func (c *Controller) refoundUp() {
+	found, vetoed := c.refound, c.downInRun
+	c.refound, c.downInRun = nil, nil
+	for _, l := range found {
+		i, ok := c.g.idx[l.A]
+		if !ok {
+			continue
+		}
+		pe := c.g.peerOf(i, l.APort)
+		if pe.sw < 0 || pe.up || c.g.ids[pe.sw] != l.B || pe.port != l.BPort {
+			continue
+		}
+		if vetoed[c.linkKey(i, l.APort)] {
+			c.verifyLink(i, l.APort)
+			continue
+		}
+		c.a.c.Inc("ctrl_links_refound")
+		c.a.env.Log().Info("link found again by a rescan: up", "link", fmt.Sprintf("%#x:%d-%#x:%d", l.A, l.APort, l.B, l.BPort))
+		c.linkUpVerified(l.A, l.APort)
 	}
 }
 
@@ -845,6 +884,13 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		}
 	}
 	if pe.up == up {
+		if !up && c.disc.running {
+			// A rescan may be finding the link again (refoundUp).
+			if c.downInRun == nil {
+				c.downInRun = make(map[portID]bool)
+			}
+			c.downInRun[c.linkKey(i, port)] = true
+		}
 		return
 	}
 	if up {

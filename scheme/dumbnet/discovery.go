@@ -571,9 +571,13 @@ func (d *discovery) addLink(a *dsw, ap uint16, b *dsw, bp uint16) {
 	l := normLink(Link{A: a.id, APort: ap, B: b.id, BPort: bp, Up: true})
 	if c := d.a.ctrl; c != nil && c.ready {
 		// A rescan: a port found leading elsewhere than the link the
-		// controller knows on it was recabled, and that link is gone.
+		// controller knows on it was recabled, and that link is gone; a
+		// link found where it is known works (refoundUp).
 		c.replaceAt(portID{a.id, ap}, &portID{b.id, bp})
 		c.replaceAt(portID{b.id, bp}, &portID{a.id, ap})
+		if d.links[l] {
+			c.refound = append(c.refound, l)
+		}
 	}
 	a.known[ap] = true
 	b.known[bp] = true

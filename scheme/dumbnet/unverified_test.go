@@ -45,3 +45,37 @@ func TestUnverifiedLinkPortStaysKnown(t *testing.T) {
 		}
 	}
 }
+
+// A link held down that a rescan finds where it was is up at the rescan's
+// end (refoundUp), unless it was reported down during the rescan: the
+// rescan's answers may predate that failure, so it is verified afresh.
+func TestRefoundLinkReportedDownVerified(t *testing.T) {
+	for _, downDuring := range []bool{false, true} {
+		a, env, want := discoveredController(t, "fattree:4", 0, Config{MaxPorts: 6})
+		c := a.ctrl
+		l := want.Links[0]
+		i, p := ctrlLink(c, l)
+		c.setLink(i, p, false)
+		c.linkEvent(l.A, l.APort, true)
+		for a.Counters()["ctrl_rescans"] == 0 && env.now < element.Second {
+			env.advance(element.Millisecond) // three tries, then the rescan starts
+		}
+		d := c.disc
+		if a.Counters()["ctrl_rescans"] != 1 || !d.running {
+			t.Fatalf("counters %v, running %v: want the rescan running", a.Counters(), d.running)
+		}
+		if downDuring {
+			c.linkEvent(l.A, l.APort, false)
+		}
+		// The rescan finds the link where it was, and ends.
+		d.addLink(d.sws[d.byID[l.A]], l.APort, d.sws[d.byID[l.B]], l.BPort)
+		d.stop()
+		d.finish()
+		i, _ = ctrlLink(c, l)
+		up, checked := c.g.peerOf(i, p).up, c.upChecks[c.linkKey(i, p)] != nil
+		if up == downDuring || checked != downDuring || a.Counters()["ctrl_links_refound"] != map[bool]uint64{false: 1, true: 0}[downDuring] {
+			t.Fatalf("reported down during the rescan %v: link up %v, verification out %v, ctrl_links_refound %d",
+				downDuring, up, checked, a.Counters()["ctrl_links_refound"])
+		}
+	}
+}
