@@ -1431,6 +1431,50 @@ func (c *Controller) upUnverified(chk *upCheck) {
 	}
 }
 
+// heldPairsFirst orders ps, ports of switch a, and qs, ports of switch b,
+// that a rescan found leading to each other, for resolve to pair them in
+// that order: the pairs the graph holds first, then the ports whose link
+// in the graph goes elsewhere or nowhere, then those with a link to the
+// other switch held down, then those with one up, each in port order.
+// Which of parallel links a frame took is not observable, so any pairing
+// routes alike; the graph's own keeps the links it holds, and a port with
+// a working link of its own is left to it. In
+// port order, a rescan of one port of a bundle (its link failed its
+// verification, or its cable moved to another port of the far end)
+// paired it with the far end's lowest port leading back, and the links on
+// both, working, were dropped (replaceAt) for a link between them.
+func (c *Controller) heldPairsFirst(a, b uint64, ps, qs []uint16) {
+	i, ok := c.g.idx[a]
+	j, ok2 := c.g.idx[b]
+	if !ok || !ok2 {
+		return
+	}
+	var hp, hq []uint16
+	for _, p := range ps {
+		if pe := c.g.peerOf(i, p); pe.sw == j && slices.Contains(qs, pe.port) && !slices.Contains(hq, pe.port) {
+			hp, hq = append(hp, p), append(hq, pe.port)
+		}
+	}
+	rest := func(ports, held []uint16, sw, other int32) []uint16 {
+		var free, down, up []uint16
+		for _, p := range ports {
+			switch pe := c.g.peerOf(sw, p); {
+			case slices.Contains(held, p):
+			case pe.sw != other:
+				free = append(free, p)
+			case !pe.up:
+				down = append(down, p) // its link's cable may be the one that moved
+			default:
+				up = append(up, p) // its own working link to the other switch
+			}
+		}
+		return slices.Concat(free, down, up)
+	}
+	rp, rq := rest(ps, hp, i, j), rest(qs, hq, j, i)
+	copy(ps, append(hp, rp...))
+	copy(qs, append(hq, rq...))
+}
+
 // replaceAt drops the link the graph holds on port at, unless it leads to
 // port to (nil: a host was found at the port): a rescan found the port
 // cabled elsewhere. Hosts that hold the link up are patched that it is

@@ -537,6 +537,9 @@ func (d *discovery) resolve(i int32) []int32 {
 		if len(gr.ps) != len(gr.qs) {
 			d.a.c.Inc("discovery_unpaired_ports")
 		}
+		if c := d.a.ctrl; c != nil && c.ready {
+			c.heldPairsFirst(s.id, nid, gr.ps, gr.qs)
+		}
 		for k := range min(len(gr.ps), len(gr.qs)) {
 			p, q := gr.ps[k], gr.qs[k]
 			switchPort[p] = true
