@@ -391,8 +391,7 @@ func (c *Controller) auditStale() {
 			if chk := c.upChecks[k]; chk != nil {
 				chk.cancel()
 				delete(c.upChecks, k)
-				c.dropPending(chk.backSeq, kindLinkUp)
-				c.dropPending(chk.idSeq, kindLinkUpID)
+				c.dropUpProbes(chk)
 			}
 			al.ends = [2]uint64{c.g.ids[i], c.g.ids[c.g.peerOf(i, p).sw]}
 			a.add(k, al)

@@ -1301,10 +1301,11 @@ const linkUpTries = 3
 
 // upCheck is a link reported up whose verification probes are out.
 type upCheck struct {
-	// backSeq and idSeq are the probes out (in disc.pending; 0 once
-	// answered right, backOK and idOK).
-	backSeq, idSeq uint32
-	backOK, idOK   bool
+	// seqs are the probes sent, every try's (in disc.pending until the
+	// check ends: an answer to an earlier try that comes while a later one
+	// is out counts); backOK and idOK: each kind answered right.
+	seqs         []uint32
+	backOK, idOK bool
 	// ends are the ports reported up, the first the one probed from:
 	// each is rescanned if the link fails its verification.
 	ends   []portID
@@ -1341,37 +1342,40 @@ func (c *Controller) verifyLink(i int32, port uint16) {
 func (c *Controller) sendUpCheck(k portID, chk *upCheck, try int) {
 	from := chk.ends[0]
 	i, ok := c.g.idx[from.sw]
-	if !ok {
-		return
+	pe := peer{sw: -1}
+	if ok {
+		pe = c.g.peerOf(i, from.port)
 	}
-	pe := c.g.peerOf(i, from.port)
-	if pe.sw < 0 {
-		return // dropped meanwhile (a rescan found the port cabled elsewhere)
+	var fwd, ret []uint8
+	if pe.sw >= 0 { // else dropped meanwhile (a rescan found the port cabled elsewhere)
+		fwd, ret, ok = c.switchPaths(i)
 	}
-	fwd, ret, ok := c.switchPaths(i)
-	if !ok {
+	if pe.sw < 0 || !ok {
+		c.dropUpProbes(chk)
 		return
 	}
 	d := c.disc
 	ahead := len(d.queue) - d.qhead
-	send := func(kind uint8, nid uint64, tags ...uint8) uint32 {
+	send := func(kind uint8, nid uint64, tags ...uint8) bool {
 		before := d.seq
 		d.send(probeRec{kind: kind, sw: i, p: from.port, q: pe.port, nid: nid, path: slices.Concat(fwd, tags, ret)})
 		if d.seq == before {
-			return 0 // the probe could not be built
+			return false // the probe could not be built
 		}
-		return d.seq
+		chk.seqs = append(chk.seqs, d.seq)
+		return true
 	}
 	n := 0
 	if !chk.backOK {
-		if chk.backSeq = send(kindLinkUp, from.sw, uint8(from.port), uint8(pe.port), wire.DumbNetQuery); chk.backSeq == 0 {
+		if !send(kindLinkUp, from.sw, uint8(from.port), uint8(pe.port), wire.DumbNetQuery) {
+			c.dropUpProbes(chk)
 			return
 		}
 		n++
 	}
 	if !chk.idOK {
-		if chk.idSeq = send(kindLinkUpID, c.g.ids[pe.sw], uint8(from.port), wire.DumbNetQuery, uint8(pe.port)); chk.idSeq == 0 {
-			c.dropPending(chk.backSeq, kindLinkUp)
+		if !send(kindLinkUpID, c.g.ids[pe.sw], uint8(from.port), wire.DumbNetQuery, uint8(pe.port)) {
+			c.dropUpProbes(chk)
 			return
 		}
 		n++
@@ -1382,31 +1386,41 @@ func (c *Controller) sendUpCheck(k portID, chk *upCheck, try int) {
 			return // answered
 		}
 		delete(c.upChecks, k)
-		c.dropPending(chk.backSeq, kindLinkUp)
-		c.dropPending(chk.idSeq, kindLinkUpID)
 		if try >= linkUpTries {
+			c.dropUpProbes(chk)
 			c.upUnverified(chk)
 			return
 		}
+		// The probes out stay matched: on a machine loaded since the
+		// round trips that set the wait, an answer comes after it, while
+		// the next try is out, and stretches the waits to come.
 		c.a.c.Inc("ctrl_link_up_retried")
 		c.sendUpCheck(k, chk, try+1)
 	})
 }
 
-// linkUpAnswered takes a right answer to probe seq of a link-up check;
-// with both its probes answered, the link is verified.
-func (c *Controller) linkUpAnswered(seq uint32) {
-	if seq == 0 {
-		return
+// dropUpProbes forgets the probes of link-up check chk still out.
+func (c *Controller) dropUpProbes(chk *upCheck) {
+	for _, seq := range chk.seqs {
+		if rec, ok := c.disc.pending[seq]; ok && (rec.kind == kindLinkUp || rec.kind == kindLinkUpID) {
+			delete(c.disc.pending, seq)
+		}
 	}
+	chk.seqs = chk.seqs[:0]
+}
+
+// linkUpAnswered takes a right answer to probe seq, of the given kind, of
+// a link-up check (any try's); with both kinds answered, the link is
+// verified.
+func (c *Controller) linkUpAnswered(seq uint32, kind uint8) {
 	for _, chk := range c.upChecks {
-		switch seq {
-		case chk.backSeq:
-			chk.backOK, chk.backSeq = true, 0
-		case chk.idSeq:
-			chk.idOK, chk.idSeq = true, 0
-		default:
+		if !slices.Contains(chk.seqs, seq) {
 			continue
+		}
+		if kind == kindLinkUp {
+			chk.backOK = true
+		} else {
+			chk.idOK = true
 		}
 		if chk.backOK && chk.idOK {
 			c.linkUpVerified(chk.ends[0].sw, chk.ends[0].port)
@@ -1513,8 +1527,7 @@ func (c *Controller) dropLink(i int32, port uint16) {
 	if chk := c.upChecks[k]; chk != nil {
 		chk.cancel()
 		delete(c.upChecks, k)
-		c.dropPending(chk.backSeq, kindLinkUp)
-		c.dropPending(chk.idSeq, kindLinkUpID)
+		c.dropUpProbes(chk)
 	}
 	a, b := portID{c.g.ids[i], port}, portID{c.g.ids[pe.sw], pe.port}
 	delete(c.disc.links, normLink(Link{A: a.sw, APort: a.port, B: b.sw, BPort: b.port, Up: true}))
@@ -1567,8 +1580,7 @@ func (c *Controller) linkUpVerified(id uint64, port uint16) {
 		chk := c.upChecks[k]
 		chk.cancel()
 		delete(c.upChecks, k)
-		c.dropPending(chk.backSeq, kindLinkUp)
-		c.dropPending(chk.idSeq, kindLinkUpID)
+		c.dropUpProbes(chk)
 	}
 	c.setLink(i, port, true)
 }

@@ -365,7 +365,7 @@ func (d *discovery) switchReply(m *wire.DumbNetSwitchID) {
 	case kindLinkUp, kindLinkUpID:
 		delete(d.pending, pm.Seq)
 		if m.SwitchID == rec.nid && d.a.ctrl != nil {
-			d.a.ctrl.linkUpAnswered(pm.Seq)
+			d.a.ctrl.linkUpAnswered(pm.Seq, rec.kind)
 		}
 	case kindLinkDown:
 		delete(d.pending, pm.Seq)
