@@ -70,8 +70,12 @@ func comparePortID(x, y portID) int {
 
 // auditLink is a link under audit.
 type auditLink struct {
-	ends   [2]uint64 // the switch IDs at its ends
-	seq    uint32    // the probe out (disc.pending), 0 when none
+	ends [2]uint64 // the switch IDs at its ends
+	seq  uint32    // the probe out (disc.pending), 0 when none
+	// old are the earlier tries' probes, still matched (in disc.pending)
+	// until the link settles: on a machine loaded since the round trips
+	// that set the probe wait, an answer comes after its try's wait.
+	old    []uint32
 	tries  int
 	cancel func()
 	// reported: the audit took the link over from a down check, or a
@@ -115,6 +119,7 @@ func (c *Controller) nicChange(up bool) {
 					al.cancel()
 					c.dropPending(al.seq, kindAudit)
 				}
+				c.dropAuditOld(al)
 				if al.reported {
 					c.repatch[k] = true // hosts heard a report: tell them the truth
 				}
@@ -452,6 +457,9 @@ func (c *Controller) auditPump() {
 	}
 	c.a.env.Log().Info("audit done", "unreached_links", len(a.links), "stale_switches", len(c.stale),
 		"took", c.a.env.Now()-a.started)
+	for _, al := range a.links {
+		c.dropAuditOld(al) // probed, then out of reach
+	}
 	c.audit = nil
 	c.checksChanged() // the tree holds every link again: tell hosts their paths
 	c.resendPatches()
@@ -525,7 +533,7 @@ func (c *Controller) auditSend(k portID, al *auditLink) {
 		if c.audit == nil || c.audit.links[k] != al || al.seq != seq {
 			return
 		}
-		c.dropPending(seq, kindAudit)
+		al.old = append(al.old, seq) // an answer that comes while the next try is out counts
 		al.seq = 0
 		c.audit.out--
 		if i, ok := c.g.idx[k.sw]; al.tries < auditTries && ok && c.g.peerOf(i, k.port).sw >= 0 {
@@ -549,13 +557,24 @@ func (c *Controller) auditAnswered(id uint64, port uint16, seq uint32) {
 	}
 	k := c.linkKey(i, port)
 	al := c.audit.links[k]
-	if al == nil || al.seq != seq {
+	if al == nil || al.seq != seq && !slices.Contains(al.old, seq) {
 		return
 	}
-	al.cancel()
-	al.seq = 0
-	c.audit.out--
+	if al.seq != 0 {
+		al.cancel()
+		c.dropPending(al.seq, kindAudit)
+		al.seq = 0
+		c.audit.out--
+	}
 	c.auditSettle(k, true)
+}
+
+// dropAuditOld forgets the earlier tries' probes of link al still out.
+func (c *Controller) dropAuditOld(al *auditLink) {
+	for _, seq := range al.old {
+		c.dropPending(seq, kindAudit)
+	}
+	al.old = nil
 }
 
 // auditSettle ends link k's audit: it works, or it stayed silent. The
@@ -599,6 +618,7 @@ func (c *Controller) auditSettle(k portID, works bool) {
 func (c *Controller) auditForget(k portID) *auditLink {
 	a := c.audit
 	al := a.links[k]
+	c.dropAuditOld(al)
 	delete(a.links, k)
 	a.settled[k] = true
 	for _, id := range al.ends {
@@ -653,6 +673,7 @@ func (c *Controller) auditReport(i int32, port uint16, up bool) bool {
 		al.seq = 0
 		a.out--
 	}
+	c.dropAuditOld(al) // answers older than the report
 	al.tries = 0
 	c.auditPump()
 	return true
