@@ -1303,8 +1303,11 @@ const linkUpTries = 3
 type upCheck struct {
 	// seqs are the probes sent, every try's (in disc.pending until the
 	// check ends: an answer to an earlier try that comes while a later one
-	// is out counts); backOK and idOK: each kind answered right.
+	// is out stretches the waits to come); cur: where the running try's
+	// begin, the only ones whose answers verify the link. backOK and
+	// idOK: each kind answered right.
 	seqs         []uint32
+	cur          int
 	backOK, idOK bool
 	// ends are the ports reported up, the first the one probed from:
 	// each is rescanned if the link fails its verification.
@@ -1356,6 +1359,7 @@ func (c *Controller) sendUpCheck(k portID, chk *upCheck, try int) {
 	}
 	d := c.disc
 	ahead := len(d.queue) - d.qhead
+	chk.cur = len(chk.seqs)
 	send := func(kind uint8, nid uint64, tags ...uint8) bool {
 		before := d.seq
 		d.send(probeRec{kind: kind, sw: i, p: from.port, q: pe.port, nid: nid, path: slices.Concat(fwd, tags, ret)})
@@ -1393,7 +1397,10 @@ func (c *Controller) sendUpCheck(k portID, chk *upCheck, try int) {
 		}
 		// The probes out stay matched: on a machine loaded since the
 		// round trips that set the wait, an answer comes after it, while
-		// the next try is out, and stretches the waits to come.
+		// the next try is out, and stretches the waits to come (the next
+		// try's answers then come in time). It verifies nothing: it may
+		// have crossed a cable that moved since, inside the switches'
+		// alarm window, with no report yet of the port going down.
 		c.a.c.Inc("ctrl_link_up_retried")
 		c.sendUpCheck(k, chk, try+1)
 	})
@@ -1410,12 +1417,18 @@ func (c *Controller) dropUpProbes(chk *upCheck) {
 }
 
 // linkUpAnswered takes a right answer to probe seq, of the given kind, of
-// a link-up check (any try's); with both kinds answered, the link is
-// verified.
+// a link-up check; with both kinds answered by the running try, the link
+// is verified. An earlier try's answer has stretched the waits (it was
+// matched) and counts for nothing more: its probe may have crossed the
+// port before its cable moved.
 func (c *Controller) linkUpAnswered(seq uint32, kind uint8) {
 	for _, chk := range c.upChecks {
-		if !slices.Contains(chk.seqs, seq) {
+		n := slices.Index(chk.seqs, seq)
+		if n < 0 {
 			continue
+		}
+		if n < chk.cur {
+			return
 		}
 		if kind == kindLinkUp {
 			chk.backOK = true

@@ -36,6 +36,13 @@ func (x *panel) Receive(p element.Port, frame []byte) {
 // dark.
 func recableLab(t *testing.T) (*lab, *panel, map[element.Port]topo.LinkID) {
 	t.Helper()
+	return recableLabWrap(t, nil)
+}
+
+// recableLabWrap is recableLab with the nodes other than the panel
+// wrapped by wrap (nil: none).
+func recableLabWrap(t *testing.T, wrap func(topo.NodeID, element.Element) element.Element) (*lab, *panel, map[element.Port]topo.LinkID) {
+	t.Helper()
 	b := topo.NewBuilder("recable")
 	var sw [5]topo.NodeID
 	for i := 1; i <= 4; i++ {
@@ -68,6 +75,9 @@ func recableLab(t *testing.T) (*lab, *panel, map[element.Port]topo.LinkID) {
 	l := newLabWrapped(t, g, map[string]string{"controller": "h1"}, func(n topo.NodeID, e element.Element) element.Element {
 		if n == px {
 			return p
+		}
+		if wrap != nil {
+			return wrap(n, e)
 		}
 		return e
 	}, true)
