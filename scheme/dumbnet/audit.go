@@ -74,7 +74,8 @@ type auditLink struct {
 	seq  uint32    // the probe out (disc.pending), 0 when none
 	// old are the earlier tries' probes, still matched (in disc.pending)
 	// until the link settles: on a machine loaded since the round trips
-	// that set the probe wait, an answer comes after its try's wait.
+	// that set the probe wait, an answer comes after its try's wait, and
+	// its round trip stretches the waits of the tries to come.
 	old    []uint32
 	tries  int
 	cancel func()
@@ -533,7 +534,7 @@ func (c *Controller) auditSend(k portID, al *auditLink) {
 		if c.audit == nil || c.audit.links[k] != al || al.seq != seq {
 			return
 		}
-		al.old = append(al.old, seq) // an answer that comes while the next try is out counts
+		al.old = append(al.old, seq) // an answer that comes while the next try is out stretches the waits
 		al.seq = 0
 		c.audit.out--
 		if i, ok := c.g.idx[k.sw]; al.tries < auditTries && ok && c.g.peerOf(i, k.port).sw >= 0 {
@@ -557,15 +558,16 @@ func (c *Controller) auditAnswered(id uint64, port uint16, seq uint32) {
 	}
 	k := c.linkKey(i, port)
 	al := c.audit.links[k]
-	if al == nil || al.seq != seq && !slices.Contains(al.old, seq) {
+	if al == nil || al.seq != seq {
+		// An earlier try's answer (al.old) has stretched the waits to
+		// come, so that the running try's comes in time; it settles
+		// nothing: its probe may have crossed a cable that moved since,
+		// inside the switches' alarm window (no report yet).
 		return
 	}
-	if al.seq != 0 {
-		al.cancel()
-		c.dropPending(al.seq, kindAudit)
-		al.seq = 0
-		c.audit.out--
-	}
+	al.cancel()
+	al.seq = 0
+	c.audit.out--
 	c.auditSettle(k, true)
 }
 
