@@ -530,24 +530,28 @@ func (c *Controller) auditSend(k portID, al *auditLink) {
 	c.audit.out++
 	c.a.c.Inc("ctrl_audit_probes")
 	seq := d.seq
-	al.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() {
-		if c.audit == nil || c.audit.links[k] != al || al.seq != seq {
-			return
+	al.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() { c.auditTimedOut(k, al, seq) })
+}
+
+// auditTimedOut ends link k's try whose probe seq went unanswered: it is
+// sent again, or after auditTries the link is settled as silent.
+func (c *Controller) auditTimedOut(k portID, al *auditLink, seq uint32) {
+	if c.audit == nil || c.audit.links[k] != al || al.seq != seq {
+		return
+	}
+	al.old = append(al.old, seq) // an answer that comes while the next try is out stretches the waits
+	al.seq = 0
+	c.audit.out--
+	if i, ok := c.g.idx[k.sw]; al.tries < auditTries && ok && c.g.peerOf(i, k.port).sw >= 0 {
+		c.a.c.Inc("ctrl_audit_retried")
+		c.refreshTree()
+		c.auditSend(k, al)
+		if c.audit.out == 0 {
+			c.auditPump()
 		}
-		al.old = append(al.old, seq) // an answer that comes while the next try is out stretches the waits
-		al.seq = 0
-		c.audit.out--
-		if i, ok := c.g.idx[k.sw]; al.tries < auditTries && ok && c.g.peerOf(i, k.port).sw >= 0 {
-			c.a.c.Inc("ctrl_audit_retried")
-			c.refreshTree()
-			c.auditSend(k, al)
-			if c.audit.out == 0 {
-				c.auditPump()
-			}
-			return
-		}
-		c.auditSettle(k, false)
-	})
+		return
+	}
+	c.auditSettle(k, false)
 }
 
 // auditAnswered completes an audit probe: the link works.
@@ -559,10 +563,16 @@ func (c *Controller) auditAnswered(id uint64, port uint16, seq uint32) {
 	k := c.linkKey(i, port)
 	al := c.audit.links[k]
 	if al == nil || al.seq != seq {
-		// An earlier try's answer (al.old) has stretched the waits to
-		// come, so that the running try's comes in time; it settles
-		// nothing: its probe may have crossed a cable that moved since,
-		// inside the switches' alarm window (no report yet).
+		if al != nil && al.seq != 0 && slices.Contains(al.old, seq) {
+			// An earlier try's answer has stretched the wait: the
+			// running try's answer, as slow, gets as long. It settles
+			// nothing itself: its probe may have crossed a cable that
+			// moved since, inside the switches' alarm window (no
+			// report yet).
+			al.cancel()
+			cur := al.seq
+			al.cancel = c.a.env.After(c.disc.wait(), func() { c.auditTimedOut(k, al, cur) })
+		}
 		return
 	}
 	al.cancel()

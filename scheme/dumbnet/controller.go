@@ -1307,7 +1307,7 @@ type upCheck struct {
 	// begin, the only ones whose answers verify the link. backOK and
 	// idOK: each kind answered right.
 	seqs         []uint32
-	cur          int
+	cur, try     int
 	backOK, idOK bool
 	// ends are the ports reported up, the first the one probed from:
 	// each is rescanned if the link fails its verification.
@@ -1385,25 +1385,31 @@ func (c *Controller) sendUpCheck(k portID, chk *upCheck, try int) {
 		n++
 	}
 	c.upChecks[k] = chk
-	chk.cancel = c.a.env.After(scale(ahead+n, d.gap)+d.wait(), func() {
-		if c.upChecks[k] != chk {
-			return // answered
-		}
-		delete(c.upChecks, k)
-		if try >= linkUpTries {
-			c.dropUpProbes(chk)
-			c.upUnverified(chk)
-			return
-		}
-		// The probes out stay matched: on a machine loaded since the
-		// round trips that set the wait, an answer comes after it, while
-		// the next try is out, and stretches the waits to come (the next
-		// try's answers then come in time). It verifies nothing: it may
-		// have crossed a cable that moved since, inside the switches'
-		// alarm window, with no report yet of the port going down.
-		c.a.c.Inc("ctrl_link_up_retried")
-		c.sendUpCheck(k, chk, try+1)
-	})
+	chk.try = try
+	chk.cancel = c.a.env.After(scale(ahead+n, d.gap)+d.wait(), func() { c.upTimedOut(k, chk, try) })
+}
+
+// upTimedOut ends try try of link-up check chk, unanswered: the probes
+// not answered are sent again, or after linkUpTries the ports reported
+// up are rescanned.
+func (c *Controller) upTimedOut(k portID, chk *upCheck, try int) {
+	if c.upChecks[k] != chk {
+		return // answered
+	}
+	delete(c.upChecks, k)
+	if try >= linkUpTries {
+		c.dropUpProbes(chk)
+		c.upUnverified(chk)
+		return
+	}
+	// The probes out stay matched: on a machine loaded since the
+	// round trips that set the wait, an answer comes after it, while
+	// the next try is out, and stretches the waits to come (the next
+	// try's answers then come in time). It verifies nothing: it may
+	// have crossed a cable that moved since, inside the switches'
+	// alarm window, with no report yet of the port going down.
+	c.a.c.Inc("ctrl_link_up_retried")
+	c.sendUpCheck(k, chk, try+1)
 }
 
 // dropUpProbes forgets the probes of link-up check chk still out.
@@ -1422,12 +1428,17 @@ func (c *Controller) dropUpProbes(chk *upCheck) {
 // matched) and counts for nothing more: its probe may have crossed the
 // port before its cable moved.
 func (c *Controller) linkUpAnswered(seq uint32, kind uint8) {
-	for _, chk := range c.upChecks {
+	for k, chk := range c.upChecks {
 		n := slices.Index(chk.seqs, seq)
 		if n < 0 {
 			continue
 		}
 		if n < chk.cur {
+			// Its round trip stretched the wait: the running try's
+			// answers, as slow, get as long.
+			chk.cancel()
+			try := chk.try
+			chk.cancel = c.a.env.After(c.disc.wait(), func() { c.upTimedOut(k, chk, try) })
 			return
 		}
 		if kind == kindLinkUp {

@@ -83,11 +83,11 @@ func TestStaleAuditAnswerAfterRecable(t *testing.T) {
 	})
 	t1 := t0 + 2*element.Second
 	l.s.At(t1, func() { _ = l.s.SetLink(own, false) })
-	l.s.At(t1+500*element.Millisecond, func() {
+	t2 := t1 + element.Second
+	l.s.At(t2-5*element.Millisecond, func() {
 		_ = l.s.SetLink(pl[1], true)
 		_ = l.s.SetLink(pl[2], true)
 	})
-	t2 := t1 + element.Second
 	l.s.At(t2, func() {
 		for _, s := range slow {
 			s.from = t2
