@@ -222,8 +222,20 @@ func (d *discovery) late(seq uint32) {
 	}
 }
 
-// wait is the quiet time that ends a round.
-func (d *discovery) wait() element.Time { return max(d.timeout, 3*d.maxRTT) }
+// maxStretch bounds how far slow answers stretch the waits, in probe
+// timeouts: the slowest round trip only grows, and an answer that comes
+// any time later (a host answering a rescan's probe an hour on, under a
+// made-up MAC) would otherwise make every round, link check and audit
+// wait three times that before booking a real failure. 20 timeouts
+// (1 s by default, the alarms' own window) is far above a loaded
+// emulator's round trips (tens of ms to 200 ms).
+const maxStretch = 20
+
+// wait is the quiet time that ends a round: max(timeout, 3 x the
+// slowest answer's round trip), at most maxStretch timeouts.
+func (d *discovery) wait() element.Time {
+	return max(d.timeout, min(3*d.maxRTT, maxStretch*d.timeout))
+}
 
 // send queues a probe ahead of the scans (roots, verifications).
 func (d *discovery) send(rec probeRec) {

@@ -737,6 +737,24 @@ func TestRoundStretchedByAnswers(t *testing.T) {
 	}
 }
 
+// However slow an answer (one to a host probe long after its round, which
+// any host can send under a made-up MAC), the waits it stretches stay
+// within maxStretch probe timeouts: a 10 s round trip made every round,
+// link check and audit wait 30 s before booking a failure.
+func TestStretchCapped(t *testing.T) {
+	a, env := attachedAgent(Config{Name: "c", MAC: macA, IP: ipA, Search: -1, Controller: true, MaxPorts: 4})
+	d := a.ctrl.disc
+	env.advance(10 * element.Second)
+	d.expired[7] = env.now - 10*element.Second
+	d.late(7) // a round trip of 10 s
+	if d.maxRTT != 10*element.Second {
+		t.Fatalf("slowest round trip %v, want 10s", d.maxRTT)
+	}
+	if d.wait() != 20*d.timeout || d.timeout != 50*element.Millisecond {
+		t.Fatalf("wait %v after a 10 s answer, want 20 probe timeouts (1s)", d.wait())
+	}
+}
+
 // Sequence number 0 is the controller's announcement: probes skip it
 // when the counter wraps.
 func TestProbeSeqSkipsZero(t *testing.T) {
