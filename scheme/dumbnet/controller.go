@@ -883,6 +883,16 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 			}
 		}
 	}
+	if up && pe.up {
+		// A switch reports a port's state when its alarm window ends,
+		// so "up" for a link held up is a port that went down and up
+		// within the window, or came back while its down check ran: its
+		// cable may have moved meanwhile (to another switch's port, to a
+		// host). Checked as any link coming up; a working link passes at
+		// no cost but two probes, a moved one fails and is rescanned.
+		c.verifyLink(i, port)
+		return
+	}
 	if pe.up == up {
 		if !up && c.disc.running {
 			// A rescan may be finding the link again (refoundUp).
@@ -903,14 +913,16 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 	c.checkDown(i, port)
 }
 
-// repeatedEvent takes a report its host had already seen: news only if it
-// contradicts what the graph holds for a known link.
+// repeatedEvent takes a new alarm whose state its host had already seen:
+// news if it contradicts what the graph holds for a known link, and for a
+// known link "up" again, which a switch reports when the port went down and
+// up within its alarm window: its cable may have moved (linkEvent checks).
 func (c *Controller) repeatedEvent(sw uint64, port uint16, up bool) {
 	if !c.ready {
 		return
 	}
 	if i, ok := c.g.idx[sw]; ok {
-		if pe := c.g.peerOf(i, port); pe.sw >= 0 && pe.up != up {
+		if pe := c.g.peerOf(i, port); pe.sw >= 0 && (pe.up != up || up) {
 			c.linkEvent(sw, port, up)
 		}
 	}

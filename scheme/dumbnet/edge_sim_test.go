@@ -9,12 +9,14 @@ import (
 	"github.com/edgefabric/edgefabric/wire"
 )
 
-// TestLinkBackDuringCheckNotVerified: a core link fails and comes back
+// TestLinkBackDuringCheckVerified: a core link fails and comes back
 // before the controller's check of the failure ends. The "up" reports
-// withdraw the check; the controller never booked the link down, so the
-// reports repeat the state it holds and draw no verification probe: the
-// check's probe is the only one sent after discovery.
-func TestLinkBackDuringCheckNotVerified(t *testing.T) {
+// withdraw the check; the controller never booked the link down, but the
+// cable may have moved while it was dark, so the reports draw a
+// verification as any link coming up does (both ends' reports, one
+// check): its two probes and the down check's are the only ones sent
+// after discovery. The link passes, and nothing is booked.
+func TestLinkBackDuringCheckVerified(t *testing.T) {
 	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
 	l.discover(t)
 	c := l.f.Controller()
@@ -28,8 +30,11 @@ func TestLinkBackDuringCheckNotVerified(t *testing.T) {
 	if cc["ctrl_link_down_withdrawn"] != 1 {
 		t.Fatalf("ctrl_link_down_withdrawn = %d, want 1: the test no longer covers a withdrawn check", cc["ctrl_link_down_withdrawn"])
 	}
-	if n := c.Probes() - probes; n != 1 {
-		t.Fatalf("%d probes after discovery, want 1 (the down check's)", n)
+	if n := c.Probes() - probes; n != 3 {
+		t.Fatalf("%d probes after discovery, want 3 (the down check's, the verification's two)", n)
+	}
+	if cc["ctrl_link_up_unverified"] != 0 || cc["ctrl_link_up_retried"] != 0 {
+		t.Fatalf("the verification of a working link failed: counters %v", cc)
 	}
 	// No change is booked, but the hosts, which routed around the link
 	// on the notification, are told it works (version 3, after the
