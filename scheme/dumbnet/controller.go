@@ -94,6 +94,10 @@ type Controller struct {
 	// waitingPorts are the ports that came up, where no link was known,
 	// while a discovery run was on: each is rescanned when the run ends.
 	waitingPorts []portID
+	// unverifiedWaiting are the waiting ports (by ID) whose link, held
+	// up, failed the verification of an "up" report (upUnverified): their
+	// rescan is due though the link is still up in the graph.
+	unverifiedWaiting map[portID]bool
 	// rescanned is the port the running rescan probes, whose record of a
 	// known link it cleared (a host found there must be placed).
 	rescanned *portID
@@ -415,8 +419,12 @@ func (c *Controller) nextRescan() {
 		k := c.waitingPorts[0]
 		c.waitingPorts = c.waitingPorts[1:]
 		// Unless something found a working link there meanwhile (a port
-		// whose link failed its verification waits with the link down).
-		if i, ok := c.g.idx[k.sw]; ok && !c.g.peerOf(i, k.port).up {
+		// whose link failed its verification waits with the link down),
+		// or the link was held up when its verification failed: nothing
+		// but the rescan finds where its cable leads now.
+		due := c.unverifiedWaiting[k]
+		delete(c.unverifiedWaiting, k)
+		if i, ok := c.g.idx[k.sw]; ok && (due || !c.g.peerOf(i, k.port).up) {
 			c.rescan(i, k.port)
 		}
 	}
@@ -1470,11 +1478,20 @@ func (c *Controller) linkUpAnswered(seq uint32, kind uint8) {
 // moved to another switch or to a host), or to nothing that answers.
 // Each is rescanned as a port where no link is known would be: what the
 // rescan finds there replaces the link (replaceAt); if it finds nothing,
-// the link stays down.
+// the link stays as it was: down, or up if the report was for a link held
+// up. One failed while a run is on waits for its end (unverifiedWaiting).
 func (c *Controller) upUnverified(chk *upCheck) {
 	c.a.c.Inc("ctrl_link_up_unverified")
 	for _, e := range chk.ends {
 		if i, ok := c.g.idx[e.sw]; ok {
+			if c.disc.running && c.g.peerOf(i, e.port).up {
+				// Held up (an "up" report for a link up): rescanned when
+				// the run ends though the graph still holds it up.
+				if c.unverifiedWaiting == nil {
+					c.unverifiedWaiting = make(map[portID]bool)
+				}
+				c.unverifiedWaiting[e] = true
+			}
 			c.a.env.Log().Info("link up unverified: rescanning the port", "switch", fmt.Sprintf("%#x", e.sw), "port", e.port)
 			c.rescan(i, e.port)
 		}

@@ -45,3 +45,50 @@ func TestUpReportOfHeldLinkVerified(t *testing.T) {
 		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
 	}
 }
+
+// TestHeldUpUnverifiedDuringRescan: on recableLab, the panel's four
+// switch ports fail, are booked down, and come back 2 s later, verified
+// up; 10 ms after, inside the switches' 1-s alarm window, the two panel
+// cables are swapped (s1:3 to s4:3, s2:3 to s3:3). Every port reports
+// "up" when its window ends, for links the controller holds up, and both
+// verifications fail; an unrelated rescan (s4:5 lit, leading nowhere) is
+// running then, so the failed ports wait for its end. Before, the ports
+// waiting were rescanned only if their link was down, as a failed
+// verification of a link coming back leaves it, and a held-up link's is
+// not: the rescans were skipped, and the controller kept both old links
+// up, leading elsewhere, for good.
+func TestHeldUpUnverifiedDuringRescan(t *testing.T) {
+	l, p, pl := recableLab(t)
+	h5, _ := l.g.Lookup("h5")
+	delete(l.hosts, h5) // dark
+	l.discover(t)
+	t0 := l.s.Now()
+	ports := []element.Port{1, 2, 3, 5}
+	l.s.At(t0, func() {
+		for _, e := range ports {
+			_ = l.s.SetLink(pl[e], false)
+		}
+	})
+	t1 := t0 + 2*element.Second
+	l.s.At(t1, func() {
+		for _, e := range ports {
+			_ = l.s.SetLink(pl[e], true)
+		}
+	})
+	recable(l, p, pl, t1+10*element.Millisecond, 5*element.Millisecond, [2]element.Port{1, 3}, [2]element.Port{5, 2})
+	// The verifications' last tries end 1.15 s after t1.
+	l.s.At(t1+1130*element.Millisecond, func() { _ = l.s.SetLink(pl[6], true) })
+	l.s.Run(t1 + 4*element.Second)
+	cc := l.f.Agent(l.f.ControllerNode()).Counters()
+	if cc["ctrl_link_up_unverified"] != 2 || cc["ctrl_rescans_waiting"] == 0 {
+		t.Fatalf("counters %v: the test no longer has both verifications fail during a rescan", cc)
+	}
+	want := append(slices.Clone(lineLinks), "s1:3-s4:3 up", "s2:3-s3:3 up")
+	slices.Sort(want)
+	if got := viewOf(l, l.f.Controller().Topology()); !slices.Equal(got, want) {
+		t.Fatalf("view %v, want %v\ncounters %v", got, want, cc)
+	}
+	if ok, total, bad := l.pingAll(t); ok != total {
+		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
+	}
+}
