@@ -2,7 +2,6 @@ package dumbnet_test
 
 import (
 	"maps"
-	"slices"
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
@@ -19,32 +18,13 @@ import (
 // link stayed up with h5 never found.
 func TestUpReportOfHeldLinkVerified(t *testing.T) {
 	l, p, pl := recableLab(t)
-	h5, _ := l.g.Lookup("h5")
-	h5host := l.hosts[h5]
-	delete(l.hosts, h5) // dark: pingAll leaves it out
+	h5back := darkH5(l)
 	l.discover(t)
-	t0 := l.s.Now()
-	l.s.At(t0, func() {
-		_ = l.s.SetLink(pl[1], false)
-		_ = l.s.SetLink(pl[2], false)
-	})
-	t1 := t0 + 2*element.Second
-	l.s.At(t1, func() {
-		_ = l.s.SetLink(pl[1], true)
-		_ = l.s.SetLink(pl[2], true)
-	})
+	t1 := failAndRepair(l, pl, 1, 2)
 	recable(l, p, pl, t1+10*element.Millisecond, 5*element.Millisecond, [2]element.Port{1, 4})
 	l.s.Run(t1 + 4*element.Second)
-	cc := l.f.Agent(l.f.ControllerNode()).Counters()
-	want := append(slices.Clone(lineLinks), "h5@s1:3", "s2:3-s4:3 up")
-	slices.Sort(want)
-	if got := viewOf(l, l.f.Controller().Topology()); !slices.Equal(got, want) {
-		t.Fatalf("view %v, want %v\ncounters %v", got, want, cc)
-	}
-	l.hosts[h5] = h5host
-	if ok, total, bad := l.pingAll(t); ok != total {
-		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
-	}
+	h5back()
+	wantView(t, l, "h5@s1:3", "s2:3-s4:3 up")
 }
 
 // TestHeldUpUnverifiedDuringRescan: on recableLab, the panel's four
@@ -60,22 +40,9 @@ func TestUpReportOfHeldLinkVerified(t *testing.T) {
 // up, leading elsewhere, for good.
 func TestHeldUpUnverifiedDuringRescan(t *testing.T) {
 	l, p, pl := recableLab(t)
-	h5, _ := l.g.Lookup("h5")
-	delete(l.hosts, h5) // dark
+	darkH5(l)
 	l.discover(t)
-	t0 := l.s.Now()
-	ports := []element.Port{1, 2, 3, 5}
-	l.s.At(t0, func() {
-		for _, e := range ports {
-			_ = l.s.SetLink(pl[e], false)
-		}
-	})
-	t1 := t0 + 2*element.Second
-	l.s.At(t1, func() {
-		for _, e := range ports {
-			_ = l.s.SetLink(pl[e], true)
-		}
-	})
+	t1 := failAndRepair(l, pl, 1, 2, 3, 5)
 	recable(l, p, pl, t1+10*element.Millisecond, 5*element.Millisecond, [2]element.Port{1, 3}, [2]element.Port{5, 2})
 	// The verifications' last tries end 1.15 s after t1.
 	l.s.At(t1+1130*element.Millisecond, func() { _ = l.s.SetLink(pl[6], true) })
@@ -84,14 +51,7 @@ func TestHeldUpUnverifiedDuringRescan(t *testing.T) {
 	if cc["ctrl_link_up_unverified"] != 2 || cc["ctrl_rescans_waiting"] == 0 {
 		t.Fatalf("counters %v: the test no longer has both verifications fail during a rescan", cc)
 	}
-	want := append(slices.Clone(lineLinks), "s1:3-s4:3 up", "s2:3-s3:3 up")
-	slices.Sort(want)
-	if got := viewOf(l, l.f.Controller().Topology()); !slices.Equal(got, want) {
-		t.Fatalf("view %v, want %v\ncounters %v", got, want, cc)
-	}
-	if ok, total, bad := l.pingAll(t); ok != total {
-		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
-	}
+	wantView(t, l, "s1:3-s4:3 up", "s2:3-s3:3 up")
 }
 
 // TestHeldUpLostVerificationKeepsLink: on recableLab, s1:3-s3:3 fails, is
@@ -104,13 +64,9 @@ func TestHeldUpUnverifiedDuringRescan(t *testing.T) {
 // verified): a rescan that finds nothing at the port leaves it as it was.
 func TestHeldUpLostVerificationKeepsLink(t *testing.T) {
 	l, p, pl := recableLab(t)
-	h5, _ := l.g.Lookup("h5")
-	delete(l.hosts, h5) // dark
+	darkH5(l)
 	l.discover(t)
-	t0 := l.s.Now()
-	l.s.At(t0, func() { _ = l.s.SetLink(pl[1], false) })
-	t1 := t0 + 2*element.Second
-	l.s.At(t1, func() { _ = l.s.SetLink(pl[1], true) })
+	t1 := failAndRepair(l, pl, 1)
 	l.s.At(t1+10*element.Millisecond, func() { _ = l.s.SetLink(pl[1], false) })
 	l.s.At(t1+15*element.Millisecond, func() { _ = l.s.SetLink(pl[1], true) })
 	var saved map[element.Port]element.Port
@@ -121,12 +77,5 @@ func TestHeldUpLostVerificationKeepsLink(t *testing.T) {
 	if cc["ctrl_link_up_unverified"] != 1 || cc["ctrl_rescans"] != 1 {
 		t.Fatalf("counters %v: the test no longer has the verification fail and the port rescanned", cc)
 	}
-	want := append(slices.Clone(lineLinks), "s1:3-s3:3 up", "s2:3-s4:3 up")
-	slices.Sort(want)
-	if got := viewOf(l, l.f.Controller().Topology()); !slices.Equal(got, want) {
-		t.Fatalf("view %v, want %v\ncounters %v", got, want, cc)
-	}
-	if ok, total, bad := l.pingAll(t); ok != total {
-		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
-	}
+	wantView(t, l, "s1:3-s3:3 up", "s2:3-s4:3 up")
 }

@@ -158,6 +158,45 @@ func viewOf(l *lab, t *dumbnet.Topology) []string {
 // lineLinks are recableLab's links that no recabling touches.
 var lineLinks = []string{"s1:4-s2:2 up", "s2:4-s3:2 up", "s3:4-s4:2 up"}
 
+// darkH5 leaves recableLab's h5 out of pingAll (its cable is dark until a
+// recabling lights it) and returns the function that puts it back.
+func darkH5(l *lab) (back func()) {
+	h5, _ := l.g.Lookup("h5")
+	h := l.hosts[h5]
+	delete(l.hosts, h5)
+	return func() { l.hosts[h5] = h }
+}
+
+// failAndRepair takes the links of the panel's ports down now and brings
+// them back 2 s later, when it returns.
+func failAndRepair(l *lab, pl map[element.Port]topo.LinkID, ports ...element.Port) (repaired element.Time) {
+	set := func(up bool) func() {
+		return func() {
+			for _, e := range ports {
+				_ = l.s.SetLink(pl[e], up)
+			}
+		}
+	}
+	t0 := l.s.Now()
+	l.s.At(t0, set(false))
+	l.s.At(t0+2*element.Second, set(true))
+	return t0 + 2*element.Second
+}
+
+// wantView fails t unless the controller's topology is lineLinks and
+// extra, then unless every pair of l.hosts answers.
+func wantView(t *testing.T, l *lab, extra ...string) {
+	t.Helper()
+	want := append(slices.Clone(lineLinks), extra...)
+	slices.Sort(want)
+	if got := viewOf(l, l.f.Controller().Topology()); !slices.Equal(got, want) {
+		t.Fatalf("view %v, want %v\ncounters %v", got, want, l.f.Agent(l.f.ControllerNode()).Counters())
+	}
+	if ok, total, bad := l.pingAll(t); ok != total {
+		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
+	}
+}
+
 // TestRecabledPortRescanned moves cables on recableLab after discovery
 // (every pair has pinged, so the hosts cache paths across the panel):
 // s1:3 from s3:3 to the dark s4:5 ("switch"), or to the dark host h5
