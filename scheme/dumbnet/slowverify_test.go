@@ -35,6 +35,27 @@ func (s *slowIDs) Receive(p element.Port, frame []byte) {
 	s.Element.Receive(p, frame)
 }
 
+// slowControllerLab is fattree:4 after discovery, its controller (h1)
+// behind slowIDs with the given delay (from slow.from on, 0: not yet).
+func slowControllerLab(t *testing.T, delay element.Time) (*lab, *topo.Graph, *slowIDs) {
+	t.Helper()
+	g, err := topo.Parse("fattree:4", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, _ := g.Lookup("h1")
+	slow := &slowIDs{delay: delay}
+	l := newLabGraphWrap(t, g, map[string]string{"controller": "h1"}, func(n topo.NodeID, e element.Element) element.Element {
+		if n == h1 {
+			slow.Element = e
+			return slow
+		}
+		return e
+	})
+	l.discover(t)
+	return l, g, slow
+}
+
 // TestSlowVerificationAnswersCount: after discovery on fattree:4 (probe
 // wait 50 ms) the switches' answers take 70 ms (or 120 ms, more than two
 // tries' waits) to reach the controller. s7-s1 fails, is booked down, and comes back: each of its verification's
@@ -47,20 +68,7 @@ func (s *slowIDs) Receive(p element.Port, frame []byte) {
 func TestSlowVerificationAnswersCount(t *testing.T) {
 	for _, delay := range []element.Time{70 * element.Millisecond, 120 * element.Millisecond} {
 		t.Run(delay.String(), func(t *testing.T) {
-			g, err := topo.Parse("fattree:4", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h1, _ := g.Lookup("h1")
-			slow := &slowIDs{delay: delay}
-			l := newLabGraphWrap(t, g, map[string]string{"controller": "h1"}, func(n topo.NodeID, e element.Element) element.Element {
-				if n == h1 {
-					slow.Element = e
-					return slow
-				}
-				return e
-			})
-			l.discover(t)
+			l, g, slow := slowControllerLab(t, delay)
 			lk := fabricLink(t, l, "s7", "s1")
 			t0 := l.s.Now()
 			slow.from = t0
@@ -93,20 +101,7 @@ func TestSlowVerificationAnswersCount(t *testing.T) {
 func TestSlowAuditAnswersCount(t *testing.T) {
 	for _, delay := range []element.Time{70 * element.Millisecond, 120 * element.Millisecond} {
 		t.Run(delay.String(), func(t *testing.T) {
-			g, err := topo.Parse("fattree:4", 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			h1, _ := g.Lookup("h1")
-			slow := &slowIDs{delay: delay}
-			l := newLabGraphWrap(t, g, map[string]string{"controller": "h1"}, func(n topo.NodeID, e element.Element) element.Element {
-				if n == h1 {
-					slow.Element = e
-					return slow
-				}
-				return e
-			})
-			l.discover(t)
+			l, g, slow := slowControllerLab(t, delay)
 			own := hostLink(t, l, "h1")
 			t0 := l.s.Now()
 			slow.from = t0
