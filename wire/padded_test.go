@@ -227,6 +227,11 @@ func TestDecodePaddedVLAN(t *testing.T) {
 			if (err == nil) != tc.ok || err == nil && !reflect.DeepEqual(m, chirp) {
 				t.Fatalf("DecodeMessagePadded = %+v, %v; want ok = %v", m, err, tc.ok)
 			}
+			// The frame-level decoder takes the same padding.
+			m, err = DecodeControlFrame(fr)
+			if (err == nil) != tc.ok || err == nil && !reflect.DeepEqual(m, chirp) {
+				t.Fatalf("DecodeControlFrame = %+v, %v; want ok = %v", m, err, tc.ok)
+			}
 		})
 	}
 	for _, tc := range []struct {

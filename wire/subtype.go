@@ -175,7 +175,8 @@ func AppendControlFrame(b []byte, dst, src MAC, m Message) ([]byte, error) {
 }
 
 // DecodeControlFrame decodes an Ethernet frame with EtherType 0x88B5
-// (after any 802.1Q tags) and returns the message it carries.
+// (after any 802.1Q tags) and returns the message it carries. A NIC's
+// zero padding after the message is dropped (DecodeMessagePadded).
 func DecodeControlFrame(frame []byte) (Message, error) {
 	f, err := ParseFrame(frame)
 	if err != nil {
@@ -188,7 +189,7 @@ func DecodeControlFrame(frame []byte) (Message, error) {
 	if et != EtherTypeLocalExp {
 		return nil, fmt.Errorf("wire: control frame: EtherType %#04x, want 0x88b5: %w", et, ErrUnknownType)
 	}
-	return DecodeMessage(frame[off:])
+	return DecodeMessagePadded(frame[off:], UntaggedLen(frame))
 }
 
 // MinFrameLen is Ethernet's minimum frame, FCS excluded: a NIC pads a
