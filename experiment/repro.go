@@ -350,7 +350,22 @@ func (r *Report) SVG() string {
 	title := r.Title + ": " + col.Title
 	// Wide enough for the title too (about 8 px a character at 14 px).
 	width := max(left+n*(2*barW+gap)+40, left+8*len([]rune(title))+20)
-	height := top + plotH + 120
+	// The row names hang below the axis at 60°: the canvas takes the
+	// longest, and the legend goes below them (a name of 38 characters,
+	// Fig. 11's, ran 90 px off the bottom, and Fig. 8's crossed the
+	// legend). Short names (up to 12 characters) keep the old 120 px.
+	labelBottom, labelRight := 0.0, 0.0
+	for i, row := range r.Rows {
+		w := svgLabelPx * float64(len([]rune(row.Name)))
+		// The baseline runs w at 60° from its anchor; the glyphs reach
+		// some 8 px (ascent) to its upper right and 3 px (descent) below.
+		labelBottom = max(labelBottom, float64(top+plotH+12)+w*math.Sin(math.Pi/3)+3)
+		labelRight = max(labelRight, float64(left+gap/2+i*(2*barW+gap)+barW/2)+w*math.Cos(math.Pi/3)+7)
+	}
+	width = max(width, int(math.Ceil(labelRight))+10)
+	// The legend's baseline: its boxes reach 9 px above it.
+	ly := max(top+plotH+100, int(math.Ceil(labelBottom))+15)
+	height := ly + 20
 	maxV, minV := 0.0, math.Inf(1)
 	for _, row := range r.Rows {
 		for _, v := range []*float64{row.Values[col.Key].Ours, row.Values[col.Key].Paper} {
@@ -401,12 +416,16 @@ func (r *Report) SVG() string {
 		}
 		fmt.Fprintf(&b, `<text transform="translate(%d,%d) rotate(60)">%s</text>`+"\n", x+barW/2, top+plotH+12, html.EscapeString(row.Name))
 	}
-	ly := height - 20
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="#1f77b4"/><text x="%d" y="%d">edgefabric</text>`+"\n", left, ly-9, left+14, ly)
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="#ff7f0e"/><text x="%d" y="%d">paper</text>`+"\n", left+100, ly-9, left+114, ly)
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+// svgLabelPx is the width the SVG allows a character of a row name at
+// its 11 px: generous (DejaVu Sans averages 5.6–6.2 px on the names of
+// docs/repro), so that a name fits whatever sans-serif font draws it.
+const svgLabelPx = 6.5
 
 // axisTicks are the values the chart's axis labels: the decades from
 // minV's to maxV's on a log scale; on a linear one the multiples of a

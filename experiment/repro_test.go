@@ -2,9 +2,13 @@ package experiment
 
 import (
 	"encoding/json"
+	"html"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -217,6 +221,58 @@ func TestUnseededIsSeedFree(t *testing.T) {
 		for i, rep := range reps[1:] {
 			if got, _ := json.Marshal(rep); string(got) != string(want) {
 				t.Errorf("%s: seed %d gives another report than seed 1:\n%s\nwant\n%s", r.Name, []uint64{2, 7}[i], got, want)
+			}
+		}
+	}
+}
+
+// The row names under the chart, rotated 60°, stay on the canvas and
+// above the legend however long they are: Fig. 11's 38-character names
+// ran 90 px off the bottom, Fig. 10's 46-character one more, and Fig. 8's
+// crossed the legend. Each name is taken at 6.2 px a character (the
+// widest average DejaVu Sans gives the names of docs/repro at 11 px),
+// plus the glyphs' ascent and descent.
+func TestReportSVGLabelsFit(t *testing.T) {
+	label := regexp.MustCompile(`<text transform="translate\((\d+),(\d+)\) rotate\(60\)">([^<]*)</text>`)
+	size := regexp.MustCompile(`^<svg [^>]*width="(\d+)" height="(\d+)"`)
+	legend := regexp.MustCompile(`<rect x="\d+" y="(\d+)" width="10" height="10"`)
+	num := func(s string) float64 {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	for _, names := range [][]string{
+		{"r1", "r2"},
+		{"notification, median host", "notification, last host", "failover: RSTP outage ÷ DumbNet outage", "x"},
+		{"8(a) FatTree(4), leaf", "8(b) cube 8³, 64 ports"},
+		{"kernel bridges (native Ethernet)", "Go bridges + host relays (no-op software path)", "DumbNet"},
+		{"a", "b", "c", "d", "e", "f", "g", strings.Repeat("long name ", 12)},
+	} {
+		r := &Report{Name: "t", Title: "T", Columns: []Column{{Key: "v", Title: "V"}}, Chart: "v"}
+		for i, n := range names {
+			r.Rows = append(r.Rows, Row{Name: n, Values: map[string]Value{"v": {Ours: f64(float64(i + 1))}}})
+		}
+		svg := r.SVG()
+		m := size.FindStringSubmatch(svg)
+		if m == nil {
+			t.Fatalf("no size:\n%s", svg)
+		}
+		width, height := num(m[1]), num(m[2])
+		boxTop := height
+		for _, lm := range legend.FindAllStringSubmatch(svg, -1) {
+			boxTop = min(boxTop, num(lm[1]))
+		}
+		ls := label.FindAllStringSubmatch(svg, -1)
+		if len(ls) != len(names) {
+			t.Fatalf("%d labels for %d rows:\n%s", len(ls), len(names), svg)
+		}
+		for _, l := range ls {
+			w := 6.2 * float64(len([]rune(html.UnescapeString(l[3]))))
+			x, y := num(l[1])+w*math.Cos(math.Pi/3)+7, num(l[2])+w*math.Sin(math.Pi/3)+3
+			if x > width || y > boxTop {
+				t.Errorf("%q ends near (%.0f, %.0f): past the %v px width or the legend at y %v (height %v)", l[3], x, y, width, boxTop, height)
 			}
 		}
 	}
