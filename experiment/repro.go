@@ -369,7 +369,7 @@ func (r *Report) SVG() string {
 	maxV, minV := 0.0, math.Inf(1)
 	for _, row := range r.Rows {
 		for _, v := range []*float64{row.Values[col.Key].Ours, row.Values[col.Key].Paper} {
-			if v != nil && *v > 0 {
+			if finite(v) && *v > 0 {
 				maxV = max(maxV, *v)
 				minV = min(minV, *v)
 			}
@@ -407,7 +407,11 @@ func (r *Report) SVG() string {
 		v := row.Values[col.Key]
 		for k, p := range []*float64{v.Ours, v.Paper} {
 			fill := []string{"#1f77b4", "#ff7f0e"}[k]
-			if p == nil {
+			if !finite(p) {
+				// No figure, or one that is not a number (a Report
+				// built by hand; ours never are): no bar, rather than a
+				// "NaN" height no SVG reader takes, or an infinite one
+				// that flattens every other bar.
 				continue
 			}
 			h := scale(*p)
@@ -421,6 +425,9 @@ func (r *Report) SVG() string {
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+// finite says v holds a number the chart can draw.
+func finite(v *float64) bool { return v != nil && !math.IsNaN(*v) && !math.IsInf(*v, 0) }
 
 // svgLabelPx is the width the SVG allows a character of a row name at
 // its 11 px: generous (DejaVu Sans averages 5.6–6.2 px on the names of

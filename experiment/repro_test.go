@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"html"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -275,5 +277,54 @@ func TestReportSVGLabelsFit(t *testing.T) {
 				t.Errorf("%q ends near (%.0f, %.0f): past the %v px width or the legend at y %v (height %v)", l[3], x, y, width, boxTop, height)
 			}
 		}
+	}
+}
+
+// A value that is not a number (NaN, ±Inf: a Report built by hand, the
+// reproductions' never are) draws no bar: the SVG stays well-formed XML
+// whose every coordinate is a finite number, and the finite bars keep
+// their scale (an infinite maximum drew them all 0 high).
+func TestReportSVGNonFinite(t *testing.T) {
+	r := &Report{Name: "t", Title: "T", Columns: []Column{{Key: "v", Title: "V"}}, Chart: "v",
+		Rows: []Row{
+			{Name: "nan", Values: map[string]Value{"v": {Ours: f64(math.NaN()), Paper: f64(2)}}},
+			{Name: "inf", Values: map[string]Value{"v": {Ours: f64(math.Inf(1)), Paper: f64(math.Inf(-1))}}},
+			{Name: "four", Values: map[string]Value{"v": {Ours: f64(4)}}},
+		}}
+	svg := r.SVG()
+	dec := xml.NewDecoder(strings.NewReader(svg))
+	bars := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("not XML: %v\n%s", err, svg)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		for _, a := range se.Attr {
+			switch a.Name.Local {
+			case "x", "y", "x1", "y1", "x2", "y2", "height":
+				if a.Value == "100%" { // the background
+					continue
+				}
+				if f, err := strconv.ParseFloat(a.Value, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+					t.Errorf("<%s %s=%q>", se.Name.Local, a.Name.Local, a.Value)
+				}
+			}
+		}
+		if se.Name.Local == "rect" && len(se.Attr) > 0 && se.Attr[0].Name.Local == "x" && slices.ContainsFunc(se.Attr, func(a xml.Attr) bool { return a.Name.Local == "height" && a.Value != "10" }) {
+			bars++
+		}
+	}
+	if bars != 2 {
+		t.Errorf("%d bars, want 2 (nan's paper 2, four's 4):\n%s", bars, svg)
+	}
+	if !strings.Contains(svg, `height="260.0" fill="#1f77b4"><title>four ours: 4</title>`) {
+		t.Errorf("the bar of 4 is not the full height:\n%s", svg)
 	}
 }
