@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -378,9 +379,10 @@ func (g *Graph) usedPorts(n NodeID) int {
 var plainYAML = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_./:-]*$`)
 
 // yamlString quotes s unless it is a plain scalar YAML reads back as the
-// same string.
+// same string. A ':' at the end makes a plain scalar a mapping key
+// ("name: t:" is no name), so such a string is quoted.
 func yamlString(s string) string {
-	if plainYAML.MatchString(s) && !yamlSpecial(s) {
+	if plainYAML.MatchString(s) && !yamlSpecial(s) && !strings.HasSuffix(s, ":") {
 		return s
 	}
 	b, _ := json.Marshal(s) // a JSON string is a valid YAML double-quoted scalar
