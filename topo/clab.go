@@ -320,12 +320,16 @@ func decodeClab(file string, data []byte) (*Graph, error) {
 	for _, l := range links {
 		var refs [2]endRef
 		for i, e := range l.ends {
-			refs[i] = endRef{node: e.node}
-			if n := byName[e.node]; n != nil {
-				refs[i] = endRef{node: n.model, port: n.ports[e.iface], name: e.iface}
-				if n.namedByLabel {
-					refs[i].name = "" // the label names the ports
-				}
+			n := byName[e.node]
+			if n == nil {
+				// Links name nodes by their keys: a key the file does not
+				// define is unknown, even if it is another node's model
+				// name (its edgefabric.node-name label).
+				return nil, r.errf(l.line, e.field, ErrUnknownNode, "%q", e.node)
+			}
+			refs[i] = endRef{node: n.model, port: n.ports[e.iface], name: e.iface}
+			if n.namedByLabel {
+				refs[i].name = "" // the label names the ports
 			}
 		}
 		rate, delay, err := r.rateDelay(nil, l.field+".vars", DefaultRate, DefaultDelay, l.vars)
