@@ -238,7 +238,9 @@ func DetectFormat(file string, data []byte) Format {
 	case ext == ".dot" || ext == ".gv" || dotStart.Match(trimmed[:min(len(trimmed), 4096)]):
 		return FormatDOT
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	// A byte-order mark (Windows editors write one) must not hide a
+	// topology key on the first line.
+	sc := bufio.NewScanner(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "topology:") {
