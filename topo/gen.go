@@ -136,6 +136,8 @@ func leafSpine(name string, s, l, h int, rate int64) (*Graph, error) {
 		return nil, badArg("S", "need at least 1 spine, got %d", s)
 	case l < 1:
 		return nil, badArg("L", "need at least 1 leaf, got %d", l)
+	case h < 0:
+		return nil, badArg("H", "hosts per leaf must not be negative, got %d", h)
 	case l > MaxPorts:
 		return nil, badArg("L", "a spine would have more than %d ports (one per leaf)", MaxPorts)
 	case s+h > MaxPorts:
@@ -172,6 +174,11 @@ func leafSpine(name string, s, l, h int, rate int64) (*Graph, error) {
 func HyperX(k, t int) (*Graph, error) {
 	if k < 1 {
 		return nil, badArg("k", "need at least 1 switch per dimension, got %d", k)
+	}
+	if t < 0 {
+		// a negative count would number the peer ports from below 1,
+		// which wrap around as 16-bit port numbers
+		return nil, badArg("T", "hosts per switch must not be negative, got %d", t)
 	}
 	if t+2*(k-1) > MaxPorts {
 		return nil, badArg(larger("k", 2*(k-1), "T", t), "a switch would have more than %d ports (2(k-1) peers + T hosts)", MaxPorts)
@@ -282,6 +289,8 @@ func CiscoDCHosts(m, a, h int) (*Graph, error) {
 		return nil, badArg("m", "need at least 1 aggregation module, got %d", m)
 	case a < 1:
 		return nil, badArg("a", "need at least 1 access pair per module, got %d", a)
+	case h < 0:
+		return nil, badArg("H", "hosts per access switch must not be negative, got %d", h)
 	case 2*m+1 > MaxPorts:
 		return nil, badArg("m", "a core switch would have more than %d ports (2m+1)", MaxPorts)
 	case 2*a+3 > MaxPorts:
@@ -349,6 +358,9 @@ func grid(kind string, x, y, z, h int, wrap bool) (*Graph, error) {
 		if n < 1 {
 			return nil, badArg(string("XYZ"[i]), "must be at least 1, got %d", n)
 		}
+	}
+	if h < 0 {
+		return nil, badArg("H", "hosts per switch must not be negative, got %d", h)
 	}
 	if h+6 > MaxPorts {
 		return nil, badArg("H", "a switch would have more than %d ports (H hosts + up to 6 mesh neighbours)", MaxPorts)
