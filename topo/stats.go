@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/heap"
 	"maps"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -38,6 +39,7 @@ type Summary struct {
 	// split of the hosts a greedy graph-growing partitioner finds. Any
 	// balanced split bounds the true minimum from above, so this is an
 	// upper bound, exact on the regular topologies the tests check.
+	// Beyond what an int64 holds it is math.MaxInt64.
 	BisectionBps int64 `json:"bisection_bps"`
 	// Rates counts the links of each rate, fastest first (a file that
 	// gives no rate leaves its links at the default: this shows it).
@@ -405,7 +407,12 @@ func (g *Graph) Bisection() int64 {
 			break
 		}
 	}
-	return best
+	// best is in units of gr.unit b/s; above what an int64 holds (9.2
+	// Eb/s), the most it holds
+	if best > math.MaxInt64/gr.unit {
+		return math.MaxInt64
+	}
+	return best * gr.unit
 }
 
 func (g *Graph) farthest(src NodeID) NodeID {
@@ -440,11 +447,58 @@ type grower struct {
 	gain []int64 // capacity to A minus capacity to B
 	seq  []int32 // order of first discovery, for stable ties
 	pq   gainHeap
+	// capa is each link's capacity in units of unit b/s (linkCapacities):
+	// every cut, gain and sum of them the grower computes is in units.
+	capa []int64
+	unit int64
 }
 
 func newGrower(g *Graph) *grower {
 	n := len(g.nodes)
-	return &grower{g: g, inA: make([]bool, n), gain: make([]int64, n), seq: make([]int32, n)}
+	gr := &grower{g: g, inA: make([]bool, n), gain: make([]int64, n), seq: make([]int32, n)}
+	gr.capa, gr.unit = linkCapacities(g)
+	return gr
+}
+
+// maxCapUnits bounds the sum of all link capacities in units: a cut or a
+// node's gain is at most that, and the sums the partitioner forms of a
+// few of them (a swap's gain) stay far below 2⁶³.
+const maxCapUnits = 1 << 60
+
+// linkCapacities gives every link's capacity in units of unit b/s: the
+// greatest common divisor of the rates (1 Gb/s for most graphs), so that
+// the capacities are exact and small. In b/s, 9,224 links of 1 Pb/s (a
+// fattree:48 cut at 1000T) overflowed an int64 and the bisection came
+// out negative. Should the rates have no large common divisor and sum to
+// more than maxCapUnits units all the same, the unit grows to bring them
+// under it and each capacity is rounded up, so that a cut stays an upper
+// bound.
+func linkCapacities(g *Graph) (capa []int64, unit int64) {
+	for i := range g.links {
+		unit = gcd(unit, g.links[i].Rate)
+	}
+	if unit <= 0 {
+		return make([]int64, len(g.links)), 1
+	}
+	total := 0.0
+	for i := range g.links {
+		total += float64(g.links[i].Rate / unit)
+	}
+	if total > maxCapUnits {
+		unit *= int64(math.Ceil(total / maxCapUnits))
+	}
+	capa = make([]int64, len(g.links))
+	for i := range g.links {
+		capa[i] = (g.links[i].Rate + unit - 1) / unit
+	}
+	return capa, unit
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 type gainItem struct {
@@ -481,7 +535,7 @@ func (gr *grower) grow(seed NodeID, target int) int64 {
 		var c int64
 		for _, l := range g.Ports(NodeID(i)) {
 			if l != NoLink {
-				c += g.links[l].Rate
+				c += gr.capa[l]
 			}
 		}
 		gr.gain[i] = -c
@@ -504,7 +558,7 @@ func (gr *grower) grow(seed NodeID, target int) int64 {
 			if gr.inA[u] {
 				continue
 			}
-			gr.gain[u] += 2 * g.links[l].Rate
+			gr.gain[u] += 2 * gr.capa[l]
 			if gr.seq[u] < 0 {
 				gr.seq[u] = next
 				next++
@@ -580,7 +634,7 @@ func (gr *grower) hostsOnly(hosts []NodeID, target int) int64 {
 		order[i].h = h
 		for _, l := range g.Ports(h) {
 			if l != NoLink {
-				order[i].c += g.links[l].Rate
+				order[i].c += gr.capa[l]
 			}
 		}
 	}
@@ -592,7 +646,7 @@ func (gr *grower) hostsOnly(hosts []NodeID, target int) int64 {
 	var cut int64
 	for i := range g.links {
 		if gr.inA[g.links[i].A.Node] != gr.inA[g.links[i].B.Node] {
-			cut += g.links[i].Rate
+			cut += gr.capa[i]
 		}
 	}
 	return gr.improve(cut)
@@ -662,9 +716,9 @@ func (gr *grower) klPass() int64 {
 					continue // a link inside the cluster
 				}
 				if gr.inA[o] != gr.inA[m] {
-					c += g.links[l].Rate
+					c += gr.capa[l]
 				} else {
-					c -= g.links[l].Rate
+					c -= gr.capa[l]
 				}
 			}
 		}
@@ -729,9 +783,9 @@ func (gr *grower) moveGain(v NodeID) int64 {
 			continue
 		}
 		if gr.inA[gr.g.links[l].Other(v).Node] != gr.inA[v] {
-			gain += gr.g.links[l].Rate
+			gain += gr.capa[l]
 		} else {
-			gain -= gr.g.links[l].Rate
+			gain -= gr.capa[l]
 		}
 	}
 	return gain
@@ -742,7 +796,7 @@ func (gr *grower) between(a, b NodeID) int64 {
 	var c int64
 	for _, l := range gr.g.Ports(a) {
 		if l != NoLink && gr.g.links[l].Other(a).Node == b {
-			c += gr.g.links[l].Rate
+			c += gr.capa[l]
 		}
 	}
 	return c

@@ -99,7 +99,7 @@ func TestGrowerCut(t *testing.T) {
 		gr := newGrower(g)
 		hosts := g.Nodes(Host)
 		target := len(hosts) / 2
-		cut := gr.grow(hosts[0], target)
+		cut := gr.grow(hosts[0], target) * gr.unit
 		var recount int64
 		for l := range g.NumLinks() {
 			lk := g.Link(LinkID(l))
