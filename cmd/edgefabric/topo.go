@@ -69,10 +69,13 @@ func newTopoShowCmd() *cobra.Command {
 		Use:   "show SPEC|FILE",
 		Short: "Summarize a topology: switches, hosts, links, diameter, degree, bisection",
 		Long: `show builds or loads a topology and prints its size and shape: switches,
-hosts (and how many relay, as BCube servers do), fabric links (switch to
-switch) and host links, the diameter in switch hops between hosts, the
-largest switch degree in ports, whether the fabric is connected, and an
-upper-bound estimate of the bisection bandwidth in bits per second.
+hosts (and how many relay, as BCube servers do), fabric links (both ends
+forward: switch to switch, and the links of relaying hosts) and host
+links, the diameter in switch hops (the longest shortest path between two
+forwarding nodes over fabric links), the largest number of connected ports
+of any node, an upper-bound estimate of the bisection bandwidth in bits
+per second, how many links have each rate, the range of link delays, and
+whether every node reaches every other.
 
 On large fabrics the diameter is given as bounds unless --exact-diameter is
 set. "edgefabric topo list" lists the specs.`,
