@@ -72,6 +72,8 @@ func FuzzNative(f *testing.F) {
 	f.Add([]byte("nodes: &x [{name: a}]\nlinks: *x\n"))
 	f.Add([]byte("nodes:\n  - {name: a, ports: 4, port_names: {1: Ethernet1, 4: \"x y\"}}\n  - {name: b, kind: host, port_names: {1: eth0}}\nlinks:\n  - [a:1, b]\n"))
 	f.Add([]byte("nodes:\n  - {name: a, port_names: &p {1: e1, 3: e3}}\n  - {name: b, port_names: *p}\n  - {name: c, ports: 3, port_names: {<<: *p, 2: e2}}\nlinks:\n  - [a, b]\n  - [b, c]\n"))
+	// JSON's escapes that YAML parsers lack: \/ and a surrogate pair
+	f.Add([]byte(`{"nodes": [{"name": "a\/b\ud83d\ude00"}, {"name": "h", "kind": "host"}], "links": [["a\/b\ud83d\ude00", "h"]]}`))
 	// names ending in ':' (written plain, "name: t:" read back as a key)
 	f.Add([]byte("name: \"t:\"\nnodes:\n  - {name: \"x:\", role: \"r:\", port_names: {1: \"e:\"}}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -1,9 +1,12 @@
 package topo
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
+	"unicode/utf16"
 
 	"gopkg.in/yaml.v3"
 )
@@ -16,13 +19,68 @@ import (
 // becomes a posError with the parser's line.
 func parseYAML(file string, data []byte) (*yaml.Node, error) {
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := yaml.Unmarshal(jsonForYAML(data), &doc); err != nil {
 		return nil, &posError{file: file, line: yamlErrLine(err), field: "syntax", err: fmt.Errorf("%w: %s", ErrSyntax, yamlErrText(err))}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, &posError{file: file, line: 1, field: "document", err: fmt.Errorf("%w: empty file", ErrSyntax)}
 	}
 	return deref(doc.Content[0]), nil
+}
+
+// jsonForYAML rewrites, in a document that is JSON, the two string
+// escapes JSON has and yaml.v3 does not read (go-yaml issue 840): \/, a
+// '/' (PHP's json_encode writes it), and a surrogate pair such as
+// \ud83d\ude00, how JSON writers that keep to ASCII (Python's json.dumps
+// by default) write a character beyond U+FFFF, which becomes YAML's
+// \U0001F600. Anything else is returned as it is: only in valid JSON is
+// every '"' outside a string the start of one and every backslash inside
+// one an escape, so YAML's own quoting is never taken for JSON's. Lines
+// stay where they were.
+func jsonForYAML(data []byte) []byte {
+	if !bytes.Contains(data, []byte(`\/`)) && !bytes.Contains(data, []byte(`\ud`)) && !bytes.Contains(data, []byte(`\uD`)) {
+		return data
+	}
+	if !json.Valid(bytes.TrimPrefix(data, []byte("\ufeff"))) {
+		return data
+	}
+	out := make([]byte, 0, len(data))
+	in := false // inside a string
+	for i := 0; i < len(data); i++ {
+		c := data[i]
+		switch {
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\':
+			// valid JSON: an escape, complete
+			switch n := data[i+1]; {
+			case n == '/':
+				out = append(out, '/')
+				i++
+				continue
+			case n == 'u' && i+12 <= len(data) && data[i+6] == '\\' && data[i+7] == 'u':
+				hi, lo := hex4(data[i+2:i+6]), hex4(data[i+8:i+12])
+				if r := utf16.DecodeRune(hi, lo); r != 0xFFFD {
+					out = fmt.Appendf(out, `\U%08X`, r)
+					i += 11
+					continue
+				}
+			}
+			out = append(out, c, data[i+1])
+			i++
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// hex4 reads four hex digits (valid JSON has them after \u).
+func hex4(b []byte) rune {
+	v, _ := strconv.ParseUint(string(b), 16, 16)
+	return rune(v)
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
