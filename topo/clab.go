@@ -729,7 +729,18 @@ var clabNodeRE = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // that is another node's name or one of containerlab's special endpoints
 // (a node called host would be read as the machine outside the lab).
 func clabNodeNames(g *Graph) []string {
-	names := make([]string, len(g.nodes))
+	names, _ := clabNodeNamesProbes(g)
+	return names
+}
+
+// clabNodeNamesProbes is clabNodeNames, also counting the candidate names
+// it looked up, for tests. Each base resumes its suffixes where its last
+// node's stopped: every name below that was taken then and is still
+// taken, so the names are those a search from -2 finds, without the
+// search (10,000 nodes whose names differ in one CJK character, all the
+// base "a", took 13 s and 36,000 four minutes).
+func clabNodeNamesProbes(g *Graph) (names []string, probes int) {
+	names = make([]string, len(g.nodes))
 	taken := make(map[string]bool, len(g.nodes)+len(clabSpecial))
 	for s := range clabSpecial {
 		taken[s] = true
@@ -740,6 +751,7 @@ func clabNodeNames(g *Graph) []string {
 			taken[n] = true
 		}
 	}
+	next := map[string]int{} // per base, the first k not yet tried
 	for i := range g.nodes {
 		if names[i] != "" {
 			continue
@@ -748,14 +760,21 @@ func clabNodeNames(g *Graph) []string {
 		if base == "" {
 			base = "node"
 		}
+		// k = 1 is the base itself, k ≥ 2 the base with -k
+		k := max(next[base], 1)
 		name := base
-		for k := 2; taken[name]; k++ {
+		if k > 1 {
 			name = base + "-" + strconv.Itoa(k)
 		}
+		for probes++; taken[name]; probes++ {
+			k++
+			name = base + "-" + strconv.Itoa(k)
+		}
+		next[base] = k + 1
 		names[i] = name
 		taken[name] = true
 	}
-	return names
+	return names, probes
 }
 
 // WriteClab writes g as a containerlab topology: every node a linux
