@@ -419,7 +419,11 @@ func Ring(n int) (*Graph, error) {
 }
 
 func chain(name string, n int, ring bool) (*Graph, error) {
-	g := newGen(name)
+	links := 3*n - 1
+	if ring {
+		links++
+	}
+	g := sized(name, 3*n, links)
 	sw := make([]NodeID, n)
 	for i := range sw {
 		sw[i] = g.sw("")
