@@ -30,10 +30,13 @@ type spainRow struct {
 	ncpSTP, ncpSPAIN        float64
 	vlans, gain1, gainAlpha float64
 	note2, note3            string
+	// note3All is a Table 3 note that holds whatever the tie rule (the
+	// notes above are written for pair ties).
+	note3All string
 }
 
 var spainRows = []spainRow{
-	{name: "testbed", spec: "spain-testbed", optimum: f64(4), heuristic: f64(4), trialsForBest: f64(4),
+	{name: "testbed", spec: "spain-testbed", note3All: testbedNote, optimum: f64(4), heuristic: f64(4), trialsForBest: f64(4),
 		switches: 4, links: 6, hosts: 80, covSTP: -1, covSPAIN: -1, ncpSTP: -1, ncpSPAIN: -1, vlans: 4, gain1: -1, gainAlpha: -1},
 	{name: "FatTree(4)", spec: "fattree:4", note3: ftNote, optimum: f64(4), heuristic: f64(4), trialsForBest: f64(1),
 		switches: 20, links: 32, hosts: 16, covSTP: 37.50, covSPAIN: 100, ncpSTP: 35.00, ncpSPAIN: 0, vlans: 4, gain1: 1.00, gainAlpha: 2.00},
@@ -73,18 +76,19 @@ var spainRows = []spainRow{
 // Per-family explanations of the differences (docs/spain-plan.md has the
 // long form).
 const (
-	ftNote    = "Gain PS=1: the paper's 1.00 means its Algorithm 1 broke ties the same way for every pair (all first paths through one core, like STP); ours starts every pair's port scans at its own random offset (--ties pair), so first paths spread over the cores (with --ties ordered, 1.00 as in the paper: docs/repro/ordered). PS=α: our α is p/2 (max-flow between edge switches), the paper's (p/2)²; the spreading lifts our gain above p/2 from FatTree(8) on. NCP STP: ours is the share of edge-switch pairs cut off, averaged over 10 random failure sets (noisy on small rows: FatTree(4) has 32 links, 1.3 failures per set); its expectation is about 14–16 % on every FatTree (exactly 14.03 % on FatTree(4), 14.67 % on FatTree(16)), below the paper's 35, 17, 21, 17 %, which we cannot reproduce: the paper does not say which node pairs it counts."
-	hxNote    = "Fewer VLANs than the paper: the parallel tree-cover packer (with its majority round for the paths in no BFS tree) and pruning (Table 2 shows what the serial Algorithm 2 gives). NCP STP below the paper's: the 802.1D tree of a HyperX is shallow (every switch is within two hops of the root), so tree paths have at most four links. Gains above the paper's: see the throughput note in docs/spain-plan.md."
-	ft2Note   = "The serial Algorithm 2 misses the paper's (p/2)² in one trial: first fit in random subgraph order lets paths through different cores share a subgraph until it can take no more, whatever the tie-breaking (FatTree(8), seed 1: 66 VLANs with pair ties, 62 with random ones, 19 with ordered ones; with k = (p/2)² = 16, 209, 212 and 211; docs/spain-plan.md). The parallel tree-cover packer reaches the optimum."
-	hx2Note   = "The serial Algorithm 2 needs more VLANs than the paper's 475/304-trial best; we run 10 trials."
-	cdNote    = "The uncovered links are the aggregation-pair and core-core links, as in the paper. More VLANs than the paper: a random port offset per pair in Algorithm 1 diversifies the paths of different pairs (with --ties ordered, every pair resolving ties alike, 7, 8, 9 and 14 VLANs, fewer than the paper's: docs/repro/ordered)."
-	cdBadRow  = "The paper's coverage figures for CiscoDC(3,2) and (4,3) (34.15/92.68 % and 35.53/94.74 %) imply 41 and 76 links, not the 46 and 81 it lists; our counts follow the listed topology."
-	cd2Note   = "The paper's best took up to 1549 trials (CiscoDC(2,2)); we run 10."
-	bcNote    = "Servers relay, so they are both the path endpoints and bridges; VLAN 1 is rooted at the level-0 switch with the lowest bridge ID, which reproduces the paper's STP coverage of the two-level rows. Our gains are far above the paper's: under STP every flow between servers of different level-0 groups crosses the root switch's links, which our unit-capacity, max-load model makes the bottleneck; the paper's near-1 gains at saturation point to a host-side limit its text does not specify (see docs/spain-plan.md)."
-	bc84VLANs = "One trial (seed 1) needs one VLAN more than the paper's p^(l−1)·l = 2048 (one per switch); with --slow-trials 10 the best trial needs 2048. With pair ties a path corrects the servers' address digits in a cyclic order from a random start, which a VLAN around one switch can hold; with --ties random (every tie at random) a path corrects them in any order and the same packer needs 2524 in one trial (docs/repro/random) and 2391 in ten (docs/spain-plan.md). With --ties ordered it needs 1523 (docs/repro/ordered) and with --ties node 1902 (docs/repro/node), below 2048: p^(l−1)·l is the optimum of the paper's path set, not a lower bound for every Algorithm 1 path set."
-	bc84Note  = bc84VLANs + " STP coverage below the paper's: 802.1D gives ties at equal root cost to the lowest bridge ID; ours number level-0 switches first, which leaves 1463 of the 2048 switches as leaves of the tree (links to them carry no host traffic); the paper's figure implies 930 leaves, another bridge-ID order it does not give."
-	bc23Note  = "Both our packers need fewer VLANs than the paper's 12 for our k = α = 3 path set: the paper's optimum is for its own path set, not a lower bound for every Algorithm 1 path set."
-	bcPruned  = "Where fewer VLANs than the paper's optimum p^(l−1)·l: tree cover reaches it (one VLAN per switch), then pruning moves every path of one VLAN into others that stay loop-free with it. The paper's optimum is for its own path set; ours fits into fewer, verified like every plan."
+	testbedNote = "Not a row of the paper's Table 3, which covers the simulated topologies only: the paper's figures shown come from §10.1 (the Open Cirrus racks: the core switch TS and the rack switches S1–S3, 80 servers, the three TS–rack links and the three cross-connects Fig. 4 adds, 6 links) and Table 2 (4 VLANs)."
+	ftNote      = "Gain PS=1: the paper's 1.00 means its Algorithm 1 broke ties the same way for every pair (all first paths through one core, like STP); ours starts every pair's port scans at its own random offset (--ties pair), so first paths spread over the cores (with --ties ordered, 1.00 as in the paper: docs/repro/ordered). PS=α: our α is p/2 (max-flow between edge switches), the paper's (p/2)²; the spreading lifts our gain above p/2 from FatTree(8) on. NCP STP: ours is the share of edge-switch pairs cut off, averaged over 10 random failure sets (noisy on small rows: FatTree(4) has 32 links, 1.3 failures per set); its expectation is about 14–16 % on every FatTree (exactly 14.03 % on FatTree(4), 14.67 % on FatTree(16)), below the paper's 35, 17, 21, 17 %, which we cannot reproduce: the paper does not say which node pairs it counts."
+	hxNote      = "Fewer VLANs than the paper: the parallel tree-cover packer (with its majority round for the paths in no BFS tree) and pruning (Table 2 shows what the serial Algorithm 2 gives). NCP STP below the paper's: the 802.1D tree of a HyperX is shallow (every switch is within two hops of the root), so tree paths have at most four links. Gains above the paper's: see the throughput note in docs/spain-plan.md."
+	ft2Note     = "The serial Algorithm 2 misses the paper's (p/2)² in one trial: first fit in random subgraph order lets paths through different cores share a subgraph until it can take no more, whatever the tie-breaking (FatTree(8), seed 1: 66 VLANs with pair ties, 62 with random ones, 19 with ordered ones; with k = (p/2)² = 16, 209, 212 and 211; docs/spain-plan.md). The parallel tree-cover packer reaches the optimum."
+	hx2Note     = "The serial Algorithm 2 needs more VLANs than the paper's 475/304-trial best; we run 10 trials."
+	cdNote      = "The uncovered links are the aggregation-pair and core-core links, as in the paper. More VLANs than the paper: a random port offset per pair in Algorithm 1 diversifies the paths of different pairs (with --ties ordered, every pair resolving ties alike, 7, 8, 9 and 14 VLANs, fewer than the paper's: docs/repro/ordered)."
+	cdBadRow    = "The paper's coverage figures for CiscoDC(3,2) and (4,3) (34.15/92.68 % and 35.53/94.74 %) imply 41 and 76 links, not the 46 and 81 it lists; our counts follow the listed topology."
+	cd2Note     = "The paper's best took up to 1549 trials (CiscoDC(2,2)); we run 10."
+	bcNote      = "Servers relay, so they are both the path endpoints and bridges; VLAN 1 is rooted at the level-0 switch with the lowest bridge ID, which reproduces the paper's STP coverage of the two-level rows. Our gains are far above the paper's: under STP every flow between servers of different level-0 groups crosses the root switch's links, which our unit-capacity, max-load model makes the bottleneck; the paper's near-1 gains at saturation point to a host-side limit its text does not specify (see docs/spain-plan.md)."
+	bc84VLANs   = "One trial (seed 1) needs one VLAN more than the paper's p^(l−1)·l = 2048 (one per switch); with --slow-trials 10 the best trial needs 2048. With pair ties a path corrects the servers' address digits in a cyclic order from a random start, which a VLAN around one switch can hold; with --ties random (every tie at random) a path corrects them in any order and the same packer needs 2524 in one trial (docs/repro/random) and 2391 in ten (docs/spain-plan.md). With --ties ordered it needs 1523 (docs/repro/ordered) and with --ties node 1902 (docs/repro/node), below 2048: p^(l−1)·l is the optimum of the paper's path set, not a lower bound for every Algorithm 1 path set."
+	bc84Note    = bc84VLANs + " STP coverage below the paper's: 802.1D gives ties at equal root cost to the lowest bridge ID; ours number level-0 switches first, which leaves 1463 of the 2048 switches as leaves of the tree (links to them carry no host traffic); the paper's figure implies 930 leaves, another bridge-ID order it does not give."
+	bc23Note    = "Both our packers need fewer VLANs than the paper's 12 for our k = α = 3 path set: the paper's optimum is for its own path set, not a lower bound for every Algorithm 1 path set."
+	bcPruned    = "Where fewer VLANs than the paper's optimum p^(l−1)·l: tree cover reaches it (one VLAN per switch), then pruning moves every path of one VLAN into others that stay loop-free with it. The paper's optimum is for its own path set; ours fits into fewer, verified like every plan."
 )
 
 // tiesWords names a tie-breaking rule in the tables' notes. The per-row
@@ -239,6 +243,9 @@ func SpainTable2(opt Options) (*Report, error) {
 			opt.Progress(fmt.Sprintf("%s: %d VLANs (%.1fs)", row.name, p.NumVLANs, time.Since(t0).Seconds()))
 		}
 	}
+	if len(r.Rows) == 0 {
+		return nil, fmt.Errorf("experiment: %w: no row of spain-table2 selected", ErrUnknownRepro)
+	}
 	return r, nil
 }
 
@@ -319,10 +326,16 @@ func SpainTable3(opt Options) (*Report, error) {
 		if row.note3 != "" && opt.Ties == paths.TiesPair {
 			note += " " + row.note3
 		}
+		if row.note3All != "" {
+			note += " " + row.note3All
+		}
 		r.Rows = append(r.Rows, Row{Name: row.name, Values: vals, Note: note, Seconds: time.Since(t0).Seconds()})
 		if opt.Progress != nil {
 			opt.Progress(fmt.Sprintf("%s: %d VLANs, coverage %.2f%% (%.1fs)", row.name, p.NumVLANs, 100*p.Coverage, time.Since(t0).Seconds()))
 		}
+	}
+	if len(r.Rows) == 0 {
+		return nil, fmt.Errorf("experiment: %w: no row of spain-table3 selected", ErrUnknownRepro)
 	}
 	return r, nil
 }

@@ -501,3 +501,35 @@ func TestThroughputRoutesRandomFabrics(t *testing.T) {
 		}
 	}
 }
+
+// TestSpainTablesNoRowSelected: a row filter that leaves nothing (a name
+// no row has, or only slow rows under Quick) is an error, as for the
+// DumbNet figures, not an empty report.
+func TestSpainTablesNoRowSelected(t *testing.T) {
+	for _, opt := range []Options{
+		{Rows: []string{"nosuchrow"}, Seed: 1},
+		{Rows: []string{"bcube(8,4)"}, Quick: true, Seed: 1},
+	} {
+		if r, err := SpainTable2(opt); !errors.Is(err, ErrUnknownRepro) {
+			t.Errorf("SpainTable2(%+v) = %v, %v; want ErrUnknownRepro", opt, r, err)
+		}
+		if r, err := SpainTable3(opt); !errors.Is(err, ErrUnknownRepro) {
+			t.Errorf("SpainTable3(%+v) = %v, %v; want ErrUnknownRepro", opt, r, err)
+		}
+	}
+}
+
+// TestSpainTable3TestbedNote: the testbed row is not in the paper's Table
+// 3; its note says where the paper figures shown come from, whatever the
+// tie rule.
+func TestSpainTable3TestbedNote(t *testing.T) {
+	for _, ties := range []paths.Ties{paths.TiesPair, paths.TiesRandom} {
+		r, err := SpainTable3(Options{Rows: []string{"testbed"}, Seed: 1, Ties: ties})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Rows) != 1 || !strings.Contains(r.Rows[0].Note, "Not a row of the paper's Table 3") || !strings.Contains(r.Rows[0].Note, "§10.1") {
+			t.Errorf("ties %v: rows %+v", ties, r.Rows)
+		}
+	}
+}
