@@ -391,7 +391,7 @@ func (c *Controller) auditStale() {
 			if chk := c.downChecks[k]; chk != nil {
 				chk.cancel()
 				delete(c.downChecks, k)
-				c.dropPending(chk.seq, kindLinkDown)
+				c.dropDownProbes(chk)
 				al.reported = true
 			}
 			if chk := c.upChecks[k]; chk != nil {

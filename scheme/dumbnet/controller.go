@@ -73,8 +73,8 @@ type Controller struct {
 	// under a check out, and is rebuilt when they change.
 	checksGen uint64
 
-	// downChecks are the links reported down whose check probe is out
-	// (by their lower end, linkKey): booked down if it times out.
+	// downChecks are the links reported down whose check probes are out
+	// (by their lower end, linkKey): booked down if every try times out.
 	downChecks map[portID]*downCheck
 	// upChecks are the links reported up whose verification probe is
 	// out, by linkKey.
@@ -873,7 +873,7 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 		return
 	}
 	if up {
-		// Back before its check ended: the check's probe went out while
+		// Back before its check ended: the check's probes went out while
 		// the link was down and will not be answered, so it would book a
 		// working link down for good (the switch reports "up" once).
 		if k := c.linkKey(i, port); c.downChecks[k] != nil {
@@ -881,7 +881,7 @@ func (c *Controller) linkEvent(sw uint64, port uint16, up bool) {
 			chk := c.downChecks[k]
 			chk.cancel()
 			delete(c.downChecks, k)
-			c.dropPending(chk.seq, kindLinkDown)
+			c.dropDownProbes(chk)
 			c.checksChanged()
 			c.hostsAfterChecks()
 			if pe.up {
@@ -952,10 +952,21 @@ func (c *Controller) checkedDown() (restore func()) {
 	}
 }
 
-// downCheck is a link reported down whose check probe is out.
+// downCheck is a link reported down whose check probes are out.
 type downCheck struct {
-	seq    uint32 // the probe's, in disc.pending
-	cancel func() // the timer that books the link down
+	// seqs are the probes sent, every try's, in disc.pending until the
+	// check ends: an answer to any of them refutes the report.
+	seqs   []uint32
+	try    int    // the running try's number, from 1
+	cancel func() // the timer that tries again, or books the link down
+}
+
+// dropDownProbes forgets the probes of down check chk still out.
+func (c *Controller) dropDownProbes(chk *downCheck) {
+	for _, seq := range chk.seqs {
+		c.dropPending(seq, kindLinkDown)
+	}
+	chk.seqs = nil
 }
 
 // linkKey names a link by its end on the lower switch ID (then port), so
@@ -985,49 +996,89 @@ func (c *Controller) linkProbePath(i int32, port uint16) ([]uint8, bool) {
 
 // checkDown sends a link reported down the probe verifyLink sends and
 // books it down only if no answer comes within the probe wait after the
-// probe leaves (probes queued before it are paced out first); an answer
-// refutes the report (linkDownRefuted). The patch, stage 2, comes that
-// much later; hosts route around the link at once anyway (stage 1).
+// probe leaves (probes queued before it are paced out first), linkCheckTries
+// times in a row (downTimedOut); an answer, to any try, refutes the report
+// (linkDownRefuted). The patch, stage 2, comes that much later; hosts route
+// around the link at once anyway (stage 1).
 func (c *Controller) checkDown(i int32, port uint16) {
 	k := c.linkKey(i, port)
 	if c.downChecks[k] != nil {
 		return // the other end's report, or a repeat: one check
 	}
-	path, ok := c.linkProbePath(i, port)
+	chk := &downCheck{}
+	ahead, ok := c.sendDownCheck(chk, i, port)
 	if !ok {
-		c.setLink(i, port, false) // no way to the switch to check from
+		c.setLink(i, port, false) // no way to the switch to check from, or the probe could not be built
 		return
 	}
-	d := c.disc
-	ahead := len(d.queue) - d.qhead
-	before := d.seq
-	d.send(probeRec{kind: kindLinkDown, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: c.g.ids[i], path: path})
-	if d.seq == before {
-		c.setLink(i, port, false) // the probe could not be built
-		return
-	}
-	chk := &downCheck{seq: d.seq}
 	c.downChecks[k] = chk
 	// Path graphs computed from now on leave the link out: a version of
 	// their own lets a host tell them from older ones when the link comes
 	// back (Agent.repaired).
 	c.version++
 	defer c.checksChanged() // after the timer below is set
-	id := c.g.ids[i]
-	chk.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() {
-		if c.downChecks[k] != chk {
-			return // answered, or withdrawn
+	c.armDownCheck(k, chk, c.g.ids[i], port, ahead, 1)
+}
+
+// sendDownCheck sends one try's probe of down check chk, for the link on
+// switch i's port, from the controller's current view (a later try's path
+// leaves the link under check out where it can); it reports whether the
+// probe went out, and how many probes were queued before it.
+func (c *Controller) sendDownCheck(chk *downCheck, i int32, port uint16) (ahead int, ok bool) {
+	path, ok := c.linkProbePath(i, port)
+	if !ok {
+		return 0, false
+	}
+	d := c.disc
+	ahead = len(d.queue) - d.qhead
+	before := d.seq
+	d.send(probeRec{kind: kindLinkDown, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: c.g.ids[i], path: path})
+	if d.seq == before {
+		return 0, false
+	}
+	chk.seqs = append(chk.seqs, d.seq)
+	return ahead, true
+}
+
+// armDownCheck arms the timer that ends try try of down check chk, for
+// link k reported down on switch id's port: the probe wait after its
+// probe leaves, the ahead probes queued before it paced out first.
+func (c *Controller) armDownCheck(k portID, chk *downCheck, id uint64, port uint16, ahead, try int) {
+	d := c.disc
+	chk.try = try
+	chk.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() { c.downTimedOut(k, chk, id, port) })
+}
+
+// downTimedOut ends the running try of down check chk, unanswered: the
+// probe is sent again, or after linkCheckTries the link is booked down.
+// The earlier tries' probes stay matched until the check ends: an answer
+// to one that comes late, while a later try is out, proves the link
+// worked after the report as surely as the running try's would (the
+// report is older than every probe; a failure since would be reported
+// again by the switch), so it refutes the report.
+func (c *Controller) downTimedOut(k portID, chk *downCheck, id uint64, port uint16) {
+	if c.downChecks[k] != chk {
+		return // answered, or withdrawn
+	}
+	i, ok := c.g.idx[id]
+	if ok && chk.try < linkCheckTries && c.g.peerOf(i, port).sw >= 0 {
+		if ahead, sent := c.sendDownCheck(chk, i, port); sent {
+			c.a.c.Inc("ctrl_link_down_retried")
+			c.armDownCheck(k, chk, id, port, ahead, chk.try+1)
+			return
 		}
-		delete(c.downChecks, k)
-		c.checksGen++ // setLink below re-announces
-		c.dropPending(chk.seq, kindLinkDown)
-		c.a.c.Inc("ctrl_link_down_confirmed")
-		c.a.env.Log().Info("link down confirmed", "switch", fmt.Sprintf("%#x", id), "port", port)
-		if i, ok := c.g.idx[id]; ok {
-			c.setLink(i, port, false)
-		}
-		c.hostsAfterChecks()
-	})
+		// No way to the switch left, or no probe built: booked down
+		// now, as a report that cannot be checked at all is.
+	}
+	delete(c.downChecks, k)
+	c.checksGen++ // setLink below re-announces
+	c.dropDownProbes(chk)
+	c.a.c.Inc("ctrl_link_down_confirmed")
+	c.a.env.Log().Info("link down confirmed", "switch", fmt.Sprintf("%#x", id), "port", port, "tries", chk.try)
+	if ok {
+		c.setLink(i, port, false)
+	}
+	c.hostsAfterChecks()
 }
 
 // linkDownRefuted completes checkDown when the link answered: it works.
@@ -1045,6 +1096,7 @@ func (c *Controller) linkDownRefuted(id uint64, port uint16) {
 	}
 	chk.cancel()
 	delete(c.downChecks, k)
+	c.dropDownProbes(chk) // the other tries' probes
 	c.checksChanged()
 	c.hostsAfterChecks()
 	c.a.c.Inc("ctrl_link_down_refuted")
@@ -1314,10 +1366,12 @@ func (c *Controller) announce(i int32, port uint16) {
 	}
 }
 
-// linkUpTries is how many times the probes of a link reported up are
-// sent. The switch reports a port coming up once: a single lost probe (or
-// its answer) would leave a working link out of the topology for good.
-const linkUpTries = 3
+// linkCheckTries is how many times the probes of a link reported up, or
+// the probe of a link reported down, are sent. The switch reports a port
+// changing once: a single lost probe (or its answer) would leave a working
+// link out of the topology for good, or take one out of it until the next
+// audit.
+const linkCheckTries = 3
 
 // upCheck is a link reported up whose verification probes are out.
 type upCheck struct {
@@ -1343,7 +1397,7 @@ type upCheck struct {
 // name the switch the link led to, its answer coming home through the
 // far end's port. With both answered, the link is up (linkUpVerified).
 // The probes not answered within the probe wait are sent again, up to
-// linkUpTries in all; then the ports reported up are rescanned
+// linkCheckTries in all; then the ports reported up are rescanned
 // (upUnverified). The first probe alone took a cable moved to another
 // switch, on a port with the number of the old far end's, for the old
 // link, since it comes back to switch i either way.
@@ -1410,14 +1464,14 @@ func (c *Controller) sendUpCheck(k portID, chk *upCheck, try int) {
 }
 
 // upTimedOut ends try try of link-up check chk, unanswered: the probes
-// not answered are sent again, or after linkUpTries the ports reported
+// not answered are sent again, or after linkCheckTries the ports reported
 // up are rescanned.
 func (c *Controller) upTimedOut(k portID, chk *upCheck, try int) {
 	if c.upChecks[k] != chk {
 		return // answered
 	}
 	delete(c.upChecks, k)
-	if try >= linkUpTries {
+	if try >= linkCheckTries {
 		c.dropUpProbes(chk)
 		c.upUnverified(chk)
 		return
@@ -1474,7 +1528,7 @@ func (c *Controller) linkUpAnswered(seq uint32, kind uint8) {
 }
 
 // upUnverified ends a link-up check whose probes went unanswered
-// linkUpTries times: the ports reported up lead elsewhere now (a cable
+// linkCheckTries times: the ports reported up lead elsewhere now (a cable
 // moved to another switch or to a host), or to nothing that answers.
 // Each is rescanned as a port where no link is known would be: what the
 // rescan finds there replaces the link (replaceAt); if it finds nothing,
@@ -1574,7 +1628,7 @@ func (c *Controller) dropLink(i int32, port uint16) {
 	if chk := c.downChecks[k]; chk != nil {
 		chk.cancel()
 		delete(c.downChecks, k)
-		c.dropPending(chk.seq, kindLinkDown)
+		c.dropDownProbes(chk)
 		c.checksGen++
 	}
 	if chk := c.upChecks[k]; chk != nil {

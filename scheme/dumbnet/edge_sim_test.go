@@ -97,7 +97,7 @@ func TestHostRescansRateLimited(t *testing.T) {
 }
 
 // TestLinkUpUnverifiedAfterThreeTries: every answer to the verification
-// probes of a repaired core link is lost. The controller sends linkUpTries
+// probes of a repaired core link is lost. The controller sends linkCheckTries
 // (3) probes, one probe wait apart, then gives up: two retries, one
 // "unverified", and the link stays down in its topology.
 func TestLinkUpUnverifiedAfterThreeTries(t *testing.T) {

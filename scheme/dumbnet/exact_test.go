@@ -453,29 +453,42 @@ func TestReannounceOnlyChangedPaths(t *testing.T) {
 	}
 }
 
-// A link reported down is booked one probe wait after its check probe
-// leaves, and the probes queued ahead of it delay that: three reports at
-// once are booked at gap+wait, gap+wait (the first probe left at once)
-// and 2·gap+wait.
+// A try of a down check ends one probe wait after its probe leaves, and
+// the probes queued ahead of it delay that: three reports at once are
+// tried again at gap+wait, gap+wait (the first probe left at once) and
+// 2·gap+wait. Each link is booked down only after its third try: the
+// first two at 3·(gap+wait), the third (its tries queued behind the
+// others') at 3·wait+5·gap.
 func TestCheckDownWaitsForProbesAhead(t *testing.T) {
 	a, env, want := discoveredController(t, "fattree:4", 0, Config{})
 	c := a.ctrl
+	t0 := env.now
 	for _, l := range want.Links[:3] {
 		c.linkEvent(l.A, l.APort, false)
 	}
 	gap, wait := c.disc.gap, c.disc.wait()
+	count := func(when string, retried, confirmed uint64) {
+		t.Helper()
+		cc := a.Counters()
+		if cc["ctrl_link_down_retried"] != retried || cc["ctrl_link_down_confirmed"] != confirmed {
+			t.Fatalf("%s: ctrl_link_down_retried %d, ctrl_link_down_confirmed %d; want %d, %d",
+				when, cc["ctrl_link_down_retried"], cc["ctrl_link_down_confirmed"], retried, confirmed)
+		}
+	}
 	env.advance(gap + wait)
-	if n := a.Counters()["ctrl_link_down_confirmed"]; n != 2 {
-		t.Fatalf("%d links booked down at gap+wait, want 2", n)
-	}
+	count("at gap+wait", 2, 0)
 	env.advance(gap - 1)
-	if n := a.Counters()["ctrl_link_down_confirmed"]; n != 2 {
-		t.Fatalf("%d links booked down before 2·gap+wait, want 2", n)
-	}
+	count("before 2·gap+wait", 2, 0)
 	env.advance(1)
-	if n := a.Counters()["ctrl_link_down_confirmed"]; n != 3 {
-		t.Fatalf("%d links booked down at 2·gap+wait, want 3", n)
-	}
+	count("at 2·gap+wait", 3, 0)
+	env.advance(t0 + 3*(gap+wait) - 1 - env.now)
+	count("before 3·(gap+wait)", 6, 0)
+	env.advance(1)
+	count("at 3·(gap+wait)", 6, 2)
+	env.advance(t0 + 3*wait + 5*gap - 1 - env.now)
+	count("before 3·wait+5·gap", 6, 2)
+	env.advance(1)
+	count("at 3·wait+5·gap", 6, 3)
 }
 
 // Reports that a link is back from both its ends draw one verification
@@ -667,8 +680,14 @@ func TestLinkCheckAnswerFromWrongSwitch(t *testing.T) {
 	}
 	l2 := want.Links[1]
 	c.linkEvent(l2.A, l2.APort, false)
-	a.Receive(1, probeEcho(t, a, c.disc.seq, l2.B))
-	env.advance(2*c.disc.gap + c.disc.wait()) // the retry's second probe was still queued ahead of it
+	for try := range 3 {
+		a.Receive(1, probeEcho(t, a, c.disc.seq, l2.B))
+		if try == 0 {
+			env.advance(2*c.disc.gap + c.disc.wait()) // the retry's second probe was still queued ahead of it
+		} else {
+			env.advance(c.disc.gap + c.disc.wait())
+		}
+	}
 	if cc := a.Counters(); cc["ctrl_link_down_refuted"] != 0 || cc["ctrl_link_down_confirmed"] != 1 {
 		t.Fatalf("counters %v: want the wrong switch's answer ignored and the link booked down", cc)
 	}

@@ -266,19 +266,33 @@ func (w *injector) Attach(env element.Env, ports []element.PortInfo) {
 // wrapped to forge "port down" notifications to the controller (forgeState
 // forges either state).
 func forgedDownLab(t *testing.T) (l *lab, forge func(lk topo.LinkID, seq uint32), forgeState func(lk topo.LinkID, seq uint32, st wire.PortState)) {
+	return forgedDownLabWrap(t, nil)
+}
+
+// forgedDownLabWrap is forgedDownLab with the controller's host (h1)
+// wrapped by wrapCtrl too, if not nil.
+func forgedDownLabWrap(t *testing.T, wrapCtrl func(element.Element) element.Element) (l *lab, forge func(lk topo.LinkID, seq uint32), forgeState func(lk topo.LinkID, seq uint32, st wire.PortState)) {
+	t.Helper()
 	g, err := topo.Parse("line:3", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rogue, _ := g.Lookup("h2")
+	h1, _ := g.Lookup("h1")
 	var inj *injector
 	l = newLabGraphWrap(t, g, nil, func(n topo.NodeID, e element.Element) element.Element {
-		if n == rogue {
+		switch {
+		case n == rogue:
 			inj = &injector{Element: e}
 			return inj
+		case n == h1 && wrapCtrl != nil:
+			return wrapCtrl(e)
 		}
 		return e
 	})
+	if l.f.ControllerNode() != h1 {
+		t.Fatalf("controller %s, want h1", l.name(l.f.ControllerNode()))
+	}
 	forgeState = func(lk topo.LinkID, seq uint32, st wire.PortState) {
 		end := l.g.Link(lk).A
 		ctrl := l.f.ControllerNode()
