@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/scheme/dumbnet"
 	"github.com/edgefabric/edgefabric/topo"
 	"github.com/edgefabric/edgefabric/wire"
 )
@@ -110,6 +111,49 @@ func TestFailedLinkConfirmedAfterTries(t *testing.T) {
 		if h != l.f.ControllerNode() && (s2 < at+140*element.Millisecond || s2 > at+160*element.Millisecond) {
 			t.Errorf("%s patched at %v, want 140-160 ms after the failure at %v", l.name(h), s2, at)
 		}
+	}
+	if ok, total, bad := l.pingAll(t); ok != total {
+		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
+	}
+}
+
+// TestAuditFirstAnswersLost: fattree:4's controller (h1) is cut off for a
+// second, so every switch is stale and the audit probes every link once
+// h1's link is back; the answers reaching h1 in the audit's first 20 ms
+// are lost: those to the probes of its switch's two uplinks, the first
+// links the audit can reach. A link is settled silent only after three
+// unanswered tries: both are tried again (ctrl_audit_retried 2), answer,
+// and nothing is booked down. With one try, both uplinks were booked
+// down and the controller lost the whole fabric from its view.
+func TestAuditFirstAnswersLost(t *testing.T) {
+	g, err := topo.Parse("fattree:4", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, _ := g.Lookup("h1")
+	drop := &lossy{sub: wire.SubDumbNetSwitchID}
+	l := newLabGraphWrap(t, g, map[string]string{"controller": "h1"}, func(n topo.NodeID, e element.Element) element.Element {
+		if n == h1 {
+			drop.Element = e
+			return drop
+		}
+		return e
+	})
+	l.discover(t)
+	own := hostLink(t, l, "h1")
+	t0 := l.s.Now()
+	back := t0 + element.Second
+	l.s.At(t0, func() { _ = l.s.SetLink(own, false) })
+	l.s.At(back, func() {
+		drop.on, drop.until = true, back+20*element.Millisecond
+		_ = l.s.SetLink(own, true)
+	})
+	l.s.Run(back + 2*element.Second)
+	cc := l.f.Agent(l.f.ControllerNode()).Counters()
+	want, _ := dumbnet.Expected(g)
+	if d := l.f.Controller().Topology().Diff(want); len(d) > 0 || cc["ctrl_audits"] != 1 || cc["ctrl_audit_retried"] != 2 || cc["ctrl_audit_found_down"] != 0 {
+		t.Fatalf("topology %v; ctrl_audits %d, ctrl_audit_retried %d, ctrl_audit_found_down %d; want every link up, 1, 2, 0\ncounters %v",
+			d, cc["ctrl_audits"], cc["ctrl_audit_retried"], cc["ctrl_audit_found_down"], cc)
 	}
 	if ok, total, bad := l.pingAll(t); ok != total {
 		t.Fatalf("%d/%d pairs; silent: %s", ok, total, failedPairs(bad))
