@@ -74,7 +74,7 @@ type Controller struct {
 	checksGen uint64
 
 	// downChecks are the links reported down whose check probes are out
-	// (by their lower end, linkKey): booked down if every try times out.
+	// (by their lower end, linkKey): booked down if none is answered.
 	downChecks map[portID]*downCheck
 	// upChecks are the links reported up whose verification probe is
 	// out, by linkKey.
@@ -954,11 +954,11 @@ func (c *Controller) checkedDown() (restore func()) {
 
 // downCheck is a link reported down whose check probes are out.
 type downCheck struct {
-	// seqs are the probes sent, every try's, in disc.pending until the
-	// check ends: an answer to any of them refutes the report.
+	// seqs are the probes sent, linkCheckTries of them at once, in
+	// disc.pending until the check ends: an answer to any of them refutes
+	// the report.
 	seqs   []uint32
-	try    int    // the running try's number, from 1
-	cancel func() // the timer that tries again, or books the link down
+	cancel func() // the timer that books the link down
 }
 
 // dropDownProbes forgets the probes of down check chk still out.
@@ -994,21 +994,38 @@ func (c *Controller) linkProbePath(i int32, port uint16) ([]uint8, bool) {
 	return slices.Concat(fwd, []uint8{uint8(port), uint8(pe.port), wire.DumbNetQuery}, ret), true
 }
 
-// checkDown sends a link reported down the probe verifyLink sends and
-// books it down only if no answer comes within the probe wait after the
-// probe leaves (probes queued before it are paced out first), linkCheckTries
-// times in a row (downTimedOut); an answer, to any try, refutes the report
-// (linkDownRefuted). The patch, stage 2, comes that much later; hosts route
-// around the link at once anyway (stage 1).
+// checkDown sends a link reported down linkCheckTries copies of the probe
+// verifyLink sends, at once (the discovery queue paces them a probe gap
+// apart), and books it down only if none is answered within the probe
+// wait after the last of them leaves (probes queued before them are paced
+// out first); an answer to any refutes the report (linkDownRefuted). One
+// lost probe or answer cannot book a working link down, and a link that
+// really failed is booked one probe wait (and the pacing) after the
+// report, not one wait per try. The patch, stage 2, comes that much
+// later; hosts route around the link at once anyway (stage 1).
 func (c *Controller) checkDown(i int32, port uint16) {
 	k := c.linkKey(i, port)
 	if c.downChecks[k] != nil {
 		return // the other end's report, or a repeat: one check
 	}
-	chk := &downCheck{}
-	ahead, ok := c.sendDownCheck(chk, i, port)
+	path, ok := c.linkProbePath(i, port)
 	if !ok {
-		c.setLink(i, port, false) // no way to the switch to check from, or the probe could not be built
+		c.setLink(i, port, false) // no way to the switch to check from
+		return
+	}
+	d := c.disc
+	ahead := len(d.queue) - d.qhead
+	chk := &downCheck{}
+	rec := probeRec{kind: kindLinkDown, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: c.g.ids[i], path: path}
+	for range linkCheckTries {
+		before := d.seq
+		d.send(rec)
+		if _, out := d.pending[d.seq]; out && d.seq != before {
+			chk.seqs = append(chk.seqs, d.seq)
+		}
+	}
+	if len(chk.seqs) == 0 {
+		c.setLink(i, port, false) // the probe could not be built
 		return
 	}
 	c.downChecks[k] = chk
@@ -1017,68 +1034,21 @@ func (c *Controller) checkDown(i int32, port uint16) {
 	// back (Agent.repaired).
 	c.version++
 	defer c.checksChanged() // after the timer below is set
-	c.armDownCheck(k, chk, c.g.ids[i], port, ahead, 1)
-}
-
-// sendDownCheck sends one try's probe of down check chk, for the link on
-// switch i's port, from the controller's current view (a later try's path
-// leaves the link under check out where it can); it reports whether the
-// probe went out, and how many probes were queued before it.
-func (c *Controller) sendDownCheck(chk *downCheck, i int32, port uint16) (ahead int, ok bool) {
-	path, ok := c.linkProbePath(i, port)
-	if !ok {
-		return 0, false
-	}
-	d := c.disc
-	ahead = len(d.queue) - d.qhead
-	before := d.seq
-	d.send(probeRec{kind: kindLinkDown, sw: i, p: port, q: c.g.peerOf(i, port).port, nid: c.g.ids[i], path: path})
-	if d.seq == before {
-		return 0, false
-	}
-	chk.seqs = append(chk.seqs, d.seq)
-	return ahead, true
-}
-
-// armDownCheck arms the timer that ends try try of down check chk, for
-// link k reported down on switch id's port: the probe wait after its
-// probe leaves, the ahead probes queued before it paced out first.
-func (c *Controller) armDownCheck(k portID, chk *downCheck, id uint64, port uint16, ahead, try int) {
-	d := c.disc
-	chk.try = try
-	chk.cancel = c.a.env.After(scale(ahead+1, d.gap)+d.wait(), func() { c.downTimedOut(k, chk, id, port) })
-}
-
-// downTimedOut ends the running try of down check chk, unanswered: the
-// probe is sent again, or after linkCheckTries the link is booked down.
-// The earlier tries' probes stay matched until the check ends: an answer
-// to one that comes late, while a later try is out, proves the link
-// worked after the report as surely as the running try's would (the
-// report is older than every probe; a failure since would be reported
-// again by the switch), so it refutes the report.
-func (c *Controller) downTimedOut(k portID, chk *downCheck, id uint64, port uint16) {
-	if c.downChecks[k] != chk {
-		return // answered, or withdrawn
-	}
-	i, ok := c.g.idx[id]
-	if ok && chk.try < linkCheckTries && c.g.peerOf(i, port).sw >= 0 {
-		if ahead, sent := c.sendDownCheck(chk, i, port); sent {
-			c.a.c.Inc("ctrl_link_down_retried")
-			c.armDownCheck(k, chk, id, port, ahead, chk.try+1)
-			return
+	id := c.g.ids[i]
+	chk.cancel = c.a.env.After(scale(ahead+len(chk.seqs), d.gap)+d.wait(), func() {
+		if c.downChecks[k] != chk {
+			return // answered, or withdrawn
 		}
-		// No way to the switch left, or no probe built: booked down
-		// now, as a report that cannot be checked at all is.
-	}
-	delete(c.downChecks, k)
-	c.checksGen++ // setLink below re-announces
-	c.dropDownProbes(chk)
-	c.a.c.Inc("ctrl_link_down_confirmed")
-	c.a.env.Log().Info("link down confirmed", "switch", fmt.Sprintf("%#x", id), "port", port, "tries", chk.try)
-	if ok {
-		c.setLink(i, port, false)
-	}
-	c.hostsAfterChecks()
+		delete(c.downChecks, k)
+		c.checksGen++ // setLink below re-announces
+		c.dropDownProbes(chk)
+		c.a.c.Inc("ctrl_link_down_confirmed")
+		c.a.env.Log().Info("link down confirmed", "switch", fmt.Sprintf("%#x", id), "port", port)
+		if i, ok := c.g.idx[id]; ok {
+			c.setLink(i, port, false)
+		}
+		c.hostsAfterChecks()
+	})
 }
 
 // linkDownRefuted completes checkDown when the link answered: it works.
@@ -1096,7 +1066,7 @@ func (c *Controller) linkDownRefuted(id uint64, port uint16) {
 	}
 	chk.cancel()
 	delete(c.downChecks, k)
-	c.dropDownProbes(chk) // the other tries' probes
+	c.dropDownProbes(chk) // the other probes
 	c.checksChanged()
 	c.hostsAfterChecks()
 	c.a.c.Inc("ctrl_link_down_refuted")
@@ -1366,11 +1336,12 @@ func (c *Controller) announce(i int32, port uint16) {
 	}
 }
 
-// linkCheckTries is how many times the probes of a link reported up, or
-// the probe of a link reported down, are sent. The switch reports a port
-// changing once: a single lost probe (or its answer) would leave a working
-// link out of the topology for good, or take one out of it until the next
-// audit.
+// linkCheckTries is how many times the probes of a link reported up are
+// sent (a try after each unanswered probe wait), and how many copies of
+// the probe of a link reported down are sent (all at once, one wait for
+// them all). The switch reports a port changing once: a single lost probe
+// (or its answer) would leave a working link out of the topology for
+// good, or take one out of it until the next audit.
 const linkCheckTries = 3
 
 // upCheck is a link reported up whose verification probes are out.

@@ -14,8 +14,8 @@ import (
 // withdraw the check; the controller never booked the link down, but the
 // cable may have moved while it was dark, so the reports draw a
 // verification as any link coming up does (both ends' reports, one
-// check): its two probes and the down check's are the only ones sent
-// after discovery. The link passes, and nothing is booked.
+// check): its two probes and the down check's three are the only ones
+// sent after discovery. The link passes, and nothing is booked.
 func TestLinkBackDuringCheckVerified(t *testing.T) {
 	l := newLab(t, "fattree:4", map[string]string{"suppress": "10ms"})
 	l.discover(t)
@@ -30,8 +30,8 @@ func TestLinkBackDuringCheckVerified(t *testing.T) {
 	if cc["ctrl_link_down_withdrawn"] != 1 {
 		t.Fatalf("ctrl_link_down_withdrawn = %d, want 1: the test no longer covers a withdrawn check", cc["ctrl_link_down_withdrawn"])
 	}
-	if n := c.Probes() - probes; n != 3 {
-		t.Fatalf("%d probes after discovery, want 3 (the down check's, the verification's two)", n)
+	if n := c.Probes() - probes; n != 5 {
+		t.Fatalf("%d probes after discovery, want 5 (the down check's three, the verification's two)", n)
 	}
 	if cc["ctrl_link_up_unverified"] != 0 || cc["ctrl_link_up_retried"] != 0 {
 		t.Fatalf("the verification of a working link failed: counters %v", cc)

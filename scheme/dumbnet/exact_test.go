@@ -453,12 +453,14 @@ func TestReannounceOnlyChangedPaths(t *testing.T) {
 	}
 }
 
-// A try of a down check ends one probe wait after its probe leaves, and
-// the probes queued ahead of it delay that: three reports at once are
-// tried again at gap+wait, gap+wait (the first probe left at once) and
-// 2·gap+wait. Each link is booked down only after its third try: the
-// first two at 3·(gap+wait), the third (its tries queued behind the
-// others') at 3·wait+5·gap.
+// A down check sends its linkCheckTries probes at once and books the link
+// one probe wait after the last of them leaves; the probes queued ahead
+// delay that. Three reports at once: the first link's probes go at 0 (the
+// pacer was idle), gap and 2·gap, and it is booked at 3·gap+wait (the
+// bound assumes the pacer had just sent); the second's, queued behind two,
+// leave by 5·gap, booked at 5·gap+wait; the third's by 8·gap, booked at
+// 8·gap+wait. Sent one try after another, the first link was booked three
+// waits in; with one probe each, at gap+wait, 2·gap+wait and 3·gap+wait.
 func TestCheckDownWaitsForProbesAhead(t *testing.T) {
 	a, env, want := discoveredController(t, "fattree:4", 0, Config{})
 	c := a.ctrl
@@ -466,29 +468,31 @@ func TestCheckDownWaitsForProbesAhead(t *testing.T) {
 	for _, l := range want.Links[:3] {
 		c.linkEvent(l.A, l.APort, false)
 	}
+	out := func() (n int) {
+		for _, rec := range c.disc.pending {
+			if rec.kind == kindLinkDown {
+				n++
+			}
+		}
+		return n
+	}
+	if n := out(); n != 3*linkCheckTries {
+		t.Fatalf("%d link-down probes out, want %d", n, 3*linkCheckTries)
+	}
 	gap, wait := c.disc.gap, c.disc.wait()
-	count := func(when string, retried, confirmed uint64) {
-		t.Helper()
-		cc := a.Counters()
-		if cc["ctrl_link_down_retried"] != retried || cc["ctrl_link_down_confirmed"] != confirmed {
-			t.Fatalf("%s: ctrl_link_down_retried %d, ctrl_link_down_confirmed %d; want %d, %d",
-				when, cc["ctrl_link_down_retried"], cc["ctrl_link_down_confirmed"], retried, confirmed)
+	for i, at := range []element.Time{3*gap + wait, 5*gap + wait, 8*gap + wait} {
+		env.advance(t0 + at - 1 - env.now)
+		if n := a.Counters()["ctrl_link_down_confirmed"]; n != uint64(i) {
+			t.Fatalf("%d links booked down just before %v, want %d", n, at, i)
+		}
+		env.advance(1)
+		if n := a.Counters()["ctrl_link_down_confirmed"]; n != uint64(i+1) {
+			t.Fatalf("%d links booked down at %v, want %d", n, at, i+1)
+		}
+		if n := out(); n != (2-i)*linkCheckTries {
+			t.Fatalf("%d link-down probes out after %d links booked, want %d", n, i+1, (2-i)*linkCheckTries)
 		}
 	}
-	env.advance(gap + wait)
-	count("at gap+wait", 2, 0)
-	env.advance(gap - 1)
-	count("before 2·gap+wait", 2, 0)
-	env.advance(1)
-	count("at 2·gap+wait", 3, 0)
-	env.advance(t0 + 3*(gap+wait) - 1 - env.now)
-	count("before 3·(gap+wait)", 6, 0)
-	env.advance(1)
-	count("at 3·(gap+wait)", 6, 2)
-	env.advance(t0 + 3*wait + 5*gap - 1 - env.now)
-	count("before 3·wait+5·gap", 6, 2)
-	env.advance(1)
-	count("at 3·wait+5·gap", 6, 3)
 }
 
 // Reports that a link is back from both its ends draw one verification
@@ -679,15 +683,12 @@ func TestLinkCheckAnswerFromWrongSwitch(t *testing.T) {
 		t.Fatal("the right answers did not verify the link")
 	}
 	l2 := want.Links[1]
+	ahead := len(c.disc.queue) - c.disc.qhead // the retry's second probe, still queued
 	c.linkEvent(l2.A, l2.APort, false)
-	for try := range 3 {
-		a.Receive(1, probeEcho(t, a, c.disc.seq, l2.B))
-		if try == 0 {
-			env.advance(2*c.disc.gap + c.disc.wait()) // the retry's second probe was still queued ahead of it
-		} else {
-			env.advance(c.disc.gap + c.disc.wait())
-		}
+	for s := range uint32(linkCheckTries) {
+		a.Receive(1, probeEcho(t, a, c.disc.seq-s, l2.B))
 	}
+	env.advance(scale(ahead+linkCheckTries, c.disc.gap) + c.disc.wait())
 	if cc := a.Counters(); cc["ctrl_link_down_refuted"] != 0 || cc["ctrl_link_down_confirmed"] != 1 {
 		t.Fatalf("counters %v: want the wrong switch's answer ignored and the link booked down", cc)
 	}

@@ -266,12 +266,12 @@ func (w *injector) Attach(env element.Env, ports []element.PortInfo) {
 // wrapped to forge "port down" notifications to the controller (forgeState
 // forges either state).
 func forgedDownLab(t *testing.T) (l *lab, forge func(lk topo.LinkID, seq uint32), forgeState func(lk topo.LinkID, seq uint32, st wire.PortState)) {
-	return forgedDownLabWrap(t, nil)
+	return forgedDownLabWrap(t, nil, nil)
 }
 
-// forgedDownLabWrap is forgedDownLab with the controller's host (h1)
-// wrapped by wrapCtrl too, if not nil.
-func forgedDownLabWrap(t *testing.T, wrapCtrl func(element.Element) element.Element) (l *lab, forge func(lk topo.LinkID, seq uint32), forgeState func(lk topo.LinkID, seq uint32, st wire.PortState)) {
+// forgedDownLabWrap is forgedDownLab with the scheme's params, and the
+// controller's host (h1) wrapped by wrapCtrl too, if not nil.
+func forgedDownLabWrap(t *testing.T, params map[string]string, wrapCtrl func(element.Element) element.Element) (l *lab, forge func(lk topo.LinkID, seq uint32), forgeState func(lk topo.LinkID, seq uint32, st wire.PortState)) {
 	t.Helper()
 	g, err := topo.Parse("line:3", 1)
 	if err != nil {
@@ -280,7 +280,7 @@ func forgedDownLabWrap(t *testing.T, wrapCtrl func(element.Element) element.Elem
 	rogue, _ := g.Lookup("h2")
 	h1, _ := g.Lookup("h1")
 	var inj *injector
-	l = newLabGraphWrap(t, g, nil, func(n topo.NodeID, e element.Element) element.Element {
+	l = newLabGraphWrap(t, g, params, func(n topo.NodeID, e element.Element) element.Element {
 		switch {
 		case n == rogue:
 			inj = &injector{Element: e}

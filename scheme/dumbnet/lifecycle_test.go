@@ -17,7 +17,7 @@ import (
 // checks that the controller re-verified it with a probe, marked it up
 // and patched every host (two patches each: down, then up).
 func TestLinkRepairVerifiedAndPatched(t *testing.T) {
-	l := flapCoreLink(t, 250*element.Millisecond, 450*element.Millisecond)
+	l := flapCoreLink(t, 100*element.Millisecond, 300*element.Millisecond)
 	c := l.f.Controller()
 	for _, lk := range c.Topology().Links {
 		if !lk.Up {
@@ -519,8 +519,8 @@ func TestLinkUpVerifiedAfterLostProbe(t *testing.T) {
 }
 
 // repairWithLostVerification discovers fattree:4 (alarms suppressed 10 ms),
-// fails a core link 1 ms later, repairs it 250 ms after discovery (its
-// down check, three 50-ms tries, has booked it down by then) and
+// fails a core link 1 ms later, repairs it 100 ms after discovery (its
+// down check, one 50-ms probe wait, has booked it down by then) and
 // drops, for lost after the repair, the switches' answers to the
 // controller's probes at its host (the link-up verification's answer);
 // it runs until run after the repair.
@@ -539,7 +539,7 @@ func repairWithLostVerification(t *testing.T, lost, run element.Time) *lab {
 	l.discover(t)
 	core := coreLink(t, l)
 	now := l.s.Now()
-	up := now + 250*element.Millisecond
+	up := now + 100*element.Millisecond
 	l.s.At(now+element.Millisecond, func() { _ = l.s.SetLink(core, false) })
 	l.s.At(up, func() {
 		w := wraps[l.f.ControllerNode()]

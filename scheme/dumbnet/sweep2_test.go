@@ -970,7 +970,10 @@ func TestResolveEdges(t *testing.T) {
 }
 
 // A down check sent during a rescan round and answered after the round
-// ended refutes the report: the round's end keeps its probe record.
+// ended refutes the report: the round's end keeps its probe record. The
+// check's last probe leaves (linkCheckTries-1)·gap after the report (the
+// pacer was idle), the round ends a wait after it, and the check's timer
+// a gap later.
 func TestDownCheckOutlivesRescanRound(t *testing.T) {
 	a, env, want := discoveredController(t, "fattree:4", 0, Config{MaxPorts: 6})
 	c := a.ctrl
@@ -979,7 +982,7 @@ func TestDownCheckOutlivesRescanRound(t *testing.T) {
 	env.advance(element.Millisecond) // the rescan's 40 probes are out
 	c.linkEvent(l.A, l.APort, false)
 	answer := probeEcho(t, a, c.disc.seq, l.A)
-	env.advance(c.disc.wait() + c.disc.gap/2)
+	env.advance(c.disc.wait() + scale(linkCheckTries-1, c.disc.gap) + c.disc.gap/2)
 	if c.disc.running || c.disc.rounds.Load() != 1 {
 		t.Fatalf("the rescan round has not ended (running %v)", c.disc.running)
 	}
