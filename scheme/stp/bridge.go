@@ -510,17 +510,23 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 		return
 	}
 	now := b.env.Now()
-	res := b.fdb.learn(src, pn, now)
+	aging := b.agingTime()
+	res := b.fdb.learn(src, pn, now, aging)
 	if res == learnFull {
-		if n := b.fdb.reclaim(now, b.agingTime()); n > 0 {
+		if n := b.fdb.reclaim(now, aging); n > 0 {
 			b.ctr.Add("aged_out", uint64(n))
-			res = b.fdb.learn(src, pn, now)
+			res = b.fdb.learn(src, pn, now, aging)
 		}
 	}
 	switch res {
 	case learnNew:
 		b.ctr.Inc("learned")
 		b.armSweep()
+	case learnExpired:
+		// Under continuous aging the old entry died (and was counted)
+		// before the station spoke again.
+		b.ctr.Inc("aged_out")
+		b.ctr.Inc("learned")
 	case learnMoved:
 		b.ctr.Inc("moved")
 	case learnFull:
@@ -532,7 +538,7 @@ func (b *Bridge) Receive(pn element.Port, frame []byte) {
 	}
 	dst := [6]byte(frame[:6])
 	if dst[0]&1 == 0 {
-		out, ok, expired := b.fdb.lookup(dst, now, b.agingTime())
+		out, ok, expired := b.fdb.lookup(dst, now, aging)
 		if expired {
 			b.ctr.Inc("aged_out")
 		}

@@ -35,15 +35,22 @@ const (
 	learnNew                          // a new entry
 	learnMoved                        // known on another port: station moved
 	learnFull                         // table full: not learned
+	learnExpired                      // known but aged out: learned anew in its slot
 )
 
 func (f *fdb) len() int { return len(f.idx) }
 
-func (f *fdb) learn(mac [6]byte, p element.Port, now element.Time) learnResult {
+// learn records that mac was seen on port p. An entry older than aging
+// (which lazy aging has not deleted yet) is a station that continuous
+// aging forgot: it is learned anew (learnExpired), not refreshed or moved.
+func (f *fdb) learn(mac [6]byte, p element.Port, now, aging element.Time) learnResult {
 	if i, ok := f.idx[mac]; ok {
 		e := &f.ents[i]
-		old := e.port
+		old, expired := e.port, now-e.seen > aging
 		e.port, e.seen = p, now
+		if expired {
+			return learnExpired
+		}
 		if old != p {
 			return learnMoved
 		}

@@ -72,13 +72,13 @@ func TestBridgeGroupIsExactlyTheBlock(t *testing.T) {
 func TestFreedSlotsReusedOnce(t *testing.T) {
 	f := fdb{max: 8}
 	c, d, e := [6]byte{2, 0, 0, 0, 0, 3}, [6]byte{2, 0, 0, 0, 0, 4}, [6]byte{2, 0, 0, 0, 0, 5}
-	f.learn(macA, 1, 0)
-	f.learn(macB, 2, 0)
-	f.learn(c, 3, 0)
+	f.learn(macA, 1, 0, sec)
+	f.learn(macB, 2, 0, sec)
+	f.learn(c, 3, 0, sec)
 	if f.flushPort(1) != 1 || f.flushPort(2) != 1 {
 		t.Fatal("flush")
 	}
-	if f.learn(d, 1, 0) != learnNew || f.learn(e, 2, 0) != learnNew {
+	if f.learn(d, 1, 0, sec) != learnNew || f.learn(e, 2, 0, sec) != learnNew {
 		t.Fatal("new stations not learned as new")
 	}
 	for mac, want := range map[[6]byte]element.Port{c: 3, d: 1, e: 2} {
