@@ -18,11 +18,17 @@ const ring3 = "topology: ring:3\nscheme: stp\nparams: {hello: 1s, max_age: 6s, f
 
 func runRing3(t *testing.T, rest string, watch bool) *scenario.Result {
 	t.Helper()
+	return runScenarioText(t, ring3+rest, watch)
+}
+
+// runScenarioText runs a whole scenario file's text under the stp scheme.
+func runScenarioText(t *testing.T, text string, watch bool) *scenario.Result {
+	t.Helper()
 	r := &scheme.Registry{}
 	if err := stp.Register(r); err != nil {
 		t.Fatal(err)
 	}
-	sc, err := scenario.Parse([]byte(ring3+rest), "ring3.yaml", scenario.Options{Registry: r})
+	sc, err := scenario.Parse([]byte(text), "ring3.yaml", scenario.Options{Registry: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,5 +117,24 @@ func TestPortStatesKeepStop(t *testing.T) {
 	eu, hu, nu := run(false)
 	if ew != eu || hw != hu || nw != 2 || nu != 2 {
 		t.Errorf("watched: %d events, hash %s, clock %vs; unwatched: %d, %s, %vs; want equal, at 2s", ew, hw, nw, eu, hu, nu)
+	}
+}
+
+// TestPortStatesRSTPDiscarding: under RSTP a port on its way to forwarding
+// is discarding, not listening or learning: the host ports here (designated,
+// never agreed: hosts send no BPDUs, and edge_ports is off) discard for a
+// forward delay (4 s), learn for another, then forward. A period ending at
+// 2 s is not settled (the six host ports count), as stp.Bridge.Ready says;
+// one ending at 20 s is.
+func TestPortStatesRSTPDiscarding(t *testing.T) {
+	rstp := strings.Replace(ring3, "params: {", "params: {protocol: rstp, ", 1)
+	short := runScenarioText(t, rstp+"duration: 2s\n", true)
+	got, _ := json.Marshal(short.PortStates[0])
+	if want := `{"from_s":0,"cause":"start","changes":12,"last_change_s":0.01,"end_s":2,"transitional_ports":6,"settled":false}`; string(got) != want {
+		t.Errorf("2 s into RSTP\n got  %s\n want %s", got, want)
+	}
+	long := runScenarioText(t, rstp+"duration: 20s\n", true)
+	if p := long.PortStates[0]; !p.Settled || p.Transitional != 0 {
+		t.Errorf("20 s into RSTP: %+v", p)
 	}
 }

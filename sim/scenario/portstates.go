@@ -34,10 +34,12 @@ type PortStatePeriod struct {
 	// EndS is the end of the period: the next failure or repair, or the
 	// end of the run.
 	EndS float64 `json:"end_s"`
-	// Transitional counts the ports listening or learning at EndS;
-	// Settled is true when there are none (which says nothing of changes
-	// a timer would still have made: 802.1D reacts to a silent failure
-	// only when max age expires).
+	// Transitional counts the ports on their way to forwarding at EndS:
+	// listening or learning (802.1D-1998), or discarding in the root or a
+	// designated role (RSTP, until it agrees or its forward delay runs
+	// out). Settled is true when there are none (which says nothing of
+	// changes a timer would still have made: 802.1D reacts to a silent
+	// failure only when max age expires).
 	Transitional int  `json:"transitional_ports"`
 	Settled      bool `json:"settled"`
 }
@@ -45,7 +47,7 @@ type PortStatePeriod struct {
 // portWatch follows the port states of the elements that report them.
 type portWatch struct {
 	reps    []element.PortStateReporter
-	last    []map[element.Port]string
+	last    []map[element.Port]string // as reported: "state/role"
 	vers    []uint64 // PortStateVersion at the last sample, for those that have one
 	periods []PortStatePeriod
 }
@@ -68,16 +70,15 @@ func newPortWatch(g *topo.Graph, elementOf func(topo.NodeID) element.Element) *p
 	return w
 }
 
-// portStates copies a reporter's states, keeping only the state (the
-// part before "/": forwarding, not forwarding/root).
+// portStates reads a reporter's states ("forwarding/root").
 func portStates(sr element.PortStateReporter) map[element.Port]string {
-	m := sr.PortStateNames()
-	for p, s := range m {
-		if i := strings.IndexByte(s, '/'); i >= 0 {
-			m[p] = s[:i]
-		}
-	}
-	return m
+	return sr.PortStateNames()
+}
+
+// stateRole splits a reported name into the state and the role, if any.
+func stateRole(s string) (state, role string) {
+	state, role, _ = strings.Cut(s, "/")
+	return state, role
 }
 
 // version is the reporter's PortStateVersion, or 0 when it has none.
@@ -88,7 +89,14 @@ func version(sr element.PortStateReporter) uint64 {
 	return 0
 }
 
-func transitional(s string) bool { return s == "listening" || s == "learning" }
+// transitional reports whether a port ("state/role") is on its way to
+// forwarding: 802.1D-1998's listening and learning, or an RSTP root or
+// designated port still discarding (the condition stp.Bridge.Ready checks).
+func transitional(s string) bool {
+	state, role := stateRole(s)
+	return state == "listening" || state == "learning" ||
+		state == "discarding" && (role == "root" || role == "designated")
+}
 
 // sample compares the states now with the last sample's, counting the
 // changes into the current period.
@@ -104,7 +112,7 @@ func (w *portWatch) sample(now element.Time) {
 		}
 		m := portStates(sr)
 		for p, s := range m {
-			if w.last[i][p] != s {
+			if old, _ := stateRole(w.last[i][p]); old != stateOf(s) {
 				cur.Changes++
 				changed = true
 			}
@@ -165,9 +173,15 @@ func portStateLines(ps []PortStatePeriod) []string {
 		}
 		end := fmt.Sprintf("none listening or learning at %gs", p.EndS)
 		if !p.Settled {
-			end = fmt.Sprintf("%d ports still listening or learning at %gs", p.Transitional, p.EndS)
+			end = fmt.Sprintf("%d ports still listening or learning (or, under RSTP, discarding as root or designated port) at %gs", p.Transitional, p.EndS)
 		}
 		out = append(out, fmt.Sprintf("%s: %s; %s", head, what, end))
 	}
 	return out
+}
+
+// stateOf is the state part of a reported name.
+func stateOf(s string) string {
+	state, _ := stateRole(s)
+	return state
 }
