@@ -48,7 +48,7 @@ type PortStatePeriod struct {
 type portWatch struct {
 	reps    []element.PortStateReporter
 	last    []map[element.Port]string // as reported: "state/role"
-	vers    []uint64 // PortStateVersion at the last sample, for those that have one
+	vers    []uint64                  // PortStateVersion at the last sample, for those that have one
 	periods []PortStatePeriod
 }
 
