@@ -439,7 +439,7 @@ func TestIndepNCP(t *testing.T) {
 		f := p.F
 		var stp, sp float64
 		for tr := range trials {
-			rr := rand.New(rand.NewPCG(seed, uint64(tr)))
+			rr := ncpRand(seed, tr)
 			failed := map[topo.LinkID]bool{}
 			for l := range g.NumLinks() {
 				if g.IsFabricLink(topo.LinkID(l)) && rr.Float64() < fp {

@@ -22,7 +22,7 @@ type NCP struct {
 
 // NCP estimates the share of edge-node pairs without connectivity when
 // every fabric link fails independently with probability failProb,
-// averaged over trials random failure sets (trial t draws from seed and t).
+// averaged over trials random failure sets (trial t draws from ncpRand(seed, t)).
 //
 // Under STP a pair is connected when its tree path survives: the tree is
 // taken as converged before the failures (the instant after a failure,
@@ -56,7 +56,7 @@ func (p *Plan) NCP(failProb float64, trials int, seed uint64) (NCP, error) {
 	// that a pair's test scans two contiguous rows.
 	lab := make([]int32, ne*nv)
 	for t := range trials {
-		r := rand.New(rand.NewPCG(seed, uint64(t)))
+		r := ncpRand(seed, t)
 		for l := range failed {
 			failed[l] = f.IsFabric(topo.LinkID(l)) && r.Float64() < failProb
 		}
@@ -150,4 +150,13 @@ func union(uf []int32, a, b int32) {
 	if ra != rb {
 		uf[ra] = rb
 	}
+}
+
+// ncpRand is the random stream of NCP trial t. The seed is mixed with a
+// constant of its own ("ncp"), as the packer's and the throughput's are:
+// Algorithm 1 gives the pair (src, d) the stream (seed, src<<32|d), which
+// for src = 0 (an edge node with ID 0, as HyperX's s1) would otherwise be
+// trial d's, tying a pair's tie-break offset to whether a link fails.
+func ncpRand(seed uint64, t int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed^0x6e_6370, uint64(t)))
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -212,7 +211,7 @@ func TestRing4NCP(t *testing.T) {
 	}
 	var wantSTP, wantSPAIN float64
 	for tr := range trials {
-		r := rand.New(rand.NewPCG(seed, uint64(tr)))
+		r := ncpRand(seed, tr)
 		failed := map[string]bool{}
 		for l := range topo.LinkID(g.NumLinks()) {
 			lk := g.Link(l)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -419,7 +418,7 @@ func TestNCPMatchesDirectCount(t *testing.T) {
 		}
 		var wantSTP, wantSPAIN float64
 		for tr := range trials {
-			r := rand.New(rand.NewPCG(seed, uint64(tr)))
+			r := ncpRand(seed, tr)
 			failed := make([]bool, f.G.NumLinks())
 			for l := range failed {
 				failed[l] = f.IsFabric(topo.LinkID(l)) && r.Float64() < fp
