@@ -272,6 +272,10 @@ func (d *dhcpClient) receive(b []byte) {
 			h.ctr.Inc("drop_dhcp_bad_ack")
 			return
 		}
+		if d.otherServer(sid, sok) {
+			h.ctr.Inc("drop_dhcp_wrong_server")
+			return
+		}
 		h.ctr.Inc("dhcp_ack_rx")
 		if sok {
 			d.server = sid
@@ -281,6 +285,10 @@ func (d *dhcpClient) receive(b []byte) {
 		// Only a REQUEST draws a NAK (RFC 2131 §4.3.2): in INIT a second
 		// server's NAK of the same request must not push the restart
 		// back by another, longer backoff.
+		if d.otherServer(sid, sok) {
+			h.ctr.Inc("drop_dhcp_wrong_server")
+			return
+		}
 		h.ctr.Inc("dhcp_nak_rx")
 		d.drop()
 		// Start over after a pause: a server that NAKs every request
@@ -291,6 +299,20 @@ func (d *dhcpClient) receive(b []byte) {
 	default:
 		h.ctr.Inc("dhcp_unexpected")
 	}
+}
+
+// otherServer reports whether an ACK or NAK names a server other than
+// the one the request went to, and so answers no request of ours. In
+// REQUESTING the broadcast REQUEST named d.server, and every other server
+// takes it as a decline of its offer (RFC 2131 §3.1 step 4); in RENEWING
+// it was unicast to d.server. Only in REBINDING may any server answer
+// (§4.4.5). A reply without a server identifier is not held against the
+// server. A second server that NAKs requests meant for another (udhcpc
+// and NetworkManager's n-dhcp4 ignore such NAKs) kept the client from
+// ever binding, and any server could hand it an address by ACKing a
+// request meant for another.
+func (d *dhcpClient) otherServer(sid netip.Addr, sok bool) bool {
+	return d.state != DHCPRebinding && sok && sid != d.server
 }
 
 func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {

@@ -32,6 +32,11 @@ type dhcpServer struct {
 	leaseSecs *uint32
 	t1, t2    *time.Duration
 	noRouter  bool // answers without the router option
+	// noOffer makes the server ignore DISCOVERs (it still answers
+	// every REQUEST, meant for it or not: a misconfigured server); base,
+	// when set, is the last byte of its first pool address less one.
+	noOffer bool
+	base    byte
 }
 
 func (s *dhcpServer) Attach(env element.Env, _ []element.PortInfo) { s.env = env }
@@ -61,12 +66,15 @@ func (s *dhcpServer) Receive(_ element.Port, f []byte) {
 	addr, ok := s.leases[cm]
 	if !ok {
 		s.next++
-		addr = netip.AddrFrom4([4]byte{10, 0, 0, 100 + s.next})
+		addr = netip.AddrFrom4([4]byte{10, 0, 0, 100 + s.base + s.next})
 		s.leases[cm] = addr
 	}
 	var t dhcpv4.MessageType
 	switch m.MessageType() {
 	case dhcpv4.MessageTypeDiscover:
+		if s.noOffer {
+			return
+		}
 		t = dhcpv4.MessageTypeOffer
 	case dhcpv4.MessageTypeRequest:
 		t = dhcpv4.MessageTypeAck

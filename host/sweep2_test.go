@@ -404,6 +404,7 @@ func TestDHCPAckDefaults(t *testing.T) {
 	s.silent = true
 	n.run(ms)
 	h.dhcp.state = DHCPRequesting
+	h.dhcp.server = netip.MustParseAddr("10.0.0.1") // the offer's
 	h.dhcp.receive(dhcpAck(t, h, net.IPv4(10, 0, 0, 7), net.IPv4(10, 0, 0, 1), dhcpv4.WithRouter(net.IPv4(10, 0, 0, 254))))
 	l, _ := h.DHCP()
 	if l.State != "BOUND" || l.Expires-l.Bound != 24*3600*sec {

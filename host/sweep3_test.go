@@ -284,6 +284,7 @@ func TestDHCPOverloadFileOnly(t *testing.T) {
 	s.silent = true
 	n.run(ms)
 	h.dhcp.state = DHCPRequesting
+	h.dhcp.server = netip.MustParseAddr("10.0.0.1") // the offer's
 	m, err := dhcpv4.New(dhcpv4.WithTransactionID(h.dhcp.xid), dhcpv4.WithHwAddr(h.mac[:]),
 		dhcpv4.WithYourIP(net.IPv4(10, 0, 0, 7)), dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IPv4(10, 0, 0, 1))),
 		dhcpv4.WithGeneric(dhcpv4.OptionOptionOverload, []byte{1}))

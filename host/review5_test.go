@@ -1,0 +1,100 @@
+package host
+
+import (
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/insomniacslk/dhcp/dhcpv4"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
+)
+
+// dhcpTwoServers puts a DHCP client and two servers on a learning switch:
+// good (10.0.0.1) offers and answers, rogue (10.0.0.2) offers nothing but
+// answers every REQUEST, the one meant for good too, and is nearer the
+// client, so its answer arrives first.
+func dhcpTwoServers(t *testing.T) (n *fakeNet, h *Host, good, rogue *dhcpServer) {
+	t.Helper()
+	n = &fakeNet{}
+	sw := n.add(&hub{}, 99)
+	h = New(Config{Name: "c", MAC: [6]byte{2, 0, 0, 0, 0, 1}, DHCP: true})
+	good = &dhcpServer{mac: wire.MAC{2, 0, 0, 0, 0, 0xfe}, ip: netip.MustParseAddr("10.0.0.1"), leases: map[wire.MAC]netip.Addr{}, lease: time.Hour}
+	rogue = &dhcpServer{mac: wire.MAC{2, 0, 0, 0, 0, 0xfd}, ip: netip.MustParseAddr("10.0.0.2"), leases: map[wire.MAC]netip.Addr{}, lease: time.Hour,
+		noOffer: true, base: 100}
+	n.connect(n.add(h, 1), 1, sw, 1, gbps, us)
+	n.connect(n.add(good, 2), 1, sw, 2, gbps, 100*us)
+	n.connect(n.add(rogue, 3), 1, sw, 3, gbps, us)
+	n.attach()
+	return n, h, good, rogue
+}
+
+// TestDHCPNakFromOtherServerIgnored: a NAK that names a server other than
+// the one the REQUEST selected answers no request of ours (RFC 2131 §3.1:
+// the other servers take the REQUEST as a decline). The client restarted
+// at every such NAK and, the rogue being nearer, never bound.
+func TestDHCPNakFromOtherServerIgnored(t *testing.T) {
+	n, h, good, rogue := dhcpTwoServers(t)
+	rogue.nak = true
+	n.run(10 * element.Second)
+	if l, _ := h.DHCP(); l.State != "BOUND" || l.Server != good.ip || h.Addr() != netip.MustParseAddr("10.0.0.101") {
+		t.Fatalf("lease %+v, address %v; counters %v", l, h.Addr(), h.Counters())
+	}
+	if h.Counter("dhcp_nak_rx") != 0 || h.Counter("drop_dhcp_wrong_server") != 1 {
+		t.Fatalf("counters %v", h.Counters())
+	}
+	// Renewal is unicast to good: a NAK from rogue answers nothing either.
+	l, _ := h.DHCP()
+	h.Receive(1, rogueReply(t, h, rogue, "nak"))
+	if h.Addr() != l.Addr.Addr() || h.Counter("drop_dhcp_wrong_server") != 1 {
+		t.Fatalf("NAK from another server while bound: address %v, %v", h.Addr(), h.Counters())
+	}
+	h.dhcp.state = DHCPRenewing
+	h.Receive(1, rogueReply(t, h, rogue, "nak"))
+	if h.Addr() != l.Addr.Addr() || h.Counter("drop_dhcp_wrong_server") != 2 {
+		t.Fatalf("NAK from another server while renewing: address %v, %v", h.Addr(), h.Counters())
+	}
+	// While rebinding any server may answer (RFC 2131 §4.4.5).
+	h.dhcp.state = DHCPRebinding
+	h.Receive(1, rogueReply(t, h, rogue, "nak"))
+	if h.Addr().IsValid() || h.Counter("dhcp_nak_rx") != 1 {
+		t.Fatalf("NAK while rebinding: address %v, %v", h.Addr(), h.Counters())
+	}
+}
+
+// TestDHCPAckFromOtherServerIgnored: an ACK from a server the REQUEST did
+// not select is no lease: the client took the address rogue handed out
+// for good's offer.
+func TestDHCPAckFromOtherServerIgnored(t *testing.T) {
+	n, h, good, _ := dhcpTwoServers(t)
+	n.run(10 * element.Second)
+	if l, _ := h.DHCP(); l.State != "BOUND" || l.Server != good.ip || h.Addr() != netip.MustParseAddr("10.0.0.101") || l.Acks != 1 {
+		t.Fatalf("lease %+v, address %v; counters %v", l, h.Addr(), h.Counters())
+	}
+	if h.Counter("drop_dhcp_wrong_server") != 1 {
+		t.Fatalf("counters %v", h.Counters())
+	}
+}
+
+// rogueReply is an ACK or NAK from s to h's current transaction, as a
+// broadcast frame.
+func rogueReply(t *testing.T, h *Host, s *dhcpServer, kind string) []byte {
+	t.Helper()
+	typ := dhcpv4.MessageTypeAck
+	if kind == "nak" {
+		typ = dhcpv4.MessageTypeNak
+	}
+	m, err := dhcpv4.New(dhcpv4.WithTransactionID(h.dhcp.xid), dhcpv4.WithHwAddr(h.mac[:]), dhcpv4.WithMessageType(typ),
+		dhcpv4.WithYourIP(net.IPv4(10, 0, 0, 250)), dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IP(s.ip.AsSlice()))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OpCode = dhcpv4.OpcodeBootReply
+	f, err := wire.AppendDHCPFrame(nil, wire.Broadcast, s.mac, s.ip, netip.AddrFrom4([4]byte{255, 255, 255, 255}), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
