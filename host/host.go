@@ -528,8 +528,17 @@ func (h *Host) nextHop(dst netip.Addr) (netip.Addr, bool) {
 }
 
 // output sends an IPv4 frame built by newIPFrame toward dst: it resolves
-// the next hop's MAC, queueing the frame while ARP runs.
+// the next hop's MAC, queueing the frame while ARP runs. A host without
+// an address sends nothing (drop_no_address), as Linux finds no source
+// address for the route: what apps and connections started before a
+// lease expired, a NAK or SetAddr took the address away went out from
+// 0.0.0.0, a martian source, through the gateway. (The DHCP client's
+// broadcasts before its lease do not come here.)
 func (h *Host) output(dst netip.Addr, f []byte) {
+	if !h.ip.IsValid() {
+		h.ctr.Inc("drop_no_address")
+		return
+	}
 	if dst == netip.AddrFrom4([4]byte{255, 255, 255, 255}) || (h.ip.IsValid() && dst == broadcastOf(h.Prefix())) {
 		copy(f[0:6], wire.Broadcast[:])
 		h.send(f)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"testing"
@@ -97,4 +98,31 @@ func rogueReply(t *testing.T, h *Host, s *dhcpServer, kind string) []byte {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestNoSendWithoutAddress: once the host has lost its address (SetAddr
+// with none, as a lease's expiry or a NAK does), what its apps and
+// connections still send is dropped as drop_no_address: it went out
+// through the gateway from 0.0.0.0, which no host may use but a DHCP
+// client (RFC 1122 §3.2.1.3), and which the peer drops as a bad source.
+func TestNoSendWithoutAddress(t *testing.T) {
+	n, a, b, ab, _ := pair(t, gbps, us, func(c *Config) { c.Gateway = ipB })
+	n.run(ms)
+	p := a.Ping(ipB, 5, 10*ms)
+	c := a.TCPBulk(ipB, DiscardPort, 1<<30)
+	n.run(n.now + 15*ms)
+	if p.Result().Received == 0 || c.BytesAcked() == 0 {
+		t.Fatalf("before: ping %+v, bulk acked %d", p.Result(), c.BytesAcked())
+	}
+	mark := len(ab.log)
+	a.SetAddr(netip.Prefix{})
+	n.run(n.now + 2*sec)
+	for _, s := range ab.log[mark:] {
+		if binary.BigEndian.Uint16(s.f[12:14]) == wire.EtherTypeIPv4 && [4]byte(s.f[ethLen+12:ethLen+16]) == [4]byte{} {
+			t.Fatalf("sent from 0.0.0.0 at %v: % x", s.t, s.f[:ethLen+ipLen])
+		}
+	}
+	if a.Counter("drop_no_address") < 3 || b.Counter("drop_ip_bad_source") != 0 {
+		t.Fatalf("a %v\nb %v", a.Counters(), b.Counters())
+	}
 }
