@@ -347,11 +347,9 @@ func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
 	// The router option sets the gateway; an ACK without one withdraws
 	// the gateway the previous lease installed (a gateway configured by
 	// hand stays), as a DHCP client's script removes the default route.
-	router := netip.Addr{}
-	if r := m.Router(); len(r) > 0 {
-		if ra, ok := netip.AddrFromSlice(r[0].To4()); ok {
-			router = ra
-		}
+	router := usableRouter(m.Router(), d.lease.Addr)
+	if router == (netip.Addr{}) && len(m.Router()) > 0 {
+		h.ctr.Inc("dhcp_router_ignored")
 	}
 	d.setRouter(router)
 	d.lease.Server = d.server
@@ -372,6 +370,26 @@ func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
 		d.state = DHCPRenewing
 		d.renew()
 	})
+}
+
+// usableRouter returns the first router of the option (RFC 2132 §3.5:
+// in order of preference) that a host can send to, or the invalid address
+// for none: a unicast address (not in 0/8, loopback, multicast or class
+// E) that is neither the leased one nor the lease's subnet broadcast. A
+// router of 0.0.0.0 (which systemd-networkd ignores), 255.255.255.255, a
+// multicast address or the client's own became its gateway, and
+// off-subnet traffic went to ARP requests for it that nobody could
+// answer.
+func usableRouter(rs []net.IP, lease netip.Prefix) netip.Addr {
+	for _, r := range rs {
+		a, ok := netip.AddrFromSlice(r.To4())
+		if !ok || !(a.IsGlobalUnicast() || a.IsLinkLocalUnicast()) || a.As4()[0] == 0 || a.As4()[0] >= 240 ||
+			a == lease.Addr() || a == broadcastOf(lease) {
+			continue
+		}
+		return a
+	}
+	return netip.Addr{}
 }
 
 // BOOTP's 'sname' and 'file' fields, as offsets into the message.

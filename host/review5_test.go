@@ -126,3 +126,37 @@ func TestNoSendWithoutAddress(t *testing.T) {
 		t.Fatalf("a %v\nb %v", a.Counters(), b.Counters())
 	}
 }
+
+// TestDHCPUnusableRouterIgnored: a router option the host cannot send to
+// (0.0.0.0, the limited or the subnet's broadcast, a multicast address,
+// the leased address itself) installs no gateway; the first usable router
+// of the list is taken. Such a router became the gateway, and off-subnet
+// traffic went to ARP requests for it.
+func TestDHCPUnusableRouterIgnored(t *testing.T) {
+	bad := []net.IP{net.IPv4zero, net.IPv4bcast, net.IPv4(10, 0, 0, 255), net.IPv4(224, 0, 0, 1), net.IPv4(10, 0, 0, 7), net.IPv4(127, 0, 0, 1)}
+	for _, r := range bad {
+		n, h, s := dhcpPair(t, 0)
+		s.silent = true
+		n.run(ms)
+		h.dhcp.state = DHCPRequesting
+		h.dhcp.server = netip.MustParseAddr("10.0.0.1")
+		h.dhcp.receive(dhcpAck(t, h, net.IPv4(10, 0, 0, 7), net.IPv4(10, 0, 0, 1), dhcpv4.WithNetmask(net.CIDRMask(24, 32)), dhcpv4.WithRouter(r)))
+		if l, _ := h.DHCP(); l.State != "BOUND" || l.Router.IsValid() || h.cfg.Gateway.IsValid() || h.Counter("dhcp_router_ignored") != 1 {
+			t.Errorf("router %v: lease %+v, gateway %v, %v", r, l, h.cfg.Gateway, h.Counters())
+		}
+		req := h.Counter("arp_request_tx")
+		h.Ping(netip.MustParseAddr("192.0.2.1"), 1, sec)
+		if h.Counter("arp_request_tx") != req || h.Counter("drop_no_route") != 1 {
+			t.Errorf("router %v: off-subnet ping: %v", r, h.Counters())
+		}
+	}
+	n, h, s := dhcpPair(t, 0)
+	s.silent = true
+	n.run(ms)
+	h.dhcp.state = DHCPRequesting
+	h.dhcp.server = netip.MustParseAddr("10.0.0.1")
+	h.dhcp.receive(dhcpAck(t, h, net.IPv4(10, 0, 0, 7), net.IPv4(10, 0, 0, 1), dhcpv4.WithRouter(net.IPv4zero, net.IPv4(10, 0, 0, 253))))
+	if l, _ := h.DHCP(); l.Router != netip.MustParseAddr("10.0.0.253") || h.cfg.Gateway != l.Router || h.Counter("dhcp_router_ignored") != 0 {
+		t.Errorf("routers 0.0.0.0, 10.0.0.253: lease %+v, gateway %v", l, h.cfg.Gateway)
+	}
+}
