@@ -168,9 +168,19 @@ func (h *Host) arpProbe(e *arpEntry) {
 	h.arpRequest(e)
 }
 
+// arpRequest sends one request for e: broadcast to resolve it, unicast to
+// the MAC it has to re-confirm a resolved entry, as Linux's PROBE state
+// sends its ucast_probes and RFC 1122 §2.3.2.1 suggests ("unicast
+// poll"). Re-confirmations were broadcast, one per live neighbour every
+// ARPTimeout, flooding the fabric; with no answer the entry goes, and the
+// next packet resolves afresh, by broadcast.
 func (h *Host) arpRequest(e *arpEntry) {
 	e.sent++
-	h.sendARP(wire.ARPRequest, wire.Broadcast, wire.MAC{}, e.ip)
+	dst := wire.Broadcast
+	if e.resolved {
+		dst = e.mac
+	}
+	h.sendARP(wire.ARPRequest, dst, wire.MAC{}, e.ip)
 	h.env.After(h.cfg.ARPRetryInterval, func() { h.arpRetry(e) })
 }
 

@@ -160,3 +160,54 @@ func TestDHCPUnusableRouterIgnored(t *testing.T) {
 		t.Errorf("routers 0.0.0.0, 10.0.0.253: lease %+v, gateway %v", l, h.cfg.Gateway)
 	}
 }
+
+// TestARPReconfirmUnicast: a stale entry is re-confirmed by requests
+// unicast to the MAC it holds (Linux's PROBE state), not broadcast; with
+// no answer it is removed, and the next packet resolves it afresh by
+// broadcast.
+func TestARPReconfirmUnicast(t *testing.T) {
+	n, a, b, ab, ba := pair(t, gbps, us, func(c *Config) { c.ARPTimeout = 10 * sec })
+	n.run(sec)
+	requests := func(from int) (dst []wire.MAC) {
+		for _, s := range ab.log[from:] {
+			if ar, err := wire.DecodeARP(s.f); err == nil && ar.Op == wire.ARPRequest && ar.TargetIP == ipB {
+				dst = append(dst, wire.MAC(s.f[0:6]))
+			}
+		}
+		return dst
+	}
+	mark := len(ab.log)
+	a.Ping(ipB, 1, sec)
+	n.run(n.now + sec)
+	if d := requests(mark); len(d) != 1 || d[0] != wire.Broadcast {
+		t.Fatalf("resolution sent to %v", d)
+	}
+	n.run(n.now + 12*sec) // stale, not yet garbage
+	mark = len(ab.log)
+	a.Ping(ipB, 1, sec)
+	n.run(n.now + sec)
+	if d := requests(mark); len(d) != 1 || d[0] != b.mac || a.Counter("arp_refresh") != 1 {
+		t.Fatalf("re-confirmation sent to %v; %v", d, a.Counters())
+	}
+	if e, _ := a.ARPCache(ipB); e.Expires <= n.now {
+		t.Fatalf("not re-confirmed: %+v", e)
+	}
+	// b stops answering: three unicast requests, then the entry goes.
+	ba.drop = func(f []byte) bool { return binary.BigEndian.Uint16(f[12:14]) == wire.EtherTypeARP }
+	n.run(n.now + 12*sec)
+	mark = len(ab.log)
+	a.Ping(ipB, 1, sec)
+	n.run(n.now + 5*sec)
+	if d := requests(mark); len(d) != 3 || d[0] != b.mac || d[1] != b.mac || d[2] != b.mac || a.Counter("arp_failed") != 1 {
+		t.Fatalf("unanswered re-confirmation sent to %v; %v", d, a.Counters())
+	}
+	if _, ok := a.ARPCache(ipB); ok {
+		t.Fatal("entry kept")
+	}
+	mark = len(ab.log)
+	a.Ping(ipB, 1, sec)
+	n.run(n.now + 10*ms)
+	if d := requests(mark); len(d) != 1 || d[0] != wire.Broadcast {
+		t.Fatalf("resolution after the failure sent to %v", d)
+	}
+}
