@@ -38,6 +38,7 @@ type arpEntry struct {
 	expires  element.Time // resolved: fresh until then
 	probing  bool         // a request is out (incomplete, or re-confirming)
 	sent     int          // requests sent in the current probe
+	round    uint32       // counts probes: a retry timer of an earlier one does nothing
 	queue    [][]byte     // frames waiting for resolution (incomplete only)
 }
 
@@ -165,6 +166,7 @@ func (h *Host) arpRoom() bool {
 func (h *Host) arpProbe(e *arpEntry) {
 	e.probing = true
 	e.sent = 0
+	e.round++
 	h.arpRequest(e)
 }
 
@@ -181,12 +183,18 @@ func (h *Host) arpRequest(e *arpEntry) {
 		dst = e.mac
 	}
 	h.sendARP(wire.ARPRequest, dst, wire.MAC{}, e.ip)
-	h.env.After(h.cfg.ARPRetryInterval, func() { h.arpRetry(e) })
+	round := e.round
+	h.env.After(h.cfg.ARPRetryInterval, func() { h.arpRetry(e, round) })
 }
 
-func (h *Host) arpRetry(e *arpEntry) {
-	if h.arp.m[e.ip.As4()] != e || !e.probing {
-		return // answered, or replaced
+// arpRetry runs ARPRetryInterval after a request of probe round.
+func (h *Host) arpRetry(e *arpEntry, round uint32) {
+	if h.arp.m[e.ip.As4()] != e || !e.probing || e.round != round {
+		// Answered, or replaced; or answered, and stale again already
+		// (ARPTimeout under ARPRetryInterval): the timer of the earlier
+		// probe ran on into the new one, which then sent requests twice
+		// as often and gave up early.
+		return
 	}
 	if e.sent < h.cfg.ARPRetries {
 		h.ctr.Inc("arp_retry")

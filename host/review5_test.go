@@ -211,3 +211,33 @@ func TestARPReconfirmUnicast(t *testing.T) {
 		t.Fatalf("resolution after the failure sent to %v", d)
 	}
 }
+
+// TestARPProbeRoundsApart: with ARPTimeout shorter than ARPRetryInterval,
+// an entry re-confirmed goes stale again before the first probe's retry
+// timer runs out; that timer belongs to the earlier round and must not
+// send for the new one. It did: requests went out twice as often and the
+// entry was given up after 1.7 s instead of ARPRetries intervals.
+func TestARPProbeRoundsApart(t *testing.T) {
+	n, a, _, ab, ba := pair(t, gbps, us, func(c *Config) { c.ARPTimeout = 200 * ms })
+	n.run(10 * ms)
+	a.Ping(ipB, 1, sec) // resolves; its retry timer runs out 1 s later
+	n.run(n.now + 100*ms)
+	if e, ok := a.ARPCache(ipB); !ok || !e.Resolved {
+		t.Fatal("not resolved")
+	}
+	ba.drop = func(f []byte) bool { return binary.BigEndian.Uint16(f[12:14]) == wire.EtherTypeARP }
+	n.run(n.now + 200*ms) // stale: b no longer answers ARP
+	start := n.now
+	mark := len(ab.log)
+	a.Ping(ipB, 1, sec)
+	n.run(n.now + 5*sec)
+	var at []element.Time
+	for _, s := range ab.log[mark:] {
+		if ar, err := wire.DecodeARP(s.f); err == nil && ar.Op == wire.ARPRequest && ar.TargetIP == ipB {
+			at = append(at, s.t-start)
+		}
+	}
+	if len(at) != 3 || at[0] != 0 || at[1] != sec || at[2] != 2*sec || a.Counter("arp_failed") != 1 {
+		t.Fatalf("re-confirmation requests at %v after the packet; %v", at, a.Counters())
+	}
+}

@@ -323,7 +323,7 @@ func TestARPRetryOfReplacedEntry(t *testing.T) {
 	old := &arpEntry{ip: b.Addr(), probing: true, sent: a.cfg.ARPRetries}
 	cur := &arpEntry{ip: b.Addr(), probing: true, sent: 1}
 	a.arp.m[k] = cur
-	a.arpRetry(old)
+	a.arpRetry(old, old.round)
 	if a.arp.m[k] != cur || a.Counter("arp_failed") != 0 {
 		t.Fatalf("entry %p (want %p), %v", a.arp.m[k], cur, a.Counters())
 	}
