@@ -23,7 +23,8 @@ var (
 	ErrReset = errors.New("connection reset")
 	// ErrTimeout: a connection gave up after its retries.
 	ErrTimeout = errors.New("connection timed out")
-	// ErrPortsExhausted: no free ephemeral port toward that peer.
+	// ErrPortsExhausted: no free ephemeral port toward that peer (or, for
+	// a ping, no free ICMP identifier).
 	ErrPortsExhausted = errors.New("ephemeral ports exhausted")
 )
 

@@ -143,11 +143,20 @@ func (h *Host) PingWith(dst netip.Addr, opt PingOptions) *PingApp {
 	if h.pings == nil {
 		h.pings = make(map[uint16]*PingApp)
 	}
+	free := false
 	for range 65536 { // find a free identifier
 		h.nextPID++
 		if h.pings[h.nextPID] == nil {
+			free = true
 			break
 		}
+	}
+	if !free {
+		// Every identifier is taken: a new ping would take over one
+		// that is running, its replies and its table slot.
+		p.err = fmt.Errorf("host: %s: ping %v: all 65536 ICMP identifiers in use: %w", h.cfg.Name, dst, ErrPortsExhausted)
+		p.fire()
+		return p
 	}
 	p.id = h.nextPID
 	h.pings[p.id] = p

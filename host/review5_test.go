@@ -2,6 +2,7 @@ package host
 
 import (
 	"encoding/binary"
+	"errors"
 	"net"
 	"net/netip"
 	"testing"
@@ -239,5 +240,25 @@ func TestARPProbeRoundsApart(t *testing.T) {
 	}
 	if len(at) != 3 || at[0] != 0 || at[1] != sec || at[2] != 2*sec || a.Counter("arp_failed") != 1 {
 		t.Fatalf("re-confirmation requests at %v after the packet; %v", at, a.Counters())
+	}
+}
+
+// TestPingIdentifiersExhausted: with all 65536 ICMP identifiers taken by
+// running pings, one more fails with ErrPortsExhausted; it took over the
+// identifier of the last ping started, whose replies it then received,
+// and left that ping out of the table.
+func TestPingIdentifiersExhausted(t *testing.T) {
+	n, a, _, _, _ := pair(t, gbps, us, nil)
+	n.run(ms)
+	var last *PingApp
+	for i := range 65536 {
+		last = a.PingWith(ipB, PingOptions{Count: 2, Interval: 10 * sec, Size: 8})
+		if last.Err() != nil {
+			t.Fatalf("ping %d: %v", i, last.Err())
+		}
+	}
+	p := a.PingWith(ipB, PingOptions{Count: 2, Interval: 10 * sec, Size: 8})
+	if !errors.Is(p.Err(), ErrPortsExhausted) || a.pings[last.id] != last {
+		t.Fatalf("ping 65537: err %v; the last ping's identifier held by %p, want %p", p.Err(), a.pings[last.id], last)
 	}
 }
