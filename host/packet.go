@@ -130,6 +130,8 @@ const (
 	dropIPLength    = "drop_ip_bad_length"
 	dropIPChecksum  = "drop_ip_bad_checksum"
 	dropIPFragment  = "drop_ip_fragment"
+	dropIPOption    = "drop_ip_bad_option"
+	dropIPSrcRoute  = "drop_ip_source_route"
 )
 
 // parseIPv4 checks an IPv4 header and returns the view, or the name of the
@@ -153,6 +155,11 @@ func parseIPv4(b []byte) (ipv4, string) {
 	if ff := binary.BigEndian.Uint16(b[6:8]); ff&0x3fff != 0 { // MF set or a fragment offset
 		return p, dropIPFragment
 	}
+	if hl > ipLen {
+		if reason := checkIPOptions(b[ipLen:hl]); reason != "" {
+			return p, reason
+		}
+	}
 	p.proto = b[9]
 	copy(p.src[:], b[12:16])
 	copy(p.dst[:], b[16:20])
@@ -160,6 +167,33 @@ func parseIPv4(b []byte) (ipv4, string) {
 	// frame, bounds the packet.
 	p.l4 = b[hl:tl:tl]
 	return p, ""
+}
+
+// checkIPOptions walks the options of an IPv4 header as Linux's
+// ip_options_compile does: each option but end-of-list and no-op has a
+// length of at least 2 that fits in what is left, and a source route
+// (loose or strict, RFC 791) is refused, as Linux refuses it unless
+// accept_source_route is on (off by default). Both were taken: a
+// malformed option list, and a source-routed packet that a Linux host
+// drops.
+func checkIPOptions(o []byte) string {
+	for len(o) > 0 {
+		switch o[0] {
+		case 0: // end of option list
+			return ""
+		case 1: // no-op
+			o = o[1:]
+			continue
+		}
+		if len(o) < 2 || o[1] < 2 || int(o[1]) > len(o) {
+			return dropIPOption
+		}
+		if o[0] == 131 || o[0] == 137 { // loose, strict source and record route
+			return dropIPSrcRoute
+		}
+		o = o[o[1]:]
+	}
+	return ""
 }
 
 // l4Checksum computes a TCP or UDP checksum over seg (checksum field

@@ -262,3 +262,50 @@ func TestPingIdentifiersExhausted(t *testing.T) {
 		t.Fatalf("ping 65537: err %v; the last ping's identifier held by %p, want %p", p.Err(), a.pings[last.id], last)
 	}
 }
+
+// TestIPOptionsChecked: an option list whose lengths do not add up is
+// malformed (drop_ip_bad_option), and a source-routed packet is refused
+// (drop_ip_source_route), as Linux refuses both (ip_options_compile;
+// accept_source_route is off by default); both were delivered. Well-formed
+// options are skipped and the packet delivered.
+func TestIPOptionsChecked(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, us, nil)
+	n.run(sec)
+	withOptions := func(opts []byte) []byte {
+		g := frameTo(a, b, protoUDP, []byte{0x13, 0x88, 0x23, 0x28, 0, 12, 0, 0, 1, 2, 3, 4})
+		f := append(append(append([]byte(nil), g[:ethLen+ipLen]...), opts...), g[ethLen+ipLen:]...)
+		ip := f[ethLen:]
+		ip[0] = 0x40 | byte((ipLen+len(opts))/4)
+		binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
+		ip[10], ip[11] = 0, 0
+		binary.BigEndian.PutUint16(ip[10:12], fold(checksum(0, ip[:ipLen+len(opts)])))
+		return f
+	}
+	cases := []struct {
+		opts []byte
+		want string
+	}{
+		{[]byte{1, 1, 1, 0}, ""},                                    // no-ops, end of list
+		{[]byte{0, 0x99, 0x99, 0x99}, ""},                           // nothing read past the end
+		{[]byte{7, 7, 4, 0, 0, 0, 0, 0}, ""},                        // record route
+		{[]byte{1, 1, 1, 7}, "drop_ip_bad_option"},                  // no length
+		{[]byte{7, 1, 0, 0}, "drop_ip_bad_option"},                  // length under 2
+		{[]byte{7, 9, 4, 0, 0, 0, 0, 0}, "drop_ip_bad_option"},      // longer than the header
+		{[]byte{131, 7, 4, 10, 0, 0, 9, 0}, "drop_ip_source_route"}, // loose source route
+		{[]byte{1, 137, 7, 8, 10, 0, 0, 9}, "drop_ip_source_route"}, // strict, route done
+	}
+	for _, c := range cases {
+		before := b.UDPPort(9000).Packets
+		cnt := b.Counters()
+		b.Receive(1, withOptions(c.opts))
+		if c.want == "" {
+			if b.UDPPort(9000).Packets != before+1 {
+				t.Errorf("options % x: not delivered; %v", c.opts, b.Counters())
+			}
+			continue
+		}
+		if b.UDPPort(9000).Packets != before || b.Counter(c.want) != cnt[c.want]+1 {
+			t.Errorf("options % x: want %s; %v", c.opts, c.want, b.Counters())
+		}
+	}
+}
