@@ -121,11 +121,16 @@ func (d *dhcpClient) message(t dhcpv4.MessageType) *dhcpv4.DHCPv4 {
 	m.UpdateOption(dhcpv4.OptClientIdentifier(append([]byte{1}, d.h.mac[:]...)))
 	m.UpdateOption(dhcpv4.OptParameterRequestList(dhcpv4.OptionSubnetMask, dhcpv4.OptionRouter,
 		dhcpv4.OptionIPAddressLeaseTime, dhcpv4.OptionRenewTimeValue, dhcpv4.OptionRebindingTimeValue))
-	if d.h.cfg.Name != "" {
+	if n := len(d.h.cfg.Name); n > 0 && n <= maxHostName {
 		m.UpdateOption(dhcpv4.OptHostName(d.h.cfg.Name))
 	}
 	return m
 }
+
+// maxHostName is the longest name sent as the host-name option: a DNS
+// name's 255 bytes (RFC 1035 §2.3.4). A longer node name is left out (the
+// option's encoding would fail past 64 KB, and with it every message).
+const maxHostName = 255
 
 func ipOf(a netip.Addr) net.IP {
 	v := a.As4()
@@ -177,9 +182,10 @@ func (d *dhcpClient) renew() {
 		f, err := wire.AppendDHCPFrame(nil, wire.MAC{}, d.h.mac, d.h.ip, d.server, m)
 		if err != nil {
 			d.h.ctr.Inc("dhcp_build_error")
-			return
+		} else {
+			d.h.output(d.server, f)
 		}
-		d.h.output(d.server, f)
+		// Retried either way: returning would leave RENEWING for good.
 		d.retryBefore(d.lease.Rebind-now, d.rebind)
 		return
 	}

@@ -3,6 +3,7 @@ package host
 import (
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,6 +38,8 @@ type dhcpServer struct {
 	// when set, is the last byte of its first pool address less one.
 	noOffer bool
 	base    byte
+	// hostNames are the host-name options of the messages received.
+	hostNames []string
 }
 
 func (s *dhcpServer) Attach(env element.Env, _ []element.PortInfo) { s.env = env }
@@ -59,6 +62,7 @@ func (s *dhcpServer) Receive(_ element.Port, f []byte) {
 		return
 	}
 	s.got = append(s.got, m.MessageType())
+	s.hostNames = append(s.hostNames, m.HostName())
 	if fr.Dst() == s.mac {
 		s.unicst++
 	}
@@ -436,6 +440,30 @@ func TestDHCPConfiguredGatewayOutlivesLease(t *testing.T) {
 		n.run(l.Renew + ms)
 		if l2, _ := h.DHCP(); l2.Acks != 2 || h.cfg.Gateway != own {
 			t.Fatalf("configured %v: gateway %v after a renewal without router (acks %d)", own, h.cfg.Gateway, l2.Acks)
+		}
+	}
+}
+
+// TestDHCPLongNameOmitted: a node name too long for a host name (RFC 1035:
+// 255 bytes; the option, RFC 2132 §3.14, carries one) is left out of the
+// client's messages rather than failing them: a 70,000-byte name made
+// every message fail to build, so the host never got a lease. A name that
+// fits is sent.
+func TestDHCPLongNameOmitted(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		sent bool
+	}{{255, true}, {256, false}, {70000, false}} {
+		n, h, s := dhcpPair(t, 10*time.Second)
+		h.cfg.Name = strings.Repeat("h", tc.n)
+		n.run(ms)
+		if !h.Addr().IsValid() || h.Counter("dhcp_build_error") != 0 || len(s.hostNames) != 2 {
+			t.Fatalf("name of %d bytes: address %v, server saw %d messages, counters %v", tc.n, h.Addr(), len(s.hostNames), h.Counters())
+		}
+		for _, got := range s.hostNames {
+			if want := map[bool]string{true: h.cfg.Name, false: ""}[tc.sent]; got != want {
+				t.Fatalf("name of %d bytes: host-name option of %d bytes, want %d", tc.n, len(got), len(want))
+			}
 		}
 	}
 }
