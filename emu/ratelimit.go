@@ -2,9 +2,12 @@ package emu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/edgefabric/edgefabric/topo"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netlink/nl"
+	"golang.org/x/sys/unix"
 )
 
 // tbfBucketMin is the least bucket: four full host frames, and never less
@@ -18,9 +21,10 @@ import (
 const tbfBucketMin = max(4*1514, FabricMTU+14+4+64)
 
 // minShapedRate is the slowest rate tbf is given. The bucket goes to the
-// kernel as a time in 64 ns ticks, in 32 bits (at most 274 s): below about
-// 270 b/s a jumbo bucket overflowed it (a garbage bucket), and below 8 b/s
-// the rate in bytes per second was 0, which tbf takes as no limit at all.
+// kernel as a time in 64 ns ticks, in 32 bits (at most 274 s), besides its
+// size in bytes (addTBF): below about 270 b/s a jumbo bucket overflowed
+// the ticks (a garbage bucket), and below 8 b/s the rate in bytes per
+// second was 0, which tbf takes as no limit at all.
 const minShapedRate = 1000
 
 // tbfParams computes a token bucket for rate bits/s: the bucket holds 1 ms
@@ -93,16 +97,38 @@ func (l *Lab) rateLimits() error {
 			if err != nil {
 				return fmt.Errorf("emu: %s %s: %w", ln.ns, name, err)
 			}
-			q := &netlink.Tbf{
-				QdiscAttrs: netlink.QdiscAttrs{LinkIndex: dev.Attrs().Index, Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT},
-				Rate:       bps,
-				Limit:      limit,
-				Buffer:     netlink.Xmittime(bps, burst),
-			}
-			if err := ln.nl.QdiscAdd(q); err != nil {
+			if err := inNS(ln.h, func() error { return addTBF(dev.Attrs().Index, bps, burst, limit) }); err != nil {
 				return fmt.Errorf("emu: %s %s: tbf %d b/s: %w", ln.ns, name, rate, err)
 			}
 		}
 	}
 	return nil
+}
+
+// addTBF adds a tbf root qdisc to interface ifindex: rate bps bytes/s, a
+// bucket of burst bytes, a queue of limit bytes. It runs on a thread
+// inside the interface's namespace (the request's socket is opened there).
+//
+// The bucket goes to the kernel as a byte count (TCA_TBF_BURST) besides
+// the usual time in ticks: from the time alone the kernel caps the bucket
+// at 2^32-1 ns (about 4.3 s of traffic) and drops every frame larger than
+// what the rate sends in that time, at 1 kb/s every frame over 536 bytes
+// (every full-size host frame), below 17 kb/s every jumbo frame. The
+// netlink package's Tbf has no field for it, so the request is built by
+// hand, as the package builds it otherwise.
+func addTBF(ifindex int, bps uint64, burst, limit uint32) error {
+	req := nl.NewNetlinkRequest(unix.RTM_NEWQDISC, unix.NLM_F_CREATE|unix.NLM_F_EXCL|unix.NLM_F_ACK)
+	req.AddData(&nl.TcMsg{Family: nl.FAMILY_ALL, Ifindex: int32(ifindex), Handle: netlink.MakeHandle(1, 0), Parent: netlink.HANDLE_ROOT})
+	req.AddData(nl.NewRtAttr(nl.TCA_KIND, nl.ZeroTerminated("tbf")))
+	opt := nl.TcTbfQopt{Limit: limit, Buffer: netlink.Xmittime(bps, burst)}
+	opt.Rate.Rate = uint32(min(bps, math.MaxUint32))
+	options := nl.NewRtAttr(nl.TCA_OPTIONS, nil)
+	options.AddRtAttr(nl.TCA_TBF_PARMS, opt.Serialize())
+	if bps >= 1<<32 {
+		options.AddRtAttr(nl.TCA_TBF_RATE64, nl.Uint64Attr(bps))
+	}
+	options.AddRtAttr(nl.TCA_TBF_BURST, nl.Uint32Attr(burst))
+	req.AddData(options)
+	_, err := req.Execute(unix.NETLINK_ROUTE, 0)
+	return err
 }
