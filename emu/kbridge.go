@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -140,24 +141,48 @@ func parseBridgeDump(msgs [][]byte) (map[int]uint8, error) {
 			return nil, fmt.Errorf("emu: bridge dump: short message (%d bytes)", len(m))
 		}
 		ans := nl.DeserializeIfInfomsg(m)
-		attrs, err := nl.ParseRouteAttr(m[ans.Len():])
+		attrs, err := parseAttrs(m[ans.Len():])
 		if err != nil {
 			return nil, fmt.Errorf("emu: bridge dump: %w", err)
 		}
 		for _, a := range attrs {
-			if a.Attr.Type&^unix.NLA_F_NESTED != unix.IFLA_PROTINFO {
+			if a.typ&^unix.NLA_F_NESTED != unix.IFLA_PROTINFO {
 				continue
 			}
-			infos, err := nl.ParseRouteAttr(a.Value)
+			infos, err := parseAttrs(a.value)
 			if err != nil {
 				return nil, fmt.Errorf("emu: bridge dump: protinfo: %w", err)
 			}
 			for _, in := range infos {
-				if in.Attr.Type == unix.IFLA_BRPORT_STATE && len(in.Value) >= 1 {
-					out[int(ans.Index)] = in.Value[0]
+				if in.typ == unix.IFLA_BRPORT_STATE && len(in.value) >= 1 {
+					out[int(ans.Index)] = in.value[0]
 				}
 			}
 		}
+	}
+	return out, nil
+}
+
+// rtAttr is one netlink route attribute: its type and value.
+type rtAttr struct {
+	typ   uint16
+	value []byte
+}
+
+// parseAttrs splits b into route attributes (struct rtattr { u16 len;
+// u16 type; } and the value, each padded to 4 bytes). An attribute whose
+// length runs past b is an error; the last one may lack its padding.
+// (nl.ParseRouteAttr panicked on that: it stepped over the padding
+// whether or not b held it.)
+func parseAttrs(b []byte) ([]rtAttr, error) {
+	var out []rtAttr
+	for len(b) >= unix.SizeofRtAttr {
+		l := int(binary.NativeEndian.Uint16(b[0:2]))
+		if l < unix.SizeofRtAttr || l > len(b) {
+			return nil, fmt.Errorf("attribute of length %d in %d bytes: %w", l, len(b), unix.EINVAL)
+		}
+		out = append(out, rtAttr{typ: binary.NativeEndian.Uint16(b[2:4]), value: b[unix.SizeofRtAttr:l]})
+		b = b[min((l+unix.RTA_ALIGNTO-1)&^(unix.RTA_ALIGNTO-1), len(b)):]
 	}
 	return out, nil
 }
