@@ -201,7 +201,8 @@ type delayedPort struct {
 	// (only closing the port ends its read).
 	wg, rwg sync.WaitGroup
 	// lateErrs counts writes that failed after their delay (the element
-	// was told the frame was sent: it was queued, as in a NIC's queue);
+	// was told the frame was sent: it was queued, as in a NIC's queue),
+	// but for a failed link's ENETDOWN, counted with the flushed frames;
 	// inFull counts frames read while the ingress line was full.
 	lateErrs, inFull atomic.Uint64
 }
@@ -225,7 +226,13 @@ func (p *delayedPort) writer() {
 		if !ok {
 			return
 		}
-		if err := p.inner.WriteFrame(it.frame); err != nil {
+		if err := p.inner.WriteFrame(it.frame); errors.Is(err, unix.ENETDOWN) {
+			// The link failed while the frame was in flight, and the
+			// line is not flushed yet (SetLink takes the interfaces
+			// down first): lost with the link (tx_link_down), as the
+			// flush would have counted it, not a send error.
+			p.out.flushed.Add(1)
+		} else if err != nil {
 			p.lateErrs.Add(1)
 		}
 	}

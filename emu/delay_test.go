@@ -74,6 +74,28 @@ func TestDelayedPortOrderAndDelay(t *testing.T) {
 	}
 }
 
+// TestDelayedPortLateENETDOWN: a frame whose delay ends after the link's
+// interfaces went down, but before SetLink flushed the line, fails with
+// ENETDOWN: lost with the link, counted where the flushed frames are
+// (tx_link_down), not as a send error (tx_error), which it was.
+func TestDelayedPortLateENETDOWN(t *testing.T) {
+	in := newFakeIO()
+	p := newDelayedPort(in, time.Millisecond, false)
+	defer p.Close()
+	in.mu.Lock()
+	in.werr = unix.ENETDOWN
+	in.mu.Unlock()
+	if err := p.WriteFrame([]byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if !waitUntil(func() bool { return p.out.flushed.Load()+p.lateErrs.Load() == 1 }) {
+		t.Fatal("the late write was not counted")
+	}
+	if f, e := p.out.flushed.Load(), p.lateErrs.Load(); f != 1 || e != 0 {
+		t.Errorf("lost with the link %d, send errors %d; want 1 and 0", f, e)
+	}
+}
+
 var errTestWrite = errors.New("test write error")
 
 // TestDelayLineFull: a line holding maxDelayedBytes refuses more (the
