@@ -491,7 +491,19 @@ func runForeground(ctx context.Context, c *cobra.Command, g *topo.Graph, opts em
 		interrupted := ctx.Err() == nil && upCtx.Err() != nil && !errors.Is(err, emu.ErrNotReady)
 		if serving {
 			stopServe()
-			<-serveErr // it removes the state file and socket
+			// It removes the state file and socket. When it failed (no
+			// control socket), its failure ended the wait: that is the
+			// error, not "interrupted (by a signal, or by edgefabric
+			// down)", which hid it.
+			// (Up's error joins the wait's and its teardown's: the
+			// teardown's stays.)
+			if serr := <-serveErr; serr != nil && interrupted {
+				errs := []error{serr}
+				if j, ok := err.(interface{ Unwrap() []error }); ok {
+					errs = append(errs, j.Unwrap()[1:]...)
+				}
+				err, interrupted = errors.Join(errs...), false
+			}
 		}
 		if claimed {
 			emu.ReleaseName(f.name) // ours, if it built nothing
