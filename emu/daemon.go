@@ -916,6 +916,9 @@ func claimName(name string) error {
 	return nil
 }
 
+// spawnPipe makes SpawnDaemon's readiness pipe (a var: tests make it fail).
+var spawnPipe = os.Pipe
+
 // SpawnDaemon starts argv (the edgefabric binary running a lab in the
 // foreground) as a detached daemon for lab name, with its output in
 // LogPath(name), and waits until it reports ready (nil) or failure (its
@@ -934,13 +937,19 @@ func SpawnDaemon(ctx context.Context, name string, argv []string) error {
 	if err := ClaimName(name); err != nil {
 		return err
 	}
+	// Until the daemon has started, the claim is this process's, and
+	// nothing but its owner record and the log is in it: a failure
+	// removes it, or the name stayed taken by a lab that never was
+	// (listed as crashed once this process had exited).
 	logf, err := os.OpenFile(LogPath(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
+		os.RemoveAll(LabDir(name))
 		return fmt.Errorf("emu: %w", err)
 	}
 	defer logf.Close()
-	pr, pw, err := os.Pipe()
+	pr, pw, err := spawnPipe()
 	if err != nil {
+		os.RemoveAll(LabDir(name))
 		return fmt.Errorf("emu: %w", err)
 	}
 	defer pr.Close()

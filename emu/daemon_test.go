@@ -246,6 +246,28 @@ func TestSpawnFailureLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestSpawnSetupFailureReleasesName: a SpawnDaemon that fails after its
+// claim but before the daemon starts (here: no pipe, as when the process
+// is out of file descriptors) gives the name back. Its claim stayed, and
+// the lab was listed as crashed once the up had exited.
+func TestSpawnSetupFailureReleasesName(t *testing.T) {
+	needRoot(t)
+	name := labName()
+	cleanupLab(t, name)
+	errPipe := errors.New("test: no pipe")
+	spawnPipe = func() (*os.File, *os.File, error) { return nil, nil, errPipe }
+	defer func() { spawnPipe = os.Pipe }()
+	if err := SpawnDaemon(context.Background(), name, []string{"/bin/true"}); !errors.Is(err, errPipe) {
+		t.Fatalf("SpawnDaemon = %v, want the pipe's error", err)
+	}
+	if _, err := os.Stat(LabDir(name)); !os.IsNotExist(err) {
+		t.Errorf("state directory after the failed spawn: %v, want none", err)
+	}
+	if labs, _ := Labs(); slices.Contains(labs, name) {
+		t.Errorf("lab %s listed after a spawn that started nothing", name)
+	}
+}
+
 // FuzzParseProcStat: a /proc/PID/stat line (the command name in
 // parentheses may hold anything, ')' and spaces included) gives the start
 // time and state it holds, or an error; an accepted line written back
