@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -533,10 +534,34 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool, only ...int)
 	}
 	// A process the first sweep killed may still be exiting, in its
 	// namespace: it is killed again, harmlessly, but reported once.
-	for _, pid := range killNSProcesses(left, spare...) {
-		if !slices.Contains(rep.Killed, pid) {
-			rep.Killed = append(rep.Killed, pid)
+	killed := func(pids []int) {
+		for _, pid := range pids {
+			if !slices.Contains(rep.Killed, pid) {
+				rep.Killed = append(rep.Killed, pid)
+			}
 		}
+	}
+	// Held open until the second kill below: a namespace that is gone
+	// frees its inode number for the next one made, anyone's, and the
+	// kill goes by inode.
+	var held []netns.NsHandle
+	defer func() {
+		for _, h := range held {
+			h.Close()
+		}
+	}()
+	inodes := map[uint64]bool{}
+	for _, ns := range left {
+		if h, ok := openRealNS(ns); ok {
+			held = append(held, h)
+			if ino, ok := nsInode(h); ok {
+				inodes[ino] = true
+			}
+		}
+	}
+	killed(killInNamespaces(inodes, spare...))
+	if beforeNSDelete != nil {
+		beforeNSDelete()
 	}
 	var errs []error
 	for _, ns := range left {
@@ -544,6 +569,9 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool, only ...int)
 			errs = append(errs, fmt.Errorf("emu: remove namespace %s: %w", ns, err))
 		}
 	}
+	// And once their names are gone: a command forked into one after
+	// the kill (an exec racing this down) would keep it alive, nameless.
+	killed(killInNamespaces(inodes, spare...))
 	rep.Leftovers = left
 	hadState := false
 	if _, err := os.Stat(LabDir(name)); err == nil {

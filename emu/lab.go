@@ -727,19 +727,32 @@ func (l *Lab) Down() error {
 		if taken == 0 {
 			killInNamespaces(inodes)
 		}
+		if beforeNSDelete != nil {
+			beforeNSDelete()
+		}
 		for _, ln := range l.nodes {
 			if ln.nl != nil {
 				ln.nl.Close()
 				ln.nl = nil
 			}
-			if ln.h >= 0 {
-				ln.h.Close()
-				if taken != 0 {
-					continue
-				}
+			if ln.h >= 0 && taken == 0 {
 				if err := deleteNS(ln.ns); err != nil {
 					errs = append(errs, fmt.Errorf("emu: remove namespace %s: %w", ln.ns, err))
 				}
+			}
+		}
+		if taken == 0 {
+			// Again, once the names are gone: a command forked into a
+			// namespace after the kill above (an exec that entered it
+			// just before) would keep it, nameless, and its links
+			// alive. One forked later finds the name gone (StartIn).
+			// The handles are still open: a namespace that is gone
+			// frees its inode number for the next one made, anyone's.
+			killInNamespaces(inodes)
+		}
+		for _, ln := range l.nodes {
+			if ln.h >= 0 {
+				ln.h.Close()
 			}
 		}
 		if taken != 0 {
@@ -1051,7 +1064,23 @@ func startWithOwnSys(h netns.NsHandle, name string, cmd Cmd) error {
 			return fmt.Errorf("emu: mount /sys: %w", err)
 		}
 	}
-	return cmd.Start()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	// The lab may have been removed while this thread entered its
+	// namespace (a down racing the exec): the command then runs in a
+	// namespace without a name, which no down can find, and keeps it
+	// and its links alive. Down kills what it finds in its namespaces
+	// after removing their names too, so a command started before the
+	// removal is killed there, and one started after sees it here.
+	if !namedNS(h, name) {
+		if c, ok := cmd.(*exec.Cmd); ok && c.Process != nil {
+			c.Process.Kill()
+			c.Wait()
+		}
+		return fmt.Errorf("emu: namespace %s was removed as the command started (the lab is going down): %w", name, ErrLabDown)
+	}
+	return nil
 }
 
 var _ io.Closer = (*packetPort)(nil)

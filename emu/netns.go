@@ -232,6 +232,11 @@ func openNS(name string) (netns.NsHandle, error) {
 // processes it killed are gone (or after killWait): SIGKILL takes effect
 // when the victim next runs, and until then it holds its namespace.
 func killNSProcesses(names []string, spare ...int) []int {
+	return killInNamespaces(nsInodes(names), spare...)
+}
+
+// nsInodes returns the inodes of the named namespaces.
+func nsInodes(names []string) map[uint64]bool {
 	inodes := map[uint64]bool{}
 	for _, n := range names {
 		var st unix.Stat_t
@@ -241,8 +246,34 @@ func killNSProcesses(names []string, spare ...int) []int {
 			inodes[st.Ino] = true
 		}
 	}
-	return killInNamespaces(inodes, spare...)
+	return inodes
 }
+
+// namedNS reports whether namespace name is still the namespace h refers
+// to (its name was not removed, nor given to another).
+func namedNS(h netns.NsHandle, name string) bool {
+	ino, ok := nsInode(h)
+	return ok && nsInodes([]string{name})[ino]
+}
+
+// openRealNS opens the named namespace; false for a name that is no
+// namespace (an empty file left by a failed mount), or none at all.
+func openRealNS(name string) (netns.NsHandle, bool) {
+	h, err := netns.GetFromName(name)
+	if err != nil {
+		return -1, false
+	}
+	var fs unix.Statfs_t
+	if unix.Fstatfs(int(h), &fs) != nil || fs.Type != unix.NSFS_MAGIC {
+		h.Close()
+		return -1, false
+	}
+	return h, true
+}
+
+// beforeNSDelete, when set (tests), runs in Lab.Down and Cleanup between
+// killing the processes in a lab's namespaces and removing their names.
+var beforeNSDelete func()
 
 // nsInode returns the inode of the namespace handle h refers to, which
 // /proc/PID/ns/net names as "net:[inode]".
