@@ -76,14 +76,36 @@ func TestLabUpOptions(t *testing.T) {
 func TestLabDaemonArgs(t *testing.T) {
 	all := upFlags{scheme: "stp", name: "d1", rate: "10M", delay: "topo", seed: 42, params: []string{"a=1", "b=2"}, ipv6: true,
 		timeout: 90 * time.Second, verbose: true, noWait: true, asJSON: true, fg: true}
-	want := []string{"up", "ring:3", "--foreground", "--scheme", "stp", "--name", "d1", "--seed", "42", "--rate", "10M", "--delay", "topo",
-		"--param", "a=1", "--param", "b=2", "--ipv6", "--timeout", "1m30s", "--verbose", "--no-wait-reach"}
+	want := []string{"up", "--foreground", "--scheme", "stp", "--name", "d1", "--seed", "42", "--rate", "10M", "--delay", "topo",
+		"--param", "a=1", "--param", "b=2", "--ipv6", "--timeout", "1m30s", "--verbose", "--no-wait-reach", "--", "ring:3"}
 	if got := all.args("ring:3"); !slices.Equal(got, want) {
 		t.Errorf("args, all flags:\n got  %q\n want %q", got, want)
 	}
-	want = []string{"up", "line:2", "--foreground", "--scheme", "kernel-bridge", "--name", "lab", "--seed", "1"}
+	want = []string{"up", "--foreground", "--scheme", "kernel-bridge", "--name", "lab", "--seed", "1", "--", "line:2"}
 	if got := (upFlags{scheme: "kernel-bridge", name: "lab", seed: 1}).args("line:2"); !slices.Equal(got, want) {
 		t.Errorf("args, defaults:\n got  %q\n want %q", got, want)
+	}
+}
+
+// TestLabDaemonArgsDashTopology: the daemon's arguments, read as up reads
+// them, give back the topology and the flags, also for a topology file
+// whose name starts with '-' (up -- -lab.yaml): the daemon read it as
+// flags ("unknown shorthand flag") and failed.
+func TestLabDaemonArgsDashTopology(t *testing.T) {
+	for _, topoArg := range []string{"ring:3", "-lab.yaml", "--x"} {
+		f := upFlags{scheme: "stp", name: "d1", seed: 7, params: []string{"a=1"}, noWait: true}
+		c := newUpCmd()
+		if err := c.ParseFlags(f.args(topoArg)[1:]); err != nil {
+			t.Errorf("topology %q: the daemon's arguments do not parse: %v", topoArg, err)
+			continue
+		}
+		fl := c.Flags()
+		scheme, _ := fl.GetString("scheme")
+		fg, _ := fl.GetBool("foreground")
+		noWait, _ := fl.GetBool("no-wait-reach")
+		if got := fl.Args(); !slices.Equal(got, []string{topoArg}) || scheme != "stp" || !fg || !noWait {
+			t.Errorf("topology %q: daemon parses args %q, scheme %q, foreground %v, no-wait-reach %v", topoArg, got, scheme, fg, noWait)
+		}
 	}
 }
 

@@ -83,9 +83,11 @@ Needs root. Objects are named ef-LAB-*; nothing else is touched.`,
 	return c
 }
 
-// upArgs turns the flags back into arguments for the daemon.
+// upArgs turns the flags back into arguments for the daemon. The
+// topology comes last, after "--": a file whose name starts with '-',
+// given to up after "--", was read by the daemon as flags, and it failed.
 func (f upFlags) args(topoArg string) []string {
-	a := []string{"up", topoArg, "--foreground", "--scheme", f.scheme, "--name", f.name, "--seed", strconv.FormatUint(f.seed, 10)}
+	a := []string{"up", "--foreground", "--scheme", f.scheme, "--name", f.name, "--seed", strconv.FormatUint(f.seed, 10)}
 	if f.rate != "" {
 		a = append(a, "--rate", f.rate)
 	}
@@ -107,7 +109,7 @@ func (f upFlags) args(topoArg string) []string {
 	if f.noWait {
 		a = append(a, "--no-wait-reach")
 	}
-	return a
+	return append(a, "--", topoArg)
 }
 
 // parseParams reads key=value scheme parameters.
