@@ -353,10 +353,12 @@ func runsElement(ln *labNode) bool { return ln.el != nil && !ln.bridge }
 
 // linkDelay is the delay the emulator applies to link lid: Options.Delay,
 // else with TopoDelay the link's own; 0 below MinDelay.
-func (l *Lab) linkDelay(lid topo.LinkID) time.Duration {
-	d := l.opts.Delay
-	if d <= 0 && l.opts.TopoDelay {
-		d = time.Duration(l.g.Link(lid).Delay / element.Nanosecond)
+func (l *Lab) linkDelay(lid topo.LinkID) time.Duration { return linkDelayOf(l.g, lid, l.opts) }
+
+func linkDelayOf(g *topo.Graph, lid topo.LinkID, opts Options) time.Duration {
+	d := opts.Delay
+	if d <= 0 && opts.TopoDelay {
+		d = time.Duration(g.Link(lid).Delay / element.Nanosecond)
 	}
 	if d < MinDelay {
 		return 0
@@ -365,21 +367,27 @@ func (l *Lab) linkDelay(lid topo.LinkID) time.Duration {
 }
 
 // checkDelay refuses a delay the emulator cannot apply: a link whose two
-// ends the kernel forwards (kernel-bridge), since the delay is applied in
-// the emulator's own ports and there is no netem here.
+// ends the kernel forwards (kernel-bridge, or two hosts without agents
+// cabled together), since the delay is applied in the emulator's own
+// ports and there is no netem here.
 func (l *Lab) checkDelay() error {
-	if l.opts.Delay < 0 {
-		return fmt.Errorf("emu: %w: delay %v", ErrBadOption, l.opts.Delay)
+	return checkDelays(l.g, l.opts, l.scheme, func(n topo.NodeID) bool { return runsElement(l.nodes[n]) })
+}
+
+// checkDelays is checkDelay for graph g, where runs(n) says whether the
+// emulator forwards node n's frames (runsElement).
+func checkDelays(g *topo.Graph, opts Options, schemeName string, runs func(topo.NodeID) bool) error {
+	if opts.Delay < 0 {
+		return fmt.Errorf("emu: %w: delay %v", ErrBadOption, opts.Delay)
 	}
-	for i := range l.g.NumLinks() {
+	for i := range g.NumLinks() {
 		lid := topo.LinkID(i)
-		if l.linkDelay(lid) == 0 {
+		if linkDelayOf(g, lid, opts) == 0 {
 			continue
 		}
-		lk := l.g.Link(lid)
-		a, b := l.nodes[lk.A.Node], l.nodes[lk.B.Node]
-		if !runsElement(a) && !runsElement(b) {
-			return fmt.Errorf("emu: %w: link %s-%s: a delay is applied by the emulator's own ports, and the kernel forwards both ends of this link (%s; this kernel has no netem)", ErrBadOption, a.name, b.name, l.scheme)
+		lk := g.Link(lid)
+		if !runs(lk.A.Node) && !runs(lk.B.Node) {
+			return fmt.Errorf("emu: %w: link %s-%s: a delay is applied by the emulator's own ports, and the kernel forwards both ends of this link (%s; this kernel has no netem)", ErrBadOption, g.Node(lk.A.Node).Name, g.Node(lk.B.Node).Name, schemeName)
 		}
 	}
 	return nil

@@ -7,10 +7,13 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/edgefabric/edgefabric/scheme"
+	"github.com/edgefabric/edgefabric/topo"
 	"golang.org/x/sys/unix"
 )
 
@@ -439,5 +442,41 @@ func TestSetLinkDelayedPortRefusesWhileDown(t *testing.T) {
 	}
 	if err := dp.WriteFrame(frame); err != nil {
 		t.Errorf("a write to the delayed port of the repaired link: %v", err)
+	}
+}
+
+// TestCheckSchemeRefusesWhatBuildRefuses: CheckScheme, which up runs
+// before it starts a daemon (bad input, exit 2), refuses what Up's build
+// refuses once it has the elements: a delay on a link whose two ends the
+// kernel forwards (here two plain hosts cabled together under stp), and a
+// switch the scheme runs nothing on. Both passed it, and the daemon
+// failed (exit 1).
+func TestCheckSchemeRefusesWhatBuildRefuses(t *testing.T) {
+	b := topo.NewBuilder("hostcable")
+	s := b.AddNode("s1", topo.Switch)
+	h1, h2 := b.AddNode("h1", topo.Host), b.AddNode("h2", topo.Host)
+	b.Connect(h1, s)
+	b.Connect(h2, s)
+	b.Connect(h1, h2)
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = CheckScheme(g, "stp", Options{Delay: 5 * time.Millisecond})
+	if !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), "link h1-h2") {
+		t.Errorf("CheckScheme, delay on a host-to-host link: %v, want ErrBadOption naming h1-h2", err)
+	}
+	if err := CheckScheme(g, "stp", Options{}); err != nil {
+		t.Errorf("CheckScheme without a delay: %v", err)
+	}
+	if err := CheckScheme(star(t, 2), "stp", Options{Delay: 5 * time.Millisecond}); err != nil {
+		t.Errorf("CheckScheme, delay on switch links: %v", err)
+	}
+	r := &scheme.Registry{}
+	if err := r.Register(scheme.Scheme{Name: "none", New: func(*topo.Graph, scheme.Options) (scheme.Fabric, error) { return &readyAfter{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckScheme(star(t, 1), "none", Options{Registry: r}); !errors.Is(err, ErrBadOption) || !strings.Contains(err.Error(), `runs nothing on switch "s1"`) {
+		t.Errorf("CheckScheme, nothing on the switch: %v, want ErrBadOption", err)
 	}
 }

@@ -1119,6 +1119,19 @@ func CheckScheme(g *topo.Graph, schemeName string, opts Options) error {
 	if err := checkRates(g, opts); err != nil {
 		return err
 	}
-	_, _, err := buildScheme(g, schemeName, opts)
-	return err
+	kb, fab, err := buildScheme(g, schemeName, opts)
+	if err != nil {
+		return err
+	}
+	// What build refuses once it has the nodes' elements: a switch that
+	// runs nothing, a delay on a link the kernel forwards at both ends.
+	// Up refused them in the daemon (exit 1, after it had started).
+	runs := func(n topo.NodeID) bool { return kb == nil && fab.Element(n) != nil }
+	for i := range g.NumNodes() {
+		n := topo.NodeID(i)
+		if kb == nil && g.Node(n).Kind == topo.Switch && !runs(n) {
+			return fmt.Errorf("emu: scheme %s runs nothing on switch %q: %w", schemeName, g.Node(n).Name, ErrBadOption)
+		}
+	}
+	return checkDelays(g, opts, schemeName, runs)
 }
