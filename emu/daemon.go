@@ -211,14 +211,8 @@ func Serve(ctx context.Context, l *Lab) error {
 		return fmt.Errorf("emu: %w", err)
 	}
 	os.Remove(socketPath(l.name))
-	ln, err := net.Listen("unix", socketPath(l.name))
+	ln, err := listenPrivate(socketPath(l.name))
 	if err != nil {
-		return fmt.Errorf("emu: control socket: %w", err)
-	}
-	// Whoever may connect may take links down or stop the lab: root
-	// only, whatever the umask made of the file.
-	if err := os.Chmod(socketPath(l.name), 0o600); err != nil {
-		ln.Close()
 		return fmt.Errorf("emu: control socket: %w", err)
 	}
 	ctx, stop := context.WithCancel(ctx)
@@ -272,6 +266,44 @@ func Serve(ctx context.Context, l *Lab) error {
 	os.Remove(socketPath(l.name))
 	os.Remove(statePath(l.name))
 	return nil
+}
+
+// socketBound, when set (tests), is called with the path a control
+// socket was bound at, before its mode is set.
+var socketBound func(path string)
+
+// listenPrivate listens on a unix socket at path that only root can
+// connect to, from the moment it exists: whoever may connect may take
+// links down or stop the lab. A socket is made with the mode the umask
+// leaves (with umask 0, anyone's), and one made at path and then set to
+// 0600 could be connected to in between, the connection lasting. So it
+// is bound in a directory of its own only root can enter, set to 0600,
+// and then moved to path.
+func listenPrivate(path string) (net.Listener, error) {
+	dir, err := os.MkdirTemp(filepath.Dir(path), ".ctl-*") // 0700
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, filepath.Base(path))
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	// The file moves: its removal is Serve's, by its final name.
+	ln.SetUnlinkOnClose(false)
+	if socketBound != nil {
+		socketBound(tmp)
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
 }
 
 func handle(l *Lab, line []byte, stop func()) Response {
