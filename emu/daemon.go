@@ -470,6 +470,18 @@ func cleanup(name string, timeout time.Duration, claimsLocked bool, only ...int)
 		// reporting it "left alone" made a down of nothing exit 0).
 		return rep, fmt.Errorf("emu: lab %q: %w (nothing named %s* exists)", name, ErrNoLab, Prefix(name))
 	}
+	// Neither record names a live process (both unreadable: corrupt, or
+	// removed), but the lab's daemon may still answer on its socket: ask
+	// it who it is, so that it is stopped in order like any daemon. It
+	// was left running, holding the lab's namespaces, nameless once
+	// their names were removed, and its elements, for ever.
+	if serr != nil && !(hasOwner && alive(o.Pid, o.PidStart)) {
+		if rs, err := RemoteStatusWithin(name, timeout); err == nil && rs.Name == name && rs.Pid > 0 {
+			if start, err := procStart(rs.Pid); err == nil {
+				st, serr = &State{Name: name, Pid: rs.Pid, PidStart: start}, nil
+			}
+		}
+	}
 	if hasOwner {
 		rep.Owner = o.Pid
 	}

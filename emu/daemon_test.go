@@ -246,6 +246,40 @@ func TestSpawnFailureLeavesNothing(t *testing.T) {
 	}
 }
 
+// TestCleanupStopsDaemonWithoutRecords: a running daemon whose state
+// file and owner record are both unreadable still answers on its socket;
+// Cleanup asks it who it is and stops it. It removed the lab's namespace
+// names and its state directory and left the daemon running for good,
+// holding the namespaces, nameless, out of reach of every down.
+func TestCleanupStopsDaemonWithoutRecords(t *testing.T) {
+	needRoot(t)
+	name := spawnTestDaemon(t)
+	st, err := RemoteStatus(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, err := procStart(st.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopProcess(st.Pid, start, time.Second) // should the test fail
+	for _, f := range []string{statePath(name), ownerPath(name)} {
+		if err := os.WriteFile(f, []byte("{garbage"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := Cleanup(name, 10*time.Second)
+	if err != nil {
+		t.Fatalf("Cleanup: %v", err)
+	}
+	if rep.Daemon != "stopped" {
+		t.Errorf("Cleanup reports daemon %q, want stopped", rep.Daemon)
+	}
+	if !waitGone(st.Pid, start, time.Second) {
+		t.Errorf("daemon %d still runs after down", st.Pid)
+	}
+}
+
 // TestSpawnSetupFailureReleasesName: a SpawnDaemon that fails after its
 // claim but before the daemon starts (here: no pipe, as when the process
 // is out of file descriptors) gives the name back. Its claim stayed, and

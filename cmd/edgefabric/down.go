@@ -49,7 +49,8 @@ and after SIGTERM before SIGKILL, so a hung daemon takes up to three times it.`,
 			// --foreground): that process is stopped, not a daemon.
 			_, serr := emu.ReadState(name)
 			isDaemon := emu.OwnerIsDaemon(name)
-			building := serr != nil && !isDaemon
+			// (No owner record to read: a daemon found by its socket.)
+			building := serr != nil && !isDaemon && owner != 0
 			inProcess := serr == nil && !isDaemon && owner != 0
 			rep, err := emu.Cleanup(name, timeout)
 			if rep.Owner != 0 {
