@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/edgefabric/edgefabric/emu"
@@ -79,4 +81,21 @@ func firstArg(names func() []string) cobra.CompletionFunc {
 		}
 		return names(), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// helpTopics completes help's arguments with the subcommands of the
+// command named so far (the root's at first), help included, with their
+// descriptions, as cobra's own help command does.
+func helpTopics(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	cmd, rest, err := c.Root().Find(args)
+	if err != nil || len(rest) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var topics []string
+	for _, sub := range cmd.Commands() {
+		if (sub.IsAvailableCommand() || sub == c) && strings.HasPrefix(sub.Name(), toComplete) {
+			topics = append(topics, sub.Name()+"\t"+sub.Short)
+		}
+	}
+	return topics, cobra.ShellCompDirectiveNoFileComp
 }

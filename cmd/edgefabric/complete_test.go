@@ -34,3 +34,32 @@ func TestCompletionValues(t *testing.T) {
 		}
 	}
 }
+
+// TestCompletionHelpTopics: help completes with the commands it can
+// describe, as cobra's own help command did before edgefabric replaced
+// it; it offered file names.
+func TestCompletionHelpTopics(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string // the names offered, in order
+	}{
+		{[]string{"help", ""}, []string{"bench", "completion", "demo", "down", "exec", "help", "link", "plan", "repro", "sim", "status", "topo", "up"}},
+		{[]string{"help", "s"}, []string{"sim", "status"}},
+		{[]string{"help", "topo", ""}, []string{"export", "list", "show"}},
+		{[]string{"help", "plan", ""}, []string{"spain"}},
+		{[]string{"help", "plan", "spain", ""}, nil},
+		{[]string{"help", "nosuch", ""}, nil},
+	} {
+		code, out, _ := topoCLI(append([]string{"__complete"}, c.args...)...)
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		directive := lines[len(lines)-1]
+		var names []string
+		for _, l := range lines[:len(lines)-1] {
+			name, _, _ := strings.Cut(l, "\t")
+			names = append(names, name)
+		}
+		if code != 0 || directive != ":4" || strings.Join(names, " ") != strings.Join(c.want, " ") {
+			t.Errorf("%q: exit %d, completions %q; want %q and :4 (no file names)", strings.Join(c.args, " "), code, out, c.want)
+		}
+	}
+}

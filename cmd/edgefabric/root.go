@@ -168,12 +168,14 @@ func editDistance(a, b string) int {
 }
 
 // newHelpCmd is cobra's help command, except that an unknown topic is bad
-// input (exit 2), not a line on stdout and success.
+// input (exit 2), not a line on stdout and success. Completion offers the
+// commands, as cobra's own help command does (it offered file names).
 func newHelpCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "help [command]",
-		Short: "Help about any command",
-		Long:  `help prints the help of any command: "edgefabric help plan spain".`,
+		Use:               "help [command]",
+		Short:             "Help about any command",
+		Long:              `help prints the help of any command: "edgefabric help plan spain".`,
+		ValidArgsFunction: helpTopics,
 		RunE: func(c *cobra.Command, args []string) error {
 			cmd, rest, err := c.Root().Find(args)
 			if err != nil || len(rest) > 0 {
