@@ -80,9 +80,10 @@ machines. The goal is every row within 10 s on a 2-core machine; the
 last column says whether this run met it.
 
 A row that exceeds --timeout is killed and reported as a timeout in the table
-(a measurement: the command still exits 0). The baseline must finish: if it
-does not, the rows are still reported, without ratios, and the command exits
-1. Ctrl-C or SIGTERM kills the row being measured and reports nothing
+(a measurement: the command still exits 0). A row whose plan fails (killed
+by the kernel's out-of-memory killer, say) is reported with the reason, and
+the command exits 1. The baseline must finish: if it does not, the rows are
+still reported, without ratios, and the command exits 1. Ctrl-C or SIGTERM kills the row being measured and reports nothing
 (exit 1). See docs/performance.md for the checked-in figures.`,
 		Example: `  edgefabric bench spain-plan --quick
   edgefabric bench spain-plan --rows 'fattree(8)' --json
@@ -190,14 +191,31 @@ does not, the rows are still reported, without ratios, and the command exits
 					}
 				}
 			}
+			// A row whose plan failed measured nothing: reported, and
+			// the command fails, as for the baseline (it exited 0, so a
+			// script took a bench whose rows all failed for a success).
+			runErr := baseErr
+			var failed []string
+			for _, r := range rep.Rows {
+				if r.Status != "ok" && r.Status != "timeout" {
+					failed = append(failed, fmt.Sprintf("%s (%s)", r.Name, r.Status))
+				}
+			}
+			if len(failed) > 0 {
+				msg := "bench: " + plural(len(failed), "row") + " failed: " + strings.Join(failed, "; ")
+				if baseErr != nil {
+					msg = baseErr.Error() + "; " + strings.TrimPrefix(msg, "bench: ")
+				}
+				runErr = errors.New(msg)
+			}
 			if asJSON {
 				if err := writeJSON(c.OutOrStdout(), rep); err != nil {
 					return err
 				}
-				return baseErr
+				return runErr
 			}
 			writeBench(c.OutOrStdout(), &rep)
-			return baseErr
+			return runErr
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the measurements as JSON")

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +24,10 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) == "1" {
 		if os.Getenv(stallReplace) == "1" {
 			beforeReplace = func() { time.Sleep(time.Hour) }
+		}
+		if specs := os.Getenv(killSpec); specs != "" && slices.ContainsFunc(os.Args[1:], func(a string) bool { return slices.Contains(strings.Split(specs, ","), a) }) {
+			// A row's plan killed as the out-of-memory killer kills.
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
