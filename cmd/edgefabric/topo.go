@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -198,11 +199,16 @@ func newTopoExportCmd() *cobra.Command {
 	var f topoFlags
 	var format, out string
 	c := &cobra.Command{
-		Use:   "export SPEC|FILE --format yaml|json|dot|clab|graphml",
+		Use:   "export SPEC|FILE [--format yaml|json|dot|clab|graphml] [-o FILE]",
 		Short: "Write a topology in another format",
 		Long: `export builds or loads a topology and writes it as native YAML or JSON (the
 format edgefabric reads back unchanged), Graphviz dot, a containerlab
 topology (.clab.yml) or GraphML, to standard output or to --output.
+
+Without --format, an --output name ending in .json, .clab.yml (.clab.yaml),
+.graphml (.xml) or .dot (.gv) gets that format, as edgefabric reads such a
+file back by its name; anything else gets native YAML. A --format the name
+contradicts (--format yaml -o x.graphml) is refused.
 
 --output replaces an existing file only once the new one is complete: an
 export that fails, or Ctrl-C, leaves it as it was (and no temporary file
@@ -212,9 +218,27 @@ beside it).`,
   edgefabric topo export ring:5 --format dot | dot -Tsvg > ring5.svg`,
 		Args: exactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			ff, err := topo.ParseFormat(format)
-			if err != nil {
-				return badInput(fmt.Errorf("--format: %w", err))
+			// A file named for one format holding another: edgefabric
+			// reads a .graphml or .json file back as its name says, so
+			// "-o x.graphml" wrote YAML it could not read.
+			named := topo.FormatInvalid
+			if out != "-" {
+				named = formatOfName(out)
+			}
+			ff := named
+			if format != "" { // given (empty, it is refused)
+				var err error
+				if ff, err = topo.ParseFormat(format); err != nil {
+					return badInput(fmt.Errorf("--format: %w", err))
+				}
+				// A .yaml file may hold a containerlab topology or JSON
+				// (YAML too): the reader tells them apart by content.
+				if named != topo.FormatInvalid && ff != named && !(named == topo.FormatYAML && (ff == topo.FormatClab || ff == topo.FormatJSON)) {
+					return badInput(fmt.Errorf("--format %s: --output %s names a %s file: give --format %s, or a name that fits", ff, out, named, named))
+				}
+			}
+			if ff == topo.FormatInvalid {
+				ff = topo.FormatYAML
 			}
 			g, err := f.resolve(args[0])
 			if err != nil {
@@ -228,9 +252,32 @@ beside it).`,
 		},
 	}
 	f.register(c)
-	c.Flags().StringVar(&format, "format", "yaml", "output format: yaml, json, dot, clab or graphml")
+	c.Flags().StringVar(&format, "format", "", "output format: yaml, json, dot, clab or graphml (default: what the --output name says, else yaml)")
 	c.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
 	return c
+}
+
+// formatOfName is the export format a file name asks for, as
+// topo.DetectFormat reads the file back (.graphml and .xml are GraphML,
+// .json JSON, .dot and .gv DOT), with containerlab's .clab.yml and
+// .clab.yaml, and .yaml and .yml native YAML; FormatInvalid for any other
+// name.
+func formatOfName(name string) topo.Format {
+	base := strings.ToLower(filepath.Base(name))
+	if strings.HasSuffix(base, ".clab.yml") || strings.HasSuffix(base, ".clab.yaml") {
+		return topo.FormatClab
+	}
+	switch filepath.Ext(base) {
+	case ".graphml", ".xml":
+		return topo.FormatGraphML
+	case ".json":
+		return topo.FormatJSON
+	case ".dot", ".gv":
+		return topo.FormatDOT
+	case ".yaml", ".yml":
+		return topo.FormatYAML
+	}
+	return topo.FormatInvalid
 }
 
 func newTopoListCmd() *cobra.Command {
