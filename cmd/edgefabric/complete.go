@@ -23,6 +23,10 @@ func flagValues() map[string][]string {
 	}
 }
 
+// dirFlags name a directory, wherever they are defined: completion offers
+// directories only (it offered files, which they refuse).
+var dirFlags = []string{"out", "pcap"}
+
 // registerCompletions teaches shell completion the values of the flags
 // above, lab names for the lab verbs, and the names of reproductions and
 // benchmarks: completion offered file names for all of them.
@@ -33,6 +37,11 @@ func registerCompletions(root *cobra.Command) {
 		for name, vals := range values {
 			if c.LocalNonPersistentFlags().Lookup(name) != nil {
 				_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(vals, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		for _, name := range dirFlags {
+			if c.LocalNonPersistentFlags().Lookup(name) != nil {
+				_ = c.MarkFlagDirname(name)
 			}
 		}
 		switch c.Name() {

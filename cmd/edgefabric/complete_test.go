@@ -25,6 +25,12 @@ func TestCompletionValues(t *testing.T) {
 		{[]string{"link", "lab1", "s1", "s2", ""}, "down\nup\n:4\n"},
 		{[]string{"exec", "lab1", ""}, ":4\n"},
 		{[]string{"exec", "lab1", "h1", "--", "cat", ""}, ":0\n"}, // file names
+		// Directories only for the flags that take one (:16 filters
+		// directories); files for a file.
+		{[]string{"plan", "spain", "fattree:4", "--out", ""}, ":16\n"},
+		{[]string{"repro", "spain-table3", "--out", ""}, ":16\n"},
+		{[]string{"sim", "x.yaml", "--pcap", ""}, ":16\n"},
+		{[]string{"topo", "export", "ring:3", "-o", ""}, ":0\n"},
 	} {
 		code, out, _ := topoCLI(append([]string{"__complete"}, c.args...)...)
 		// cobra filters by the prefix typed only in the shell script, so
