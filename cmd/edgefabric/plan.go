@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,7 +44,7 @@ func newPlanSpainCmd() *cobra.Command {
 		tiesArg    string
 		noPrune    bool
 		withPaths  bool
-		skipArg    string
+		skipArgs   []string
 	)
 	c := &cobra.Command{
 		Use:   "spain TOPO",
@@ -76,7 +78,8 @@ port: native and tagged VLANs, and the interface names a containerlab or
 GraphML file gives) and vreach.json (V_reach per edge switch); with --paths
 also paths.json, every pair's paths with the VLANs that hold each.
 --skip-vlans 1002-1005,3968-4094 keeps IDs out of the plan (reserved on the
-switches, or in use): the VLANs take the lowest free IDs instead.
+switches, or in use; repeat the flag to add more): the VLANs take the lowest
+free IDs instead.
 --ties picks how Algorithm 1 chooses among equal-cost paths: pair (the
 default: a plain shortest-path search scanning ports in order, with every
 node's scan starting at one offset drawn per pair; a pair resolves its
@@ -129,8 +132,8 @@ See docs/spain-plan.md.`,
 				return err
 			}
 			opt.K = k
-			if opt.SkipVLANs, err = plan.ParseRanges(skipArg); err != nil {
-				return badInput(fmt.Errorf("--skip-vlans %w", err))
+			if opt.SkipVLANs, err = parseSkipVLANs(skipArgs); err != nil {
+				return err
 			}
 			for _, id := range opt.SkipVLANs {
 				if id < 2 || id > paths.MaxVLANs {
@@ -256,7 +259,7 @@ See docs/spain-plan.md.`,
 	c.Flags().BoolVar(&printVLANs, "vlans", false, "list every VLAN's links in the text summary (the JSON always has them)")
 	c.Flags().BoolVar(&withPaths, "paths", false, "with --out, also write paths.json: every computed path, its nodes and the VLANs that hold it (about 100 bytes a path)")
 	c.Flags().BoolVar(&noPrune, "no-prune", false, "keep the parallel packer's best trial as it is: do not delete VLANs whose paths fit into others")
-	c.Flags().StringVar(&skipArg, "skip-vlans", "", "VLAN IDs the plan must not use, such as 1002-1005 (reserved on Cisco IOS) or IDs in use: the VLANs take the lowest free IDs")
+	c.Flags().StringArrayVar(&skipArgs, "skip-vlans", nil, "VLAN `IDS` the plan must not use, such as 1002-1005 (reserved on Cisco IOS) or IDs in use: the VLANs take the lowest free IDs (separate with commas or repeat the flag)")
 	c.Flags().StringVar(&tiesArg, "ties", "pair", `Algorithm 1's tie-breaking among equal-cost paths: "pair" (one random port offset per pair, at every node), "random" (at random at every node), "ordered" (lowest port first) or "node" (a random fixed port preference per node)`)
 	// One seed drives the random topologies and the planner alike.
 	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
@@ -322,6 +325,26 @@ func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// parseSkipVLANs reads every --skip-vlans given: all of them are kept out
+// (a second --skip-vlans replaced the first, so that "--skip-vlans
+// 1002-1005 --skip-vlans 4000" planned VLANs into the reserved IDs).
+func parseSkipVLANs(args []string) ([]int, error) {
+	seen := map[int]bool{}
+	for _, a := range args {
+		if a == "" {
+			return nil, badInput(errors.New("--skip-vlans: empty value (leave the flag out for its default; see 'edgefabric plan spain --help')"))
+		}
+		ids, err := plan.ParseRanges(a)
+		if err != nil {
+			return nil, badInput(fmt.Errorf("--skip-vlans %w", err))
+		}
+		for _, id := range ids {
+			seen[id] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }
 
 // plural is "1 pair" or "n pairs".
