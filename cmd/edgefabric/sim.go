@@ -36,7 +36,8 @@ their aggregate, when the port states (stp) last changed after the start and
 each failure, engine drops by reason and the run's trace_hash: the same
 scenario and seed give the same hash on any machine.
 
---pcap DIR writes complete pcap files when the run ends.
+--pcap DIR writes complete pcap files when the run ends; a run that cannot
+write them (a full disk) removes them, prints no results and exits 1.
 
 Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) stops the run at the next event, in
 virtual time: the captures are flushed and closed, complete up to then, and
@@ -128,6 +129,14 @@ The scenario format is described in docs/sim.md; examples/ has working files.`,
 			if err != nil {
 				if errors.Is(err, scenario.ErrScenario) {
 					return badInput(err)
+				}
+				if pcapDir != "" {
+					// A capture that could not be written (a full disk)
+					// is cut mid-record, and no results are printed:
+					// the run's captures go, as when a stop aborts it,
+					// and the directories --pcap made.
+					abort()
+					return fmt.Errorf("%w; the run's captures were removed", err)
 				}
 				return err
 			}
