@@ -710,9 +710,17 @@ func TestKernelBridgePlan(t *testing.T) {
 				tbf = q
 			}
 		}
-		if err != nil || tbf == nil || tbf.Rate != bps || tbf.Limit != limit || tbf.Buffer != netlink.Xmittime(bps, burst) ||
+		// The kernel takes the bucket in bytes (TCA_TBF_BURST, addTBF) and
+		// reports it as the time the rate sends it in, in 64 ns ticks, from
+		// its own fixed-point rate (psched_l2t_ns): within a tick of the
+		// exact time.
+		wantBuf := int64(uint64(burst) * 1e9 / bps >> 6)
+		if err != nil || tbf == nil || tbf.Rate != bps || tbf.Limit != limit || abs64(int64(tbf.Buffer)-wantBuf) > 1 ||
 			tbf.Handle != netlink.MakeHandle(1, 0) || tbf.Parent != netlink.HANDLE_ROOT {
-			t.Errorf("%s %s: tbf %+v, %v; want rate %d limit %d buffer %d", ln.name, c.dev, tbf, err, bps, limit, netlink.Xmittime(bps, burst))
+			t.Errorf("%s %s: tbf %+v, %v; want rate %d limit %d buffer %d ticks", ln.name, c.dev, tbf, err, bps, limit, wantBuf)
+			if tbf != nil {
+				t.Logf("got rate %d limit %d buffer %d", tbf.Rate, tbf.Limit, tbf.Buffer)
+			}
 		}
 	}
 	out, err := l.Exec(context.Background(), "s1", "cat", "/sys/class/net/br0/bridge/forward_delay", "/sys/class/net/br0/bridge/hello_time",
@@ -994,4 +1002,11 @@ func TestNotReadyBridgeStates(t *testing.T) {
 			t.Errorf("port %s: notReady() = %q, want %q", BridgePortStateName(c.state), got, c.want)
 		}
 	}
+}
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }
