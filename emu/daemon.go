@@ -859,19 +859,21 @@ func readOwner(name string) (owner, bool) {
 	return o, true
 }
 
-// stopProcess sends SIGTERM, waits up to timeout, then SIGKILL, each
-// only while pid is still the process that started at start (a wait may
-// have been long enough for the pid to be reused). It reports whether the
-// process left on SIGTERM (or was gone already), not SIGKILL.
+// stopProcess sends SIGTERM, waits up to timeout, then SIGKILL, only to
+// the process that started at start: it is pinned (pin) while pid is
+// that process, and the signals go to it alone, even if it exits and its
+// pid is reused meanwhile. It reports whether the process left on SIGTERM
+// (or was gone already), not SIGKILL.
 func stopProcess(pid int, start uint64, timeout time.Duration) bool {
-	if !alive(pid, start) {
+	p := pin(pid, func() bool { return alive(pid, start) })
+	if p == nil {
+		return !alive(pid, start)
+	}
+	defer p.close()
+	p.signal(unix.SIGTERM)
+	if waitGone(pid, start, timeout) || !p.signal(unix.SIGKILL) {
 		return true
 	}
-	unix.Kill(pid, unix.SIGTERM)
-	if waitGone(pid, start, timeout) || !alive(pid, start) {
-		return true
-	}
-	unix.Kill(pid, unix.SIGKILL)
 	waitGone(pid, start, 5*time.Second)
 	return false
 }

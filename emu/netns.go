@@ -285,7 +285,9 @@ func nsInode(h netns.NsHandle) (uint64, bool) {
 	return st.Ino, true
 }
 
-// killInNamespaces is killNSProcesses for namespaces given by inode.
+// killInNamespaces is killNSProcesses for namespaces given by inode. Each
+// process is pinned (pin) and killed only if, pinned, it is still in one
+// of them.
 func killInNamespaces(inodes map[uint64]bool, spare ...int) []int {
 	if len(inodes) == 0 {
 		return nil
@@ -301,26 +303,46 @@ func killInNamespaces(inodes map[uint64]bool, spare ...int) []int {
 		if err != nil || pid == os.Getpid() || slices.Contains(spare, pid) {
 			continue
 		}
-		link, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "net"))
-		if err != nil {
+		if !inNamespaces(pid, inodes) {
 			continue
 		}
-		// "net:[4026532384]"
-		ino, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(link, "net:["), "]"), 10, 64)
-		if err != nil || !inodes[ino] {
+		// Looked at again once pinned: the process seen above may have
+		// exited since, and its pid passed to another process, anyone's.
+		var start uint64
+		p := pin(pid, func() bool {
+			var err error
+			if !inNamespaces(pid, inodes) {
+				return false
+			}
+			start, err = procStart(pid)
+			return err == nil
+		})
+		if p == nil {
 			continue
 		}
-		start, _ := procStart(pid) // 0, "any", if it is already gone
-		if unix.Kill(pid, unix.SIGKILL) == nil {
+		if p.signal(unix.SIGKILL) {
 			pids = append(pids, pid)
 			starts = append(starts, start)
 		}
+		p.close()
 	}
 	deadline := time.Now().Add(killWait)
 	for i, pid := range pids {
 		waitGone(pid, starts[i], time.Until(deadline))
 	}
 	return pids
+}
+
+// inNamespaces reports whether pid runs in one of the namespaces whose
+// inodes are given.
+func inNamespaces(pid int, inodes map[uint64]bool) bool {
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	if err != nil {
+		return false
+	}
+	// "net:[4026532384]"
+	ino, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(link, "net:["), "]"), 10, 64)
+	return err == nil && inodes[ino]
 }
 
 // killWait bounds how long killNSProcesses waits for its victims to exit.
