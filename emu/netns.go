@@ -232,7 +232,22 @@ func openNS(name string) (netns.NsHandle, error) {
 // processes it killed are gone (or after killWait): SIGKILL takes effect
 // when the victim next runs, and until then it holds its namespace.
 func killNSProcesses(names []string, spare ...int) []int {
-	return killInNamespaces(nsInodes(names), spare...)
+	// Held open until the kill is done: processes are matched by their
+	// namespace's inode number, and a namespace whose last reference
+	// goes meanwhile (its daemon's teardown removing it) frees that
+	// number for the next namespace made, anyone's.
+	inodes := map[uint64]bool{}
+	for _, n := range names {
+		h, ok := openRealNS(n)
+		if !ok {
+			continue
+		}
+		defer h.Close()
+		if ino, ok := nsInode(h); ok {
+			inodes[ino] = true
+		}
+	}
+	return killInNamespaces(inodes, spare...)
 }
 
 // nsInodes returns the inodes of the named namespaces.
@@ -285,12 +300,19 @@ func nsInode(h netns.NsHandle) (uint64, bool) {
 	return st.Ino, true
 }
 
-// killInNamespaces is killNSProcesses for namespaces given by inode. Each
-// process is pinned (pin) and killed only if, pinned, it is still in one
-// of them.
+// beforeProcScan, when set (tests), runs in killInNamespaces before it
+// looks through /proc.
+var beforeProcScan func()
+
+// killInNamespaces is killNSProcesses for namespaces given by inode. The
+// caller holds the namespaces open. Each process is pinned (pin) and
+// killed only if, pinned, it is still in one of them.
 func killInNamespaces(inodes map[uint64]bool, spare ...int) []int {
 	if len(inodes) == 0 {
 		return nil
+	}
+	if beforeProcScan != nil {
+		beforeProcScan()
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {

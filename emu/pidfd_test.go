@@ -3,12 +3,14 @@ package emu
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -182,4 +184,88 @@ func wantSignal(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != sig {
 		t.Fatalf("pid %d ended with %v, want %v", cmd.Process.Pid, cmd.ProcessState, sig)
 	}
+}
+
+// newUnnamedNS makes a network namespace without a name, held only by
+// the handle returned.
+func newUnnamedNS(t *testing.T) netns.NsHandle {
+	t.Helper()
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		t.Fatal(err)
+	}
+	defer orig.Close()
+	h, err := netns.New()
+	if serr := netns.Set(orig); serr != nil {
+		t.Fatalf("leave the new namespace: %v", serr) // the thread stays locked, and is retired
+	}
+	runtime.UnlockOSThread()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestKillNSProcessesHoldsNamespaces: down's first kill looked up the
+// inode numbers of the lab's namespaces by name, then looked through
+// /proc for processes in them, holding nothing open. A namespace removed
+// in between (its daemon tearing the lab down) frees its number, which
+// the kernel gives to the next namespace made, anyone's: its processes
+// were killed. Here the namespace is removed there, and namespaces are
+// made until one has its number (which cannot happen while down holds
+// the namespace open) and a process is started in it.
+func TestKillNSProcessesHoldsNamespaces(t *testing.T) {
+	needRoot(t)
+	needTool(t, "sleep")
+	ns := Prefix(labName()) + "ino"
+	leftoverNS(t, ns)
+	t.Cleanup(func() { deleteNS(ns) })
+	var old uint64
+	for ino := range nsInodes([]string{ns}) {
+		old = ino
+	}
+	if old == 0 {
+		t.Fatal("no inode for the namespace")
+	}
+	var made []netns.NsHandle
+	t.Cleanup(func() {
+		for _, h := range made {
+			h.Close()
+		}
+	})
+	var other *exec.Cmd
+	beforeProcScan = func() {
+		beforeProcScan = nil
+		if err := deleteNS(ns); err != nil {
+			t.Errorf("remove %s: %v", ns, err)
+			return
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for len(made) < 200 && time.Now().Before(deadline) {
+			h := newUnnamedNS(t)
+			made = append(made, h)
+			if got, _ := nsInode(h); got == old {
+				cmd := exec.Command("sleep", "60")
+				if err := inNS(h, cmd.Start); err != nil {
+					t.Error(err)
+					return
+				}
+				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+				other = cmd
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	defer func() { beforeProcScan = nil }()
+	if killed := killNSProcesses([]string{ns}); len(killed) != 0 {
+		t.Errorf("killed %v; nothing ran in the lab's namespace", killed)
+	}
+	if other == nil {
+		t.Logf("no namespace took the number %d in %d tries", old, len(made))
+		return
+	}
+	wantUntouched(t, other, "in a namespace that took the inode number of the lab's")
 }
