@@ -23,8 +23,9 @@ var (
 	ErrReset = errors.New("connection reset")
 	// ErrTimeout: a connection gave up after its retries.
 	ErrTimeout = errors.New("connection timed out")
-	// ErrPortsExhausted: no free ephemeral port toward that peer (or, for
-	// a ping, no free ICMP identifier).
+	// ErrPortsExhausted: no free ephemeral port (for TCP, toward that
+	// peer; for UDP, every one is held by a running UDP app) or, for a
+	// ping, no free ICMP identifier.
 	ErrPortsExhausted = errors.New("ephemeral ports exhausted")
 )
 
@@ -165,6 +166,7 @@ type Host struct {
 
 	udpPorts map[uint16]*UDPPortStats
 	udpFlows map[udpFlowKey]*UDPFlowStats
+	udpApps  map[uint16]*UDPApp // running UDP apps by source port
 
 	dhcp *dhcpClient
 
@@ -258,7 +260,7 @@ func New(cfg Config) *Host {
 		mac:       wire.MAC(cfg.MAC),
 		conns:     make(map[connKey]*TCPConn),
 		listeners: make(map[uint16]func(*TCPConn)),
-		nextPort:  49152,
+		nextPort:  ephemeralFirst,
 	}
 	if !cfg.DHCP && cfg.IP.Addr().Is4() {
 		h.ip = cfg.IP.Addr()

@@ -651,7 +651,7 @@ func TestUDPArguments(t *testing.T) {
 		t.Fatalf("port 0: %v", u.Err())
 	}
 	a.nextPort = 65534
-	if p, q := a.ephemeralUDP(), a.ephemeralUDP(); p != 65535 || q != 49152 {
+	if p, q := a.ephemeralPort(), a.ephemeralPort(); p != 65535 || q != 49152 {
 		t.Fatalf("ports %d, %d; want 65535, 49152", p, q)
 	}
 }

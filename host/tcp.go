@@ -382,8 +382,8 @@ func (h *Host) Connect(dst netip.Addr, port uint16) (*TCPConn, error) {
 		return nil, fmt.Errorf("host: %s: connect %v: port 0: %w", h.cfg.Name, dst, ErrBadArgument)
 	}
 	k := connKey{raddr: dst.As4(), rport: port}
-	for range 65536 - 49152 {
-		k.lport = h.ephemeralUDP()
+	for range ephemeralPorts {
+		k.lport = h.ephemeralPort()
 		if h.conns[k] == nil {
 			break
 		}

@@ -240,19 +240,55 @@ func (h *Host) UDP(dst netip.Addr, dstPort uint16, rateBps int64, size int, dur 
 		a.fire()
 		return a
 	}
-	a.srcPort = h.ephemeralUDP()
+	port, ok := h.udpSourcePort()
+	if !ok {
+		a.err = fmt.Errorf("host: %s: udp %v: all %d ephemeral ports in use by running UDP apps: %w", h.cfg.Name, dst, ephemeralPorts, ErrPortsExhausted)
+		a.fire()
+		return a
+	}
+	a.srcPort = port
+	if h.udpApps == nil {
+		h.udpApps = make(map[uint16]*UDPApp)
+	}
+	h.udpApps[port] = a
+	a.OnDone(func() { delete(h.udpApps, port) })
 	a.start = h.env.Now()
 	a.until = a.start + dur
 	a.tick()
 	return a
 }
 
-func (h *Host) ephemeralUDP() uint16 {
+// The ephemeral port range, 49152-65535 (RFC 6335 §6, IANA's dynamic
+// ports).
+const (
+	ephemeralFirst = 49152
+	ephemeralPorts = 65536 - ephemeralFirst
+)
+
+// ephemeralPort returns the next port of the ephemeral range, round
+// robin; TCP and UDP draw from the same counter. The callers skip ports
+// in use.
+func (h *Host) ephemeralPort() uint16 {
 	h.nextPort++
-	if h.nextPort < 49152 {
-		h.nextPort = 49152
+	if h.nextPort < ephemeralFirst {
+		h.nextPort = ephemeralFirst
 	}
 	return h.nextPort
+}
+
+// udpSourcePort returns an ephemeral port no running UDP app sends from,
+// as Linux's autobind picks a port no UDP socket holds, or false when
+// all are taken. The counter wraps after 16,384 ports, TCP's included:
+// without the check a UDP app took the port of one still running, and a
+// receiver, which keys its flows by source address and ports, merged the
+// two flows' statistics.
+func (h *Host) udpSourcePort() (uint16, bool) {
+	for range ephemeralPorts {
+		if p := h.ephemeralPort(); h.udpApps[p] == nil {
+			return p, true
+		}
+	}
+	return 0, false
 }
 
 func (a *UDPApp) tick() {
