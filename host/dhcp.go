@@ -264,7 +264,12 @@ func (d *dhcpClient) receive(b []byte) {
 	sid, sok := netip.AddrFromSlice(m.ServerIdentifier().To4())
 	switch t := m.MessageType(); {
 	case t == dhcpv4.MessageTypeOffer && d.state == DHCPSelecting:
-		if !ok || !sok || !yi.IsGlobalUnicast() {
+		// The REQUEST names the server by its server identifier, and
+		// renewals go to it unicast: an OFFER must carry one (RFC 2131
+		// §4.3.1, Table 3), an address a host can send to. One of
+		// 0.0.0.0 made the REQUEST name no server and the renewals go to
+		// the gateway; one of 255.255.255.255 made them broadcasts.
+		if !ok || !yi.IsGlobalUnicast() || !sok || !usableUnicast(sid, netip.PrefixFrom(yi, leaseBits(m))) {
 			h.ctr.Inc("drop_dhcp_bad_offer")
 			return
 		}
@@ -283,8 +288,13 @@ func (d *dhcpClient) receive(b []byte) {
 			return
 		}
 		h.ctr.Inc("dhcp_ack_rx")
-		if sok {
+		// Only in REBINDING can the ACK name another server (otherServer),
+		// which renewals go to from then on: not one they cannot reach.
+		switch {
+		case sok && usableUnicast(sid, netip.PrefixFrom(yi, leaseBits(m))):
 			d.server = sid
+		case sok:
+			h.ctr.Inc("dhcp_server_id_ignored")
 		}
 		d.bind(m, yi)
 	case t == dhcpv4.MessageTypeNak && (d.state == DHCPRequesting || d.state == DHCPRenewing || d.state == DHCPRebinding):
@@ -324,12 +334,7 @@ func (d *dhcpClient) otherServer(sid netip.Addr, sok bool) bool {
 func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
 	h := d.h
 	now := h.env.Now()
-	bits := 24 // a client without a mask option assumes the common /24
-	if mask := m.SubnetMask(); mask != nil {
-		if ones, sz := mask.Size(); sz == 32 {
-			bits = ones
-		}
-	}
+	bits := leaseBits(m)
 	// The server's times are input from the wire. A lease of 2^32-1 s
 	// (RFC 2131's "infinite") does not fit in int64 picoseconds, so leases
 	// are capped at maxLease, which a run never reaches; a lease under a
@@ -378,6 +383,17 @@ func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
 	})
 }
 
+// leaseBits returns the prefix length of m's subnet mask option, or 24
+// without one (a client without a mask assumes the common /24).
+func leaseBits(m *dhcpv4.DHCPv4) int {
+	if mask := m.SubnetMask(); mask != nil {
+		if ones, sz := mask.Size(); sz == 32 {
+			return ones
+		}
+	}
+	return 24
+}
+
 // usableRouter returns the first router of the option (RFC 2132 §3.5:
 // in order of preference) that a host can send to, or the invalid address
 // for none: a unicast address (not in 0/8, loopback, multicast or class
@@ -388,14 +404,20 @@ func (d *dhcpClient) bind(m *dhcpv4.DHCPv4, addr netip.Addr) {
 // answer.
 func usableRouter(rs []net.IP, lease netip.Prefix) netip.Addr {
 	for _, r := range rs {
-		a, ok := netip.AddrFromSlice(r.To4())
-		if !ok || !(a.IsGlobalUnicast() || a.IsLinkLocalUnicast()) || a.As4()[0] == 0 || a.As4()[0] >= 240 ||
-			a == lease.Addr() || a == broadcastOf(lease) {
-			continue
+		if a, ok := netip.AddrFromSlice(r.To4()); ok && usableUnicast(a, lease) {
+			return a
 		}
-		return a
 	}
 	return netip.Addr{}
+}
+
+// usableUnicast reports whether a host holding lease can send to a: a
+// unicast IPv4 address (not in 0/8, loopback, multicast or class E, not
+// 255.255.255.255) that is neither the leased address nor the lease's
+// subnet broadcast.
+func usableUnicast(a netip.Addr, lease netip.Prefix) bool {
+	return a.Is4() && (a.IsGlobalUnicast() || a.IsLinkLocalUnicast()) && a.As4()[0] != 0 && a.As4()[0] < 240 &&
+		a != lease.Addr() && a != broadcastOf(lease)
 }
 
 // BOOTP's 'sname' and 'file' fields, as offsets into the message.
