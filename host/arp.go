@@ -213,6 +213,12 @@ func (h *Host) sendARP(op uint16, dst, tmac wire.MAC, tip netip.Addr) {
 	if !sip.IsValid() {
 		sip = netip.AddrFrom4([4]byte{})
 	}
+	h.sendARPFrom(op, dst, sip, tmac, tip)
+}
+
+// sendARPFrom sends an ARP packet with sender address sip (0.0.0.0 for an
+// RFC 5227 probe).
+func (h *Host) sendARPFrom(op uint16, dst wire.MAC, sip netip.Addr, tmac wire.MAC, tip netip.Addr) {
 	f, err := wire.AppendARPFrame(nil, dst, 0, &wire.ARP{Op: op, SenderMAC: h.mac, SenderIP: sip, TargetMAC: tmac, TargetIP: tip})
 	if err != nil {
 		// Only a non-IPv4 target can fail, and the callers pass IPv4.
@@ -249,6 +255,9 @@ func (h *Host) receiveARP(frame []byte) {
 		return
 	}
 	h.ctr.Inc("arp_rx")
+	if h.dhcp != nil && h.dhcp.conflict(&a) {
+		return
+	}
 	if a.SenderIP.IsUnspecified() {
 		// An address probe (RFC 5227): nothing to learn; answer if it
 		// asks for our address, which defends it.

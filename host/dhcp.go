@@ -70,6 +70,10 @@ type dhcpClient struct {
 	// ownGateway is the host's gateway from before the lease's router
 	// replaced it (Config.Gateway, or none), back when the router goes.
 	ownGateway netip.Addr
+	// Whether the address of an ACK is being checked
+	// (Config.DHCPARPCheck), and which.
+	checking  bool
+	checkAddr netip.Addr
 }
 
 func newDHCPClient(h *Host) *dhcpClient { return &dhcpClient{h: h, state: DHCPInit} }
@@ -87,6 +91,7 @@ func (h *Host) DHCP() (Lease, bool) {
 func (d *dhcpClient) begin() {
 	d.state = DHCPSelecting
 	d.tries = 0
+	d.checking = false
 	r := d.h.env.Rand().Uint32()
 	d.xid = dhcpv4.TransactionID{byte(r >> 24), byte(r >> 16), byte(r >> 8), byte(r)}
 	d.discover()
@@ -137,9 +142,16 @@ func ipOf(a netip.Addr) net.IP {
 	return net.IP(v[:])
 }
 
-// broadcast sends m from 0.0.0.0 (or our address) to 255.255.255.255.
+// broadcast sends m from 0.0.0.0 (or our address) to 255.255.255.255,
+// asking for a broadcast reply.
 func (d *dhcpClient) broadcast(m *dhcpv4.DHCPv4) {
 	m.SetBroadcast() // we cannot receive unicast before we are configured
+	d.sendBroadcast(m)
+}
+
+// sendBroadcast sends m from 0.0.0.0 (or our address) to
+// 255.255.255.255.
+func (d *dhcpClient) sendBroadcast(m *dhcpv4.DHCPv4) {
 	src := netip.AddrFrom4([4]byte{})
 	if d.h.ip.IsValid() {
 		src = d.h.ip
@@ -278,7 +290,7 @@ func (d *dhcpClient) receive(b []byte) {
 		d.state = DHCPRequesting
 		d.tries = 0
 		d.request()
-	case t == dhcpv4.MessageTypeAck && (d.state == DHCPRequesting || d.state == DHCPRenewing || d.state == DHCPRebinding):
+	case t == dhcpv4.MessageTypeAck && (d.state == DHCPRequesting && !d.checking || d.state == DHCPRenewing || d.state == DHCPRebinding):
 		if !ok || !yi.IsGlobalUnicast() {
 			h.ctr.Inc("drop_dhcp_bad_ack")
 			return
@@ -296,6 +308,10 @@ func (d *dhcpClient) receive(b []byte) {
 		case sok:
 			h.ctr.Inc("dhcp_server_id_ignored")
 		}
+		if d.state == DHCPRequesting && h.cfg.DHCPARPCheck > 0 {
+			d.check(m, yi)
+			return
+		}
 		d.bind(m, yi)
 	case t == dhcpv4.MessageTypeNak && (d.state == DHCPRequesting || d.state == DHCPRenewing || d.state == DHCPRebinding):
 		// Only a REQUEST draws a NAK (RFC 2131 §4.3.2): in INIT a second
@@ -306,6 +322,7 @@ func (d *dhcpClient) receive(b []byte) {
 			return
 		}
 		h.ctr.Inc("dhcp_nak_rx")
+		d.checking = false
 		d.drop()
 		// Start over after a pause: a server that NAKs every request
 		// would otherwise meet a DISCOVER storm.
@@ -315,6 +332,75 @@ func (d *dhcpClient) receive(b []byte) {
 	default:
 		h.ctr.Inc("dhcp_unexpected")
 	}
+}
+
+// dhcpDeclineWait is the pause between a DHCPDECLINE and the next
+// DISCOVER: RFC 2131 §3.1 step 5's minimum of ten seconds, ISC
+// dhclient's default.
+const dhcpDeclineWait = 10 * element.Second
+
+// check probes the address of an ACK in REQUESTING before binding it
+// (Config.DHCPARPCheck): an RFC 5227 probe, an ARP request from 0.0.0.0,
+// so that no neighbour caches the address yet. The client binds when
+// nobody claimed it in time; conflict declines it. The pending request
+// retransmission is cancelled, and an ACK that arrives meanwhile (one
+// for a retransmission) is not taken.
+func (d *dhcpClient) check(m *dhcpv4.DHCPv4, addr netip.Addr) {
+	h := d.h
+	d.checking = true
+	d.checkAddr = addr
+	h.ctr.Inc("dhcp_arp_probe_tx")
+	h.sendARPFrom(wire.ARPRequest, wire.Broadcast, netip.AddrFrom4([4]byte{}), wire.MAC{}, addr)
+	d.after(h.cfg.DHCPARPCheck, func() {
+		d.checking = false
+		d.bind(m, addr)
+	})
+}
+
+// conflict reports whether ARP packet a, received while the client
+// checks an address, shows another host using it, and if so declines
+// the address. RFC 5227 §2.1.1: any ARP packet whose sender address is
+// the address probed for, and any probe for it (sender 0.0.0.0) from
+// another hardware address, which another host checking the same
+// address sends.
+func (d *dhcpClient) conflict(a *wire.ARP) bool {
+	if !d.checking || a.SenderMAC == d.h.mac {
+		return false
+	}
+	probe := a.SenderIP.IsUnspecified() && a.Op == wire.ARPRequest && a.TargetIP == d.checkAddr
+	if a.SenderIP != d.checkAddr && !probe {
+		return false
+	}
+	d.h.ctr.Inc("dhcp_arp_conflict")
+	d.decline()
+	return true
+}
+
+// decline tells the server the address it acknowledged is in use (RFC
+// 2131 §4.4.1: the client MUST send a DHCPDECLINE) and starts over after
+// dhcpDeclineWait. The message carries what Table 5 asks of a
+// DHCPDECLINE: the requested address and the server identifier, the
+// client identifier, and nothing else (no parameter request list, no
+// host name); it is broadcast, without the broadcast flag (no reply
+// comes).
+func (d *dhcpClient) decline() {
+	h := d.h
+	d.checking = false
+	m := &dhcpv4.DHCPv4{
+		OpCode: dhcpv4.OpcodeBootRequest, HWType: iana.HWTypeEthernet, TransactionID: d.xid,
+		ClientHWAddr: net.HardwareAddr(append([]byte(nil), h.mac[:]...)),
+		ClientIPAddr: net.IPv4zero, YourIPAddr: net.IPv4zero, ServerIPAddr: net.IPv4zero, GatewayIPAddr: net.IPv4zero,
+		Options: make(dhcpv4.Options),
+	}
+	m.UpdateOption(dhcpv4.OptMessageType(dhcpv4.MessageTypeDecline))
+	m.UpdateOption(dhcpv4.OptClientIdentifier(append([]byte{1}, h.mac[:]...)))
+	m.UpdateOption(dhcpv4.OptRequestedIPAddress(ipOf(d.checkAddr)))
+	m.UpdateOption(dhcpv4.OptServerIdentifier(ipOf(d.server)))
+	h.ctr.Inc("dhcp_decline_tx")
+	d.sendBroadcast(m)
+	d.state = DHCPInit
+	d.tries = 0
+	d.after(dhcpDeclineWait, d.begin)
 }
 
 // otherServer reports whether an ACK or NAK names a server other than

@@ -44,14 +44,23 @@ func FuzzParse(f *testing.F) {
 
 // FuzzDHCPClient feeds arbitrary DHCP replies to a client in every state
 // where it takes replies (the first byte picks SELECTING, REQUESTING,
-// BOUND, RENEWING or REBINDING; the last three after a real lease); the
-// transaction ID and hardware address are patched in so that the bytes get
-// past the first checks. No panic, and a well-formed server still gets it
-// bound afterwards.
+// BOUND, RENEWING or REBINDING, modulo 5; the last three after a real
+// lease; from 128 on, the client checks its addresses by ARP,
+// Config.DHCPARPCheck); the transaction ID and hardware address are
+// patched in so that the bytes get past the first checks. No panic, and a
+// well-formed server still gets it bound afterwards.
 func FuzzDHCPClient(f *testing.F) {
 	f.Add([]byte{0, 2, 1, 6, 0})
 	f.Add(append([]byte{3}, make([]byte, 300)...))
 	f.Add(append([]byte{4}, make([]byte, 300)...))
+	// 131 % 5: REQUESTING, checking; an ACK, which starts the check.
+	ack, err := dhcpv4.New(dhcpv4.WithMessageType(dhcpv4.MessageTypeAck), dhcpv4.WithYourIP(net.IPv4(10, 0, 0, 101)),
+		dhcpv4.WithOption(dhcpv4.OptServerIdentifier(net.IPv4(10, 0, 0, 1))))
+	if err != nil {
+		f.Fatal(err)
+	}
+	ack.OpCode = dhcpv4.OpcodeBootReply
+	f.Add(append([]byte{131}, ack.ToBytes()...))
 	states := []DHCPState{DHCPSelecting, DHCPRequesting, DHCPBound, DHCPRenewing, DHCPRebinding}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		if len(in) == 0 {
@@ -59,9 +68,12 @@ func FuzzDHCPClient(f *testing.F) {
 		}
 		st := states[int(in[0])%len(states)]
 		n, h, s := dhcpPair(t, 0)
+		if in[0] >= 128 {
+			h.cfg.DHCPARPCheck = sec // read at the ACK, after attach
+		}
 		bound := st != DHCPSelecting && st != DHCPRequesting
 		s.silent = !bound
-		n.run(ms)
+		n.run(ms + h.cfg.DHCPARPCheck)
 		s.silent = true
 		// Each state reached the way the client reaches it, timers and all.
 		switch st {

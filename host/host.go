@@ -59,6 +59,14 @@ type Config struct {
 	Gateway netip.Addr
 	// DHCP makes the host obtain its address with a DHCP client at start.
 	DHCP bool
+	// DHCPARPCheck, when positive, makes the DHCP client check the
+	// address a server acknowledged before taking it (RFC 2131 §2.2,
+	// §4.4.1): an ARP probe for it from 0.0.0.0 (RFC 5227), then this
+	// long for another host to claim it. If one does, the client sends a
+	// DHCPDECLINE and starts over 10 s later. Off by default, as in
+	// udhcpc (its -a option: one probe, 2 s) and ISC dhclient (whose
+	// stock Linux script does no check): a check delays every lease.
+	DHCPARPCheck element.Time
 	// MTU of the NIC; MSS is MTU-40. Default 1500.
 	MTU int
 	// ARPTimeout is how long a resolved entry stays fresh. Default 60 s.

@@ -5,8 +5,12 @@ import (
 	"net"
 	"net/netip"
 	"testing"
+	"time"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
+
+	"github.com/edgefabric/edgefabric/element"
+	"github.com/edgefabric/edgefabric/wire"
 )
 
 // TestUDPSourcePortInUse: a UDP app's source port is one no running UDP
@@ -108,5 +112,146 @@ func TestDHCPOfferServerIDChecked(t *testing.T) {
 	h.dhcp.receive(dhcpMsg(t, h, dhcpv4.MessageTypeAck, net.IPv4(10, 0, 0, 101), net.IPv4zero))
 	if l, _ := h.DHCP(); l.State != "BOUND" || l.Acks != 2 || l.Server != s.ip || h.Counter("dhcp_server_id_ignored") != 1 {
 		t.Fatalf("rebinding ACK naming 0.0.0.0: lease %+v; %v", l, h.Counters())
+	}
+}
+
+// dhcpCheckNet puts a DHCP client that checks its addresses for check
+// (Config.DHCPARPCheck), the test's server and, when squat, a host that
+// already holds the address the server hands out (10.0.0.101) on a
+// learning switch. cw logs what the client sends.
+func dhcpCheckNet(t *testing.T, check element.Time, squat bool) (n *fakeNet, h *Host, s *dhcpServer, sq *Host, cw *wireEnd) {
+	t.Helper()
+	n = &fakeNet{}
+	sw := n.add(&hub{}, 99)
+	h = New(Config{Name: "c", MAC: [6]byte{2, 0, 0, 0, 0, 1}, DHCP: true, DHCPARPCheck: check})
+	s = &dhcpServer{mac: wire.MAC{2, 0, 0, 0, 0, 0xfe}, ip: netip.MustParseAddr("10.0.0.1"), leases: map[wire.MAC]netip.Addr{}, lease: time.Hour}
+	cw, _ = n.connect(n.add(h, 1), 1, sw, 1, gbps, us)
+	n.connect(n.add(s, 2), 1, sw, 2, gbps, us)
+	if squat {
+		sq = New(Config{Name: "sq", MAC: [6]byte{2, 0, 0, 0, 0, 9}, IP: netip.MustParsePrefix("10.0.0.101/24")})
+		n.connect(n.add(sq, 3), 1, sw, 3, gbps, us)
+	}
+	n.attach()
+	return n, h, s, sq, cw
+}
+
+// sentARP returns the ARP packets in log from index from, with the times
+// they were sent.
+func sentARP(log []sent, from int) (at []element.Time, arps []wire.ARP) {
+	for _, x := range log[from:] {
+		if a, err := wire.DecodeARP(x.f); err == nil {
+			at, arps = append(at, x.t), append(arps, a)
+		}
+	}
+	return at, arps
+}
+
+// TestDHCPARPCheck: with Config.DHCPARPCheck the client probes the
+// address of an ACK (RFC 2131 §2.2, §4.4.1; RFC 5227: an ARP request
+// from 0.0.0.0, which leaves neighbours' caches alone) and binds when
+// nobody answered within the check time; it never checked, and took an
+// address another host held. A host that holds it answers the probe: the
+// client sends a DHCPDECLINE (requested address and server identifier,
+// no parameter request list or host name, broadcast from 0.0.0.0), takes
+// no address, and starts over exactly 10 s later (RFC 2131 §3.1).
+func TestDHCPARPCheck(t *testing.T) {
+	const check = 2 * sec
+	offered := netip.MustParseAddr("10.0.0.101")
+	n, h, _, _, cw := dhcpCheckNet(t, check, false)
+	n.run(ms)
+	at, arps := sentARP(cw.log, 0)
+	if len(arps) != 1 || arps[0].Op != wire.ARPRequest || !arps[0].SenderIP.IsUnspecified() || arps[0].TargetIP != offered ||
+		h.Addr().IsValid() || h.Counter("dhcp_arp_probe_tx") != 1 {
+		t.Fatalf("probe: %+v; address %v, %v", arps, h.Addr(), h.Counters())
+	}
+	n.run(at[0] + check + ms)
+	if l, _ := h.DHCP(); h.Addr() != offered || l.Bound != at[0]+check || h.Counter("dhcp_request_tx") != 1 || h.Counter("dhcp_decline_tx") != 0 {
+		t.Fatalf("after the check: address %v, lease %+v; %v", h.Addr(), l, h.Counters())
+	}
+
+	n, h, s, sq, cw := dhcpCheckNet(t, check, true)
+	n.run(ms + check)
+	var decl *dhcpv4.DHCPv4
+	var declAt element.Time
+	for _, x := range cw.log {
+		if m, err := wire.DecodeDHCP(x.f); err == nil && m.MessageType() == dhcpv4.MessageTypeDecline {
+			decl, declAt = m, x.t
+			if src, dst := netip.AddrFrom4([4]byte(x.f[ethLen+12:ethLen+16])), netip.AddrFrom4([4]byte(x.f[ethLen+16:ethLen+20])); src != netip.AddrFrom4([4]byte{}) || dst != netip.AddrFrom4([4]byte{255, 255, 255, 255}) || wire.MAC(x.f[0:6]) != wire.Broadcast {
+				t.Errorf("DECLINE from %v to %v, MAC %v", src, dst, wire.MAC(x.f[0:6]))
+			}
+		}
+	}
+	if decl == nil || h.Addr().IsValid() || h.Counter("dhcp_arp_conflict") != 1 || h.Counter("dhcp_decline_tx") != 1 || sq.Counter("arp_conflict") != 0 {
+		t.Fatalf("address held by another host: address %v, %v (squatter %v)", h.Addr(), h.Counters(), sq.Counters())
+	}
+	if !decl.RequestedIPAddress().Equal(net.IP(offered.AsSlice())) || !decl.ServerIdentifier().Equal(net.IP(s.ip.AsSlice())) ||
+		decl.Options.Has(dhcpv4.OptionParameterRequestList) || decl.Options.Has(dhcpv4.OptionHostName) || decl.IsBroadcast() ||
+		!decl.ClientIPAddr.Equal(net.IPv4zero) || s.got[len(s.got)-1] != dhcpv4.MessageTypeDecline {
+		t.Fatalf("DECLINE %v; server saw %v", decl.Summary(), s.got)
+	}
+	// The server hands out another address from now on.
+	s.leases[wire.MAC(h.mac)] = netip.MustParseAddr("10.0.0.102")
+	mark := len(cw.log)
+	n.run(declAt + 10*sec + 10*ms)
+	var disc []element.Time
+	for _, x := range cw.log[mark:] {
+		if m, err := wire.DecodeDHCP(x.f); err == nil && m.MessageType() == dhcpv4.MessageTypeDiscover {
+			disc = append(disc, x.t)
+		}
+	}
+	if len(disc) != 1 || disc[0] != declAt+10*sec {
+		t.Fatalf("DISCOVERs at %v after a DECLINE at %v", disc, declAt)
+	}
+	n.run(n.now + check)
+	if h.Addr() != netip.MustParseAddr("10.0.0.102") || h.Counter("dhcp_bound") != 1 {
+		t.Fatalf("after the restart: address %v, %v", h.Addr(), h.Counters())
+	}
+}
+
+// TestDHCPARPCheckConflicts: what counts as another host using the
+// address during the check (RFC 5227 §2.1.1): any ARP packet from it,
+// and another host's probe for it. ARP about other addresses, and the
+// client's own frames, do not; nor does a NAK's restart leave a check
+// behind.
+func TestDHCPARPCheckConflicts(t *testing.T) {
+	offered := netip.MustParseAddr("10.0.0.101")
+	zero := netip.AddrFrom4([4]byte{})
+	other := wire.MAC{2, 0, 0, 0, 0, 7}
+	for _, c := range []struct {
+		name     string
+		op       uint16
+		mac      wire.MAC
+		sip, tip netip.Addr
+		conflict bool
+	}{
+		{"reply from the address", wire.ARPReply, other, offered, zero, true},
+		{"gratuitous ARP for it", wire.ARPRequest, other, offered, offered, true},
+		{"request from it", wire.ARPRequest, other, offered, netip.MustParseAddr("10.0.0.1"), true},
+		{"another host's probe for it", wire.ARPRequest, other, zero, offered, true},
+		{"our own probe, looped back", wire.ARPRequest, wire.MAC{2, 0, 0, 0, 0, 1}, zero, offered, false},
+		{"a probe for another address", wire.ARPRequest, other, zero, netip.MustParseAddr("10.0.0.55"), false},
+		{"a request about another address", wire.ARPRequest, other, netip.MustParseAddr("10.0.0.55"), netip.MustParseAddr("10.0.0.1"), false},
+	} {
+		n, h, _, _, _ := dhcpCheckNet(t, sec, false)
+		n.run(ms)
+		f, err := wire.AppendARPFrame(nil, wire.Broadcast, 0, &wire.ARP{Op: c.op, SenderMAC: c.mac, SenderIP: c.sip, TargetIP: c.tip})
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(f[6:12], c.mac[:])
+		h.Receive(1, f)
+		n.run(n.now + sec)
+		if got := h.Counter("dhcp_decline_tx") == 1; got != c.conflict || h.Addr().IsValid() == c.conflict {
+			t.Errorf("%s: declined %v, address %v; %v", c.name, got, h.Addr(), h.Counters())
+		}
+	}
+
+	n, h, s, _, _ := dhcpCheckNet(t, sec, false)
+	n.run(ms)
+	s.silent = true
+	h.Receive(1, rogueReply(t, h, s, "nak"))
+	n.run(n.now + 2*sec)
+	if h.Addr().IsValid() || h.Counter("dhcp_nak_rx") != 1 || h.dhcp.checking {
+		t.Fatalf("NAK during the check: address %v, checking %v, %v", h.Addr(), h.dhcp.checking, h.Counters())
 	}
 }
