@@ -255,3 +255,86 @@ func TestDHCPARPCheckConflicts(t *testing.T) {
 		t.Fatalf("NAK during the check: address %v, checking %v, %v", h.Addr(), h.dhcp.checking, h.Counters())
 	}
 }
+
+// TestDHCPRestartNewXID: every DISCOVER after a restart (a NAK, REQUESTs
+// nobody answered, expiry, a DECLINE) has a transaction ID of its own,
+// and a reply to the earlier one is not ours; renewals keep the lease's
+// (RFC 2131 Table 5; udhcpc, ISC dhclient and systemd-networkd do the
+// same, docs/host.md).
+func TestDHCPRestartNewXID(t *testing.T) {
+	// Each way to a restart, from SELECTING with a silent server; each
+	// leaves the server silent, so that the client is in SELECTING after.
+	restarts := map[string]func(n *fakeNet, h *Host, s *dhcpServer){
+		"NAK": func(n *fakeNet, h *Host, s *dhcpServer) {
+			s.silent, s.nak = false, true
+			h.dhcp.discover()
+			n.run(n.now + ms)
+			s.silent = true
+			n.run(n.now + 6*sec)
+		},
+		"REQUESTs unanswered": func(n *fakeNet, h *Host, s *dhcpServer) {
+			h.dhcp.receive(dhcpMsg(t, h, dhcpv4.MessageTypeOffer, net.IPv4(10, 0, 0, 101), net.IPv4(10, 0, 0, 1)))
+			n.run(n.now + 200*sec)
+		},
+		"expiry": func(n *fakeNet, h *Host, s *dhcpServer) {
+			s.silent = false
+			h.dhcp.discover()
+			n.run(n.now + ms)
+			s.silent = true
+			l, _ := h.DHCP()
+			n.run(l.Expires + ms)
+		},
+	}
+	for name, restart := range restarts {
+		n, h, s := dhcpPair(t, 16*time.Second)
+		s.silent = true
+		n.run(ms)
+		old := h.dhcp.xid
+		restart(n, h, s)
+		if h.dhcp.state != DHCPSelecting || h.dhcp.xid == old || h.Counter("dhcp_discover_tx") < 2 {
+			t.Errorf("%s: state %v, xid %v (was %v); %v", name, h.dhcp.state, h.dhcp.xid, old, h.Counters())
+			continue
+		}
+		cur := h.dhcp.xid
+		h.dhcp.xid = old
+		stale := dhcpMsg(t, h, dhcpv4.MessageTypeOffer, net.IPv4(10, 0, 0, 101), net.IPv4(10, 0, 0, 1))
+		h.dhcp.xid = cur
+		before := h.Counter("dhcp_not_ours")
+		h.dhcp.receive(stale)
+		if h.Counter("dhcp_not_ours") != before+1 || h.dhcp.state != DHCPSelecting {
+			t.Errorf("%s: an offer to the earlier xid was taken: %v", name, h.Counters())
+		}
+	}
+
+	n, h, _, _, _ := dhcpCheckNet(t, sec, true) // declined: the address is held
+	n.run(ms)
+	old := h.dhcp.xid
+	n.run(n.now + 10*sec)
+	if h.Counter("dhcp_decline_tx") == 0 || h.Counter("dhcp_discover_tx") != 2 || h.dhcp.xid == old {
+		t.Errorf("after a DECLINE: xid %v (was %v); %v", h.dhcp.xid, old, h.Counters())
+	}
+
+	// Renewals keep the lease's xid.
+	n, h, s := dhcpPair(t, 10*time.Second)
+	n.run(ms)
+	xid := h.dhcp.xid
+	l, _ := h.DHCP()
+	n.run(l.Renew + ms)
+	if l2, _ := h.DHCP(); l2.Acks != 2 || h.dhcp.xid != xid || s.unicst != 1 {
+		t.Errorf("renewal: xid %v (lease's %v), acks %d", h.dhcp.xid, xid, l2.Acks)
+	}
+}
+
+// TestDHCPAckOtherAddressTaken: an ACK in REQUESTING for an address
+// other than the one requested binds the ACK's address, as udhcpc, ISC
+// dhclient and systemd-networkd do (docs/host.md).
+func TestDHCPAckOtherAddressTaken(t *testing.T) {
+	n, h, s := dhcpPair(t, 0)
+	s.silent = true
+	n.run(ms)
+	h.dhcp.receive(dhcpMsg(t, h, dhcpv4.MessageTypeOffer, net.IPv4(10, 0, 0, 101), net.IPv4(10, 0, 0, 1)))
+	h.dhcp.receive(dhcpMsg(t, h, dhcpv4.MessageTypeAck, net.IPv4(10, 0, 0, 102), net.IPv4(10, 0, 0, 1)))
+	if l, _ := h.DHCP(); l.State != "BOUND" || h.Addr() != netip.MustParseAddr("10.0.0.102") {
+		t.Fatalf("lease %+v; %v", l, h.Counters())
+	}
+}
