@@ -30,30 +30,42 @@ func dirNames(t *testing.T, dir string) []string {
 	return out
 }
 
+// runLimited runs the test binary as edgefabric with args under a file
+// size limit of blocks (ulimit -f; Go ignores SIGXFSZ, so writes past it
+// fail with EFBIG, as on a full disk), and returns its exit code, stdout
+// and stderr.
+func runLimited(t *testing.T, blocks string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sh", append([]string{"-c", `ulimit -f ` + blocks + ` && exec "$0" "$@"`, exe}, args...)...)
+	cmd.Env = append(os.Environ(), asCLI+"=1")
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), o.String(), e.String()
+}
+
 // TestExportFailureKeepsExistingFile: an export into an existing --output
 // file that fails half-way (past the file size limit) exits 1 and leaves
 // the file as it was, with no temporary file beside it: the file was
 // truncated, written in part, then removed.
 func TestExportFailureKeepsExistingFile(t *testing.T) {
-	t.Setenv(asCLI, "1")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "ft.yaml")
 	const old = "name: precious\n"
 	if err := os.WriteFile(out, []byte(old), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	// ulimit -f 1: writes past 1 KB fail with EFBIG (Go ignores SIGXFSZ).
-	cmd := exec.Command("/bin/sh", "-c", `ulimit -f 1 && exec "$0" topo export fattree:4 -o "$1"`, exe, out)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err = cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || stderr.String() != "edgefabric: write "+out+": file too large\n" {
-		t.Fatalf("exit %v, stderr %q; want 1 and file too large", err, stderr.String())
+	code, _, stderr := runLimited(t, "1", "topo", "export", "fattree:4", "-o", out)
+	if code != 1 || stderr != "edgefabric: write "+out+": file too large\n" {
+		t.Fatalf("exit %d, stderr %q; want 1 and file too large", code, stderr)
 	}
 	if b, err := os.ReadFile(out); err != nil || string(b) != old {
 		t.Errorf("%s after the failed export: %q, %v; want it untouched (%q)", out, b, err, old)
@@ -322,5 +334,40 @@ func TestExportLongFileName(t *testing.T) {
 		if names := dirNames(t, dir); len(names) != 1 {
 			t.Errorf("existing %v: left in the directory: %q", existing, names)
 		}
+	}
+}
+
+// TestExportDanglingLinkWriteFailure: topo export -o LINK, a symbolic
+// link to a file not there yet, creates the link's target whole or not
+// at all, as for any other FILE: an export that fails (past the file
+// size limit) leaves no target, cut short, and the link as it was. It was
+// written in place through the link, and a failure left the target half
+// written.
+func TestExportDanglingLinkWriteFailure(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "ft.yaml")
+	if err := os.Symlink("target.yaml", link); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runLimited(t, "1", "topo", "export", "fattree:4", "-o", link)
+	if want := "edgefabric: write " + link + ": file too large\n"; code != 1 || errOut != want {
+		t.Errorf("exit %d, stderr\n got  %q\n want %q", code, errOut, want)
+	}
+	if names := dirNames(t, dir); len(names) != 1 {
+		t.Errorf("left in the directory: %q, want the link alone", names)
+	}
+	if got, err := os.Readlink(link); err != nil || got != "target.yaml" {
+		t.Errorf("the link: %q, %v", got, err)
+	}
+	// Without the limit, the target is created and the link kept.
+	if code, _, e := topoCLI("topo", "export", "fattree:4", "-o", link); code != 0 {
+		t.Fatalf("exit %d: %s", code, e)
+	}
+	_, want, _ := topoCLI("topo", "export", "fattree:4")
+	if b, err := os.ReadFile(filepath.Join(dir, "target.yaml")); err != nil || string(b) != want {
+		t.Errorf("target.yaml: %.40q, %v; want the export", b, err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a link: %v", link, err)
 	}
 }
