@@ -242,8 +242,10 @@ func TestPlanOutTargetIsDirectory(t *testing.T) {
 
 // A link at an --out file to a file in a directory where nothing can be
 // created (here /proc) is refused before planning, with the link's target
-// named; a dangling link is replaced by the file (found in review: the
-// first was refused after planning, naming a hidden temporary file).
+// named (found in review: it was refused after planning, naming a hidden
+// temporary file); a dangling link is followed, as topo export -o and
+// os.Create follow it: its target is created, the link kept (the link
+// was replaced by the file).
 func TestPlanOutLinks(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.Symlink("/proc/version", filepath.Join(dir, "plan.json")); err != nil {
@@ -263,8 +265,11 @@ func TestPlanOutLinks(t *testing.T) {
 	if code, _, errOut := topoCLI("plan", "spain", "fattree:4", "--out", dir); code != 0 {
 		t.Fatalf("dangling link: exit %d: %s", code, errOut)
 	}
-	if fi, err := os.Lstat(filepath.Join(dir, "plan.json")); err != nil || !fi.Mode().IsRegular() {
-		t.Errorf("dangling link: plan.json is %v (%v), want the file", fi.Mode(), err)
+	if fi, err := os.Lstat(filepath.Join(dir, "plan.json")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("dangling link: plan.json is %v (%v), want the link kept", fi.Mode(), err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "missing.json")); err != nil || !json.Valid(b) {
+		t.Errorf("dangling link: its target holds %.40q (%v), want the plan", b, err)
 	}
 }
 
@@ -350,5 +355,49 @@ func TestPlanSummaryAlphaLowerBound(t *testing.T) {
 	want := fmt.Sprintf("  k                 %d (alpha; alpha >= %d: the search for alpha stopped at its cap of %d max-flows, a lower bound)\n", p.K, p.Alpha, paths.MaxAlphaEvals)
 	if !strings.Contains(sb.String(), want) {
 		t.Errorf("summary:\n%s\nwant the line\n%s", sb.String(), want)
+	}
+}
+
+// readDir reads every regular file in dir, by name.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	for _, name := range dirNames(t, dir) {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(b)
+	}
+	return files
+}
+
+// TestPlanOutWriteFailureNamesFile: a plan --out whose write fails (past
+// the file size limit, as on a full disk) exits 1 naming the file it was
+// writing, as the user knows it (DIR/plan.json), and leaves the earlier
+// plan's files as they were, with no temporary file beside them. The
+// error named the hidden temporary file (DIR/.plan.json.PID-RANDOM.tmp),
+// which no longer exists.
+func TestPlanOutWriteFailureNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, e := topoCLI("plan", "spain", "ring:3", "--out", dir); code != 0 {
+		t.Fatalf("first plan: exit %d: %s", code, e)
+	}
+	before := readDir(t, dir)
+	code, out, errOut := runLimited(t, "4", "plan", "spain", "fattree:4", "--trials", "1", "--out", dir)
+	named := slices.ContainsFunc(plan.OutFiles(false), func(f string) bool {
+		return errOut == "edgefabric: plan: write "+filepath.Join(dir, f)+": file too large\n"
+	})
+	if code != 1 || out != "" || !named {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 1 and 'plan: write %s/FILE: file too large'", code, out, errOut, dir)
+	}
+	if after := readDir(t, dir); len(after) != len(before) {
+		t.Errorf("left in the directory: %q, want the earlier plan's %d files alone", dirNames(t, dir), len(before))
+	} else {
+		for name, data := range before {
+			if after[name] != data {
+				t.Errorf("%s changed by a write that failed", name)
+			}
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/edgefabric/edgefabric/internal/outfile"
 	"github.com/edgefabric/edgefabric/topo"
 )
 
@@ -370,12 +370,16 @@ const PathsFile = "paths.json"
 // says so. A paths.json not in WritePathsJSON's format is left alone.
 //
 // The files are written under temporary names and renamed into place only
-// once all of them are written: a write that fails (a full disk, a
-// directory where a file goes) leaves the earlier plan's files as they
-// were, not some of this plan's beside some of that one's. Two writers
-// into one directory rename their files under a lock on it, one after the
-// other, so the directory ends with the files of one plan (the last to
-// take the lock), not some of each.
+// once all of them are written (outfile.Group): a write that fails (a
+// full disk, a directory where a file goes) leaves the earlier plan's
+// files as they were, not some of this plan's beside some of that one's,
+// and its error names the file (dir/plan.json), not the temporary one. A
+// file replaced keeps its permissions and, where the process may give
+// them, its owner and group; a symbolic link is followed and its target
+// replaced, the link kept; a file that may not be written (read-only) is
+// refused. Two writers into one directory rename their files under a
+// lock on it, one after the other, so the directory ends with the files
+// of one plan (the last to take the lock), not some of each.
 func (p *Plan) WriteDir(dir string, ncp *NCP, withPaths bool) (removed []string, err error) {
 	return p.WriteDirContext(context.Background(), dir, ncp, withPaths)
 }
@@ -401,45 +405,30 @@ func (p *Plan) WriteDirContext(ctx context.Context, dir string, ncp *NCP, withPa
 	if withPaths {
 		files = append(files, outFile{PathsFile, p.WritePathsJSON})
 	}
-	// Where each file goes: through a symbolic link at its name (the
-	// link stays, its target is replaced), in the directory otherwise.
-	dests := make([]string, len(files))
-	for i, f := range files {
-		dests[i] = filepath.Join(dir, f.name)
-		if real, err := filepath.EvalSymlinks(dests[i]); err == nil {
-			dests[i] = real
-		}
-	}
-	var temps []string
-	defer func() {
-		for _, t := range temps { // those not renamed: a failure
-			os.Remove(t)
-		}
-	}()
-	for i, f := range files {
-		out, err := createTemp(filepath.Dir(dests[i]), f.name)
+	// Each file is written beside its place (outfile), so that the
+	// earlier plan's stay as they were until all of this one's are.
+	var out outfile.Group
+	defer out.Discard()
+	for _, f := range files {
+		w, err := out.Create(filepath.Join(dir, f.name))
 		if err != nil {
-			return nil, fmt.Errorf("plan: %s: %w", f.name, err)
+			return nil, fmt.Errorf("plan: %w", err)
 		}
-		temps = append(temps, out.Name())
-		// A file that is there keeps its permissions.
-		if fi, err := os.Stat(dests[i]); err == nil && fi.Mode().IsRegular() {
-			err = out.Chmod(fi.Mode().Perm())
-			if err != nil {
-				out.Close()
-				return nil, fmt.Errorf("plan: %w", err)
-			}
-		}
-		bw := bufio.NewWriterSize(ctxWriter{ctx, out}, 1<<20)
+		bw := bufio.NewWriterSize(ctxWriter{ctx, w}, 1<<20)
 		err = f.write(bw)
 		if err == nil {
 			err = bw.Flush()
 		}
-		if cerr := out.Close(); err == nil {
-			err = cerr
+		if err == nil {
+			err = w.Close()
+		}
+		var pe *fs.PathError
+		if err != nil && !errors.As(err, &pe) {
+			// Not the system's, which names the file: say which.
+			err = fmt.Errorf("%s: %w", f.name, err)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("plan: %s: %w", f.name, err)
+			return nil, fmt.Errorf("plan: %w", err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -457,16 +446,14 @@ func (p *Plan) WriteDirContext(ctx context.Context, dir string, ncp *NCP, withPa
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 	}
-	for i := range files {
-		if err := os.Rename(temps[i], dests[i]); err != nil {
-			temps = temps[i:]
-			return nil, fmt.Errorf("plan: %w", err)
-		}
+	err = out.Commit(func(i int) {
 		if afterRename != nil {
 			afterRename(dir, i)
 		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
 	}
-	temps = nil
 	if !withPaths {
 		stale := filepath.Join(dir, PathsFile)
 		if ours, _ := writtenByPlan(stale); ours {
@@ -521,49 +508,25 @@ func (c ctxWriter) Write(b []byte) (int, error) {
 	return c.w.Write(b)
 }
 
-// createTemp creates a new file in dir for name's content, under a
-// hidden name no other writer can be using (O_EXCL, a random part), with
-// the permissions os.Create gives (0666 less the umask).
-func createTemp(dir, name string) (*os.File, error) {
-	for range 100 {
-		tmp := filepath.Join(dir, fmt.Sprintf(".%s.%d-%08x.tmp", name, os.Getpid(), rand.Uint32()))
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
-	return nil, fmt.Errorf("%s: no free temporary name", dir)
-}
-
 // CheckOutFile reports an error when WriteDir could not put dir/name in
-// place: it exists and is not a regular file (a directory, a socket),
-// following a symbolic link, or it is a link to a file in a directory
-// where no file can be created (the new file is written beside the old
-// one and renamed over it). A dangling link is replaced by the file.
+// place, naming the file as name (outfile.Check): it exists and is not a
+// regular file (a directory, a socket), its symbolic links followed; it
+// may not be written (made read-only); or no file can be created beside
+// it, or beside the file a link at it leads to (the new file is written
+// there and renamed over it: a dangling link's target is created).
 func CheckOutFile(dir, name string) error {
-	p := filepath.Join(dir, name)
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil
+	err := outfile.Check(filepath.Join(dir, name))
+	var e *outfile.Error
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &e):
+		named := *e
+		named.Path = name
+		return &named
+	case errors.As(err, &pe):
+		return &fs.PathError{Op: pe.Op, Path: name, Err: pe.Err}
 	}
-	if !fi.Mode().IsRegular() {
-		what := "not a regular file"
-		if fi.IsDir() {
-			what = "a directory"
-		}
-		return fmt.Errorf("%s is %s", name, what)
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil || filepath.Dir(real) == filepath.Clean(dir) {
-		return nil
-	}
-	f, err := createTemp(filepath.Dir(real), name)
-	if err != nil {
-		return fmt.Errorf("%s links to %s, in a directory where no file can be created (%w)", name, real, err)
-	}
-	f.Close()
-	os.Remove(f.Name())
-	return nil
+	return err
 }
 
 // OutFiles names the files WriteDir writes (with withPaths, paths.json
