@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"io/fs"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/edgefabric/edgefabric/internal/outfile"
 	"github.com/edgefabric/edgefabric/paths"
 )
 
@@ -464,7 +463,14 @@ func axisTicks(maxV, minV float64, logScale bool) []float64 {
 	return ticks
 }
 
-// Write saves NAME.json, NAME.md and NAME.svg into dir.
+// Write saves NAME.json, NAME.md and NAME.svg into dir, created if
+// missing. Each file is written beside its place and put there once all
+// are written (outfile.Group): a failure (a full disk) leaves the earlier
+// files, not a mix, and its error names the file (dir/NAME.json), not the
+// temporary one. A file replaced keeps its permissions and, where the
+// process may give them, its owner and group; a symbolic link is followed
+// and its target replaced, the link kept; a file that may not be written
+// (read-only) is refused.
 func (r *Report) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("experiment: %w", err)
@@ -474,46 +480,20 @@ func (r *Report) Write(dir string) error {
 		return fmt.Errorf("experiment: %w", err)
 	}
 	data := [][]byte{append(js, '\n'), []byte(r.Markdown()), []byte(r.SVG())}
-	// Each file is written beside its place and renamed over it once all
-	// are written: a failure leaves the old files, not a mix.
-	var tmps []string
-	defer func() {
-		for _, t := range tmps {
-			os.Remove(t)
-		}
-	}()
+	var out outfile.Group
+	defer out.Discard()
 	for i, ext := range ReportExts {
-		target := filepath.Join(dir, r.Name+ext)
-		if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
-			return fmt.Errorf("experiment: %s exists and is not a regular file", target)
-		}
-		// 0644 less the umask, as os.WriteFile gives (CreateTemp's is 0600).
-		var f *os.File
-		var err error
-		for range 100 {
-			f, err = os.OpenFile(filepath.Join(dir, fmt.Sprintf(".%s%s.%08x.tmp", r.Name, ext, rand.Uint32())), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-			if !errors.Is(err, fs.ErrExist) {
-				break
-			}
-		}
+		f, err := out.Create(filepath.Join(dir, r.Name+ext))
 		if err != nil {
 			return fmt.Errorf("experiment: %w", err)
 		}
-		tmps = append(tmps, f.Name())
-		_, err = f.Write(data[i])
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if _, err := f.Write(data[i]); err != nil {
 			return fmt.Errorf("experiment: %w", err)
 		}
 	}
-	for i, ext := range ReportExts {
-		if err := os.Rename(tmps[i], filepath.Join(dir, r.Name+ext)); err != nil {
-			return fmt.Errorf("experiment: %w", err)
-		}
+	if err := out.Commit(nil); err != nil {
+		return fmt.Errorf("experiment: %w", err)
 	}
-	tmps = nil
 	return nil
 }
 

@@ -72,7 +72,7 @@ func TestReportWriteModesAndErrors(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "t.md"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Write(dir); err == nil || err.Error() != "experiment: "+filepath.Join(dir, "t.md")+" exists and is not a regular file" {
+	if err := r.Write(dir); err == nil || err.Error() != "experiment: "+filepath.Join(dir, "t.md")+" is a directory" {
 		t.Errorf("t.md is a directory: %v", err)
 	}
 	// Nothing was written, not even t.json, whose turn came first, nor a

@@ -138,3 +138,17 @@ func TestReproSeedRefusedWhereUnused(t *testing.T) {
 		}
 	}
 }
+
+// TestReproOutWriteFailureNamesFile: a repro --out whose write fails
+// exits 1 naming the report's file (DIR/spain-table3.json), not its
+// temporary file, and leaves nothing in the directory.
+func TestReproOutWriteFailureNamesFile(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runLimited(t, "1", "repro", "spain-table3", "--rows", "fattree(4)", "--quiet", "--out", dir)
+	if want := "edgefabric: experiment: write " + filepath.Join(dir, "spain-table3.json") + ": file too large\n"; code != 1 || errOut != want {
+		t.Errorf("exit %d, stderr\n got  %q\n want %q", code, errOut, want)
+	}
+	if names := dirNames(t, dir); len(names) != 0 {
+		t.Errorf("left in the directory: %q", names)
+	}
+}
