@@ -231,7 +231,7 @@ See docs/spain-plan.md.`,
 				}
 				for _, f := range removed {
 					// An earlier plan's: it would sit beside this one.
-					fmt.Fprintf(c.ErrOrStderr(), "edgefabric: removed %s/%s, an earlier plan's (this run was not given --paths)\n", outDir, f)
+					fmt.Fprintf(c.ErrOrStderr(), "edgefabric: removed %s, an earlier plan's (this run was not given --paths)\n", inDir(outDir, f))
 				}
 			}
 			if asJSON {
@@ -243,7 +243,7 @@ See docs/spain-plan.md.`,
 				if withPaths {
 					files += "," + plan.PathsFile
 				}
-				fmt.Fprintf(c.OutOrStdout(), "wrote %s/{%s}\n", outDir, files)
+				fmt.Fprintf(c.OutOrStdout(), "wrote %s\n", inDir(outDir, "{"+files+"}"))
 			}
 			return nil
 		},
@@ -264,6 +264,13 @@ See docs/spain-plan.md.`,
 	// One seed drives the random topologies and the planner alike.
 	c.Flags().Lookup("seed").Usage = "seed for tie-breaking, packing orders, failures and random topologies"
 	return c
+}
+
+// inDir names file name in directory dir as the user gave dir, once
+// separated: "--out dir/" printed "wrote dir//{...}" (filepath.Join would
+// also clean "--out ." away, printing "wrote {...}").
+func inDir(dir, name string) string {
+	return strings.TrimRight(dir, "/") + "/" + name
 }
 
 func writePlanSummary(w io.Writer, p *plan.Plan, ncp *plan.NCP, vlans bool) {

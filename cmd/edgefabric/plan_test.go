@@ -401,3 +401,27 @@ func TestPlanOutWriteFailureNamesFile(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanOutTrailingSlash: plan --out DIR/ names the files it wrote and
+// the stale paths.json it removed as DIR/plan.json, not DIR//plan.json;
+// --out . names them ./plan.json.
+func TestPlanOutTrailingSlash(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := topoCLI("plan", "spain", "ring:3", "--out", dir+"/", "--paths")
+	if want := "\nwrote " + dir + "/{plan.json,switches.json,switches.txt,vreach.json,paths.json}\n"; code != 0 || !strings.HasSuffix(out, want) {
+		t.Fatalf("exit %d, stderr %q, stdout ends\n got  %q\n want %q", code, errOut, out[max(0, len(out)-len(want)):], want)
+	}
+	code, out, errOut = topoCLI("plan", "spain", "ring:3", "--out", dir+"//")
+	if want := "edgefabric: removed " + dir + "/paths.json, an earlier plan's (this run was not given --paths)\n"; code != 0 || errOut != want {
+		t.Errorf("exit %d, stderr\n got  %q\n want %q", code, errOut, want)
+	}
+	if want := "\nwrote " + dir + "/{plan.json,switches.json,switches.txt,vreach.json}\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("stdout ends %q, want %q", out[max(0, len(out)-len(want)):], want)
+	}
+	// The directory as given: "." stays.
+	t.Chdir(dir)
+	_, out, _ = topoCLI("plan", "spain", "ring:3", "--out", ".")
+	if want := "\nwrote ./{plan.json,switches.json,switches.txt,vreach.json}\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("--out .: stdout ends %q, want %q", out[max(0, len(out)-len(want)):], want)
+	}
+}
