@@ -270,7 +270,10 @@ type Bridge struct {
 	ctr      element.Counters
 	hot      hotCounters
 	scratch  []byte
-	stateVer uint64 // PortStateVersion: bumped by Attach and every setState
+	// stateVer is PortStateVersion: bumped by Attach, every setState and
+	// every change of what a port's role derives from (PortStateNames
+	// reports "state/role").
+	stateVer uint64
 }
 
 // New checks cfg and returns a bridge ready to be attached.
@@ -896,6 +899,9 @@ func (b *Bridge) supersedesPortInfo(p *port, c *BPDU) bool {
 
 // recordConfigInformation is §8.6.2.
 func (b *Bridge) recordConfigInformation(p *port, c *BPDU) {
+	if p.desBridge != c.Bridge || p.desPort != c.Port {
+		b.stateVer++ // whether p is designated
+	}
 	p.desRoot, p.desCost, p.desBridge, p.desPort = c.Root, c.RootPathCost, c.Bridge, c.Port
 	age := c.MessageAge.Time()
 	b.startTimer(&p.msgAge, b.maxAge-age)
@@ -960,6 +966,9 @@ func (b *Bridge) configurationUpdate() {
 	root, port, cost := b.desRoot, b.rootPort, b.rootCost
 	b.rootSelection()
 	b.designatedPortSelection()
+	if port != b.rootPort {
+		b.stateVer++ // the old and new root ports' roles
+	}
 	if (root != b.desRoot || port != b.rootPort || cost != b.rootCost) &&
 		b.log.Enabled(context.Background(), slog.LevelDebug) {
 		b.log.Debug("stp: root", "bridge", b.cfg.Name, "root", b.desRoot, "port", b.rootPort, "cost", b.rootCost)
@@ -1039,6 +1048,9 @@ func (b *Bridge) designatedPortSelection() {
 func (b *Bridge) becomeDesignatedPort(p *port) {
 	p.desRoot = b.desRoot
 	p.desCost = b.rootCost
+	if p.desBridge != b.id || p.desPort != p.id {
+		b.stateVer++ // p's role: designated now
+	}
 	p.desBridge = b.id
 	p.desPort = p.id
 }
@@ -1331,7 +1343,7 @@ func (b *Bridge) PortStateNames() map[element.Port]string {
 }
 
 // PortStateVersion changes whenever a port's state may have
-// (element.PortStateVersioner).
+// (element.PortStateVersioner): a state, or a role, which it reports too.
 func (b *Bridge) PortStateVersion() uint64 { return b.stateVer }
 
 // PortState returns port pn's state and role (StateInvalid for a port the

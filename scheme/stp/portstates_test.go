@@ -2,6 +2,7 @@ package stp_test
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/edgefabric/edgefabric/scheme"
 	"github.com/edgefabric/edgefabric/scheme/stp"
 	"github.com/edgefabric/edgefabric/sim/scenario"
+	"github.com/edgefabric/edgefabric/topo"
 )
 
 // ring3 is examples/stp-ring3-node-failure.yaml's fabric with short
@@ -136,5 +138,95 @@ func TestPortStatesRSTPDiscarding(t *testing.T) {
 	long := runScenarioText(t, rstp+"duration: 20s\n", true)
 	if p := long.PortStates[0]; !p.Settled || p.Transitional != 0 {
 		t.Errorf("20 s into RSTP: %+v", p)
+	}
+}
+
+// TestPortStatesFollowRoleChanges: an RSTP port that changes role while
+// it stays discarding (alternate to designated) is on its way to
+// forwarding; the watch, which rebuilds a bridge's states only when its
+// PortStateVersion changes, must see it. The version counted only state
+// changes, so on ring:5 1.5 s after s1-s2 failed the watch still held
+// the port as alternate: 1 transitional port where the bridges had 2.
+func TestPortStatesFollowRoleChanges(t *testing.T) {
+	text := "topology: ring:5\nscheme: stp\nparams: {protocol: rstp, hello: 1s, max_age: 6s, forward_delay: 4s}\n" +
+		"links: {rate: 1Gbps, delay: 2us}\nduration: 16.5s\nfailures:\n  - {at: 15s, link: [s1, s2], down}\n"
+	r := &scheme.Registry{}
+	if err := stp.Register(r); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse([]byte(text), "ring5.yaml", scenario.Options{Registry: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := sc.Setup(scenario.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := run.Execute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := 0
+	for i := range sc.Graph.NumNodes() {
+		if b, ok := run.Sim.Element(topo.NodeID(i)).(*stp.Bridge); ok {
+			for _, s := range b.PortStateNames() {
+				if s == "discarding/root" || s == "discarding/designated" {
+					live++
+				}
+			}
+		}
+	}
+	p := res.PortStates[len(res.PortStates)-1]
+	if live != 2 || p.Transitional != live || p.Settled {
+		t.Errorf("at %gs: %d ports discarding as root or designated; the watch counts %d (settled %v)", p.EndS, live, p.Transitional, p.Settled)
+	}
+}
+
+// TestPortStateVersionFollowsNames: whenever PortStateNames changes (a
+// state, or a role: an RSTP port's, or the root port 802.1D picks), so
+// does PortStateVersion, sampled every millisecond through failures and
+// repairs on ring:6 under both protocols.
+func TestPortStateVersionFollowsNames(t *testing.T) {
+	for _, proto := range []string{"rstp", "stp"} {
+		text := "topology: ring:6\nscheme: stp\nparams: {protocol: " + proto + ", hello: 1s, max_age: 6s, forward_delay: 4s}\n" +
+			"links: {rate: 1Gbps, delay: 2us}\nduration: 40s\nfailures:\n  - {at: 15s, node: s1, down}\n  - {at: 30s, node: s1, up}\n  - {at: 32s, link: [s3, s4], down}\n"
+		r := &scheme.Registry{}
+		if err := stp.Register(r); err != nil {
+			t.Fatal(err)
+		}
+		sc, err := scenario.Parse([]byte(text), "ring6.yaml", scenario.Options{Registry: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run, err := sc.Setup(scenario.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Unwatch()
+		var bs []*stp.Bridge
+		for i := range sc.Graph.NumNodes() {
+			if b, ok := run.Sim.Element(topo.NodeID(i)).(*stp.Bridge); ok {
+				bs = append(bs, b)
+			}
+		}
+		last := make([]map[element.Port]string, len(bs))
+		vers := make([]uint64, len(bs))
+		bad := 0
+		var tick func()
+		tick = func() {
+			for i, b := range bs {
+				m := b.PortStateNames()
+				if last[i] != nil && b.PortStateVersion() == vers[i] && !maps.Equal(m, last[i]) && bad < 3 {
+					bad++
+					t.Errorf("%s at %v: bridge %d's ports went from %v to %v, version %d unchanged", proto, run.Sim.Now(), i, last[i], m, vers[i])
+				}
+				last[i], vers[i] = m, b.PortStateVersion()
+			}
+			run.Sim.At(run.Sim.Now()+element.Millisecond, tick)
+		}
+		run.Sim.At(0, tick)
+		if _, err := run.Execute(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

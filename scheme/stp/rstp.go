@@ -415,7 +415,11 @@ func (b *Bridge) runMachines() {
 			if !p.rs.on {
 				continue
 			}
+			role := p.rs.role
 			moved = b.prtStep(&p.rs) || moved
+			if p.rs.role != role {
+				b.stateVer++ // PortStateNames shows the role
+			}
 			moved = b.pstStep(p) || moved
 			moved = b.tcmStep(p) || moved
 		}
@@ -937,6 +941,9 @@ func (b *Bridge) updtRolesTree() {
 
 func (b *Bridge) prtInitPort(r *rport) {
 	r.prt = prtInitPort
+	if r.role != RoleDisabled {
+		b.stateVer++ // PortStateNames shows the role
+	}
 	r.role = RoleDisabled
 	r.learn, r.forward = false, false
 	r.synced = false
