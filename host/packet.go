@@ -170,13 +170,21 @@ func parseIPv4(b []byte) (ipv4, string) {
 }
 
 // checkIPOptions walks the options of an IPv4 header as Linux's
-// ip_options_compile does: each option but end-of-list and no-op has a
-// length of at least 2 that fits in what is left, and a source route
-// (loose or strict, RFC 791) is refused, as Linux refuses it unless
-// accept_source_route is on (off by default). Both were taken: a
-// malformed option list, and a source-routed packet that a Linux host
-// drops.
+// ip_options_compile does for a packet received: each option but
+// end-of-list and no-op has a length of at least 2 that fits in what is
+// left; record route (RFC 791) and timestamp (RFC 791) appear at most
+// once, with a length and a pointer that leave room for the entry the
+// pointer names (a timestamp whose pointer is past the end has not
+// overflowed its counter); router alert (RFC 2113) is 4 bytes; a source
+// route (loose or strict, RFC 791) is refused, as Linux refuses it
+// unless accept_source_route is on (off by default). Other options
+// (security, stream ID, unknown ones) are skipped by their length. A
+// malformed option list and a source-routed packet were taken, and so,
+// until Linux's per-option checks were added here, were a record route or
+// timestamp whose pointer ran past its length, a repeated one, and a
+// short router alert, which Linux drops with a parameter problem.
 func checkIPOptions(o []byte) string {
+	var rr, ts bool
 	for len(o) > 0 {
 		switch o[0] {
 		case 0: // end of option list
@@ -188,10 +196,40 @@ func checkIPOptions(o []byte) string {
 		if len(o) < 2 || o[1] < 2 || int(o[1]) > len(o) {
 			return dropIPOption
 		}
-		if o[0] == 131 || o[0] == 137 { // loose, strict source and record route
+		opt := o[:o[1]]
+		switch opt[0] {
+		case 131, 137: // loose, strict source and record route
+			if len(opt) < 3 || opt[2] < 4 {
+				return dropIPOption
+			}
 			return dropIPSrcRoute
+		case 7: // record route
+			if rr || len(opt) < 3 || opt[2] < 4 || int(opt[2]) <= len(opt) && int(opt[2])+3 > len(opt) {
+				return dropIPOption
+			}
+			rr = true
+		case 68: // timestamp
+			if ts || len(opt) < 4 || opt[2] < 5 {
+				return dropIPOption
+			}
+			ptr, flag := int(opt[2]), opt[3]&0xf
+			switch {
+			case ptr <= len(opt):
+				// Room for the next entry: a timestamp, or an address
+				// and a timestamp (flags 1 and 3).
+				if ptr+3 > len(opt) || (flag == 1 || flag == 3) && ptr+7 > len(opt) {
+					return dropIPOption
+				}
+			case flag != 3 && opt[3]>>4 == 15: // full, its overflow counter too
+				return dropIPOption
+			}
+			ts = true
+		case 148: // router alert
+			if len(opt) < 4 {
+				return dropIPOption
+			}
 		}
-		o = o[o[1]:]
+		o = o[len(opt):]
 	}
 	return ""
 }

@@ -309,3 +309,61 @@ func TestIPOptionsChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestIPOptionsPerOption: the options Linux's ip_options_compile checks
+// one by one. Record route and timestamp must leave room for the entry
+// their pointer names, and come once; a timestamp past its end must not
+// have a full overflow counter (a prespecified one does not count);
+// router alert is 4 bytes. Each of these was delivered; security and
+// router alert, and full record route and timestamp options, still are.
+func TestIPOptionsPerOption(t *testing.T) {
+	n, a, b, _, _ := pair(t, gbps, us, nil)
+	n.run(sec)
+	withOptions := func(opts []byte) []byte {
+		g := frameTo(a, b, protoUDP, []byte{0x13, 0x88, 0x23, 0x28, 0, 12, 0, 0, 1, 2, 3, 4})
+		f := append(append(append([]byte(nil), g[:ethLen+ipLen]...), opts...), g[ethLen+ipLen:]...)
+		ip := f[ethLen:]
+		ip[0] = 0x40 | byte((ipLen+len(opts))/4)
+		binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
+		ip[10], ip[11] = 0, 0
+		binary.BigEndian.PutUint16(ip[10:12], fold(checksum(0, ip[:ipLen+len(opts)])))
+		return f
+	}
+	bad := "drop_ip_bad_option"
+	cases := []struct {
+		opts []byte
+		want string
+	}{
+		{[]byte{7, 7, 8, 1, 2, 3, 4, 0}, ""},                            // record route, full
+		{[]byte{7, 7, 5, 0, 0, 0, 0, 0}, bad},                           // pointer leaves 3 bytes
+		{[]byte{7, 2, 1, 0}, bad},                                       // no pointer
+		{[]byte{7, 7, 3, 0, 0, 0, 0, 0}, bad},                           // pointer into the header
+		{[]byte{7, 7, 4, 0, 0, 0, 0, 7, 7, 4, 0, 0, 0, 0, 0, 0}, bad},   // twice
+		{[]byte{68, 8, 5, 0, 0, 0, 0, 0}, ""},                           // timestamp
+		{[]byte{68, 3, 5, 0}, bad},                                      // short
+		{[]byte{68, 8, 4, 0, 0, 0, 0, 0}, bad},                          // pointer under 5
+		{[]byte{68, 8, 5, 1, 0, 0, 0, 0}, bad},                          // address and time: no room
+		{[]byte{68, 8, 9, 0xe0, 0, 0, 0, 0}, ""},                        // full, overflow 14
+		{[]byte{68, 8, 9, 0xf0, 0, 0, 0, 0}, bad},                       // full, overflow 15
+		{[]byte{68, 12, 13, 0xf3, 0, 0, 0, 0, 0, 0, 0, 0}, ""},          // prespecified, full
+		{[]byte{68, 8, 5, 0, 0, 0, 0, 0, 68, 8, 5, 0, 0, 0, 0, 0}, bad}, // twice
+		{[]byte{148, 4, 0, 0}, ""},                                      // router alert
+		{[]byte{148, 2, 1, 0}, bad},                                     // router alert, short
+		{[]byte{130, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ""},             // security
+		{[]byte{131, 2, 1, 0}, bad},                                     // loose source route, no pointer
+	}
+	for _, c := range cases {
+		before := b.UDPPort(9000).Packets
+		cnt := b.Counters()
+		b.Receive(1, withOptions(c.opts))
+		if c.want == "" {
+			if b.UDPPort(9000).Packets != before+1 {
+				t.Errorf("options % x: not delivered; %v", c.opts, b.Counters())
+			}
+			continue
+		}
+		if b.UDPPort(9000).Packets != before || b.Counter(c.want) != cnt[c.want]+1 {
+			t.Errorf("options % x: want %s; %v", c.opts, c.want, b.Counters())
+		}
+	}
+}
