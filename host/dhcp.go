@@ -184,14 +184,17 @@ func (d *dhcpClient) request() {
 }
 
 // renew asks the server for an extension, unicast in RENEWING and
-// broadcast in REBINDING, with ciaddr set (RFC 2131 §4.3.2).
+// broadcast in REBINDING, with ciaddr set (RFC 2131 §4.3.2) to the
+// leased address: not the host's, which SetAddr may have changed or
+// removed since (ipOf of no address panicked).
 func (d *dhcpClient) renew() {
+	addr := d.lease.Addr.Addr()
 	m := d.message(dhcpv4.MessageTypeRequest)
-	m.ClientIPAddr = ipOf(d.h.ip)
+	m.ClientIPAddr = ipOf(addr)
 	d.h.ctr.Inc("dhcp_request_tx")
 	now := d.h.env.Now()
 	if d.state == DHCPRenewing {
-		f, err := wire.AppendDHCPFrame(nil, wire.MAC{}, d.h.mac, d.h.ip, d.server, m)
+		f, err := wire.AppendDHCPFrame(nil, wire.MAC{}, d.h.mac, addr, d.server, m)
 		if err != nil {
 			d.h.ctr.Inc("dhcp_build_error")
 		} else {

@@ -467,3 +467,25 @@ func TestDHCPLongNameOmitted(t *testing.T) {
 		}
 	}
 }
+
+// TestDHCPRenewAfterSetAddr: an address taken away by SetAddr while the
+// lease runs does not end the lease. The renewal at T1 names the leased
+// address as ciaddr; the host has no address to send it from
+// (drop_no_address), so the client rebinds at T2 by broadcast, and the
+// ACK puts the leased address back. renew took ciaddr from the host's
+// address, and panicked (As4 of the zero address).
+func TestDHCPRenewAfterSetAddr(t *testing.T) {
+	n, h, s := dhcpPair(t, 10*time.Second)
+	n.run(ms)
+	l, _ := h.DHCP()
+	h.SetAddr(netip.Prefix{})
+	n.run(l.Renew + ms)
+	if h.Counter("drop_no_address") != 1 || h.Prefix().IsValid() {
+		t.Fatalf("at T1: prefix %v, counters %v", h.Prefix(), h.Counters())
+	}
+	n.run(l.Rebind + ms)
+	l2, _ := h.DHCP()
+	if l2.State != "BOUND" || h.Prefix() != l.Addr || h.Counter("dhcp_renewed") != 1 || len(s.got) != 3 {
+		t.Fatalf("after T2: lease %+v, prefix %v, server saw %v, counters %v", l2, h.Prefix(), s.got, h.Counters())
+	}
+}
