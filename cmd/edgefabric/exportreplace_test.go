@@ -371,3 +371,20 @@ func TestExportDanglingLinkWriteFailure(t *testing.T) {
 		t.Errorf("%s is no longer a link: %v", link, err)
 	}
 }
+
+// TestExportToStdoutPipe: -o /dev/stdout where standard output is a pipe
+// ('topo export ... -o /dev/stdout | less') writes the export into the
+// pipe, as to a device. /dev/stdout's links end at /proc/PID/fd/1, whose
+// text is "pipe:[N]": it was taken for a dangling link into a directory
+// where no file can be made, and refused (exit 2).
+func TestExportToStdoutPipe(t *testing.T) {
+	for _, p := range []string{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skip(err)
+		}
+		code, stdout, stderr := runLimited(t, "unlimited", "topo", "export", "ring:3", "--format", "json", "-o", p)
+		if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "{") {
+			t.Errorf("-o %s into a pipe: exit %d, stderr %q, stdout %.40q; want the export on stdout", p, code, stderr, stdout)
+		}
+	}
+}

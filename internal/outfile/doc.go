@@ -25,9 +25,9 @@
 // umask. A file the process may not write (made read-only) is refused,
 // as os.Create refuses it. A file that is a mount point (bind-mounted
 // into a container), which no rename replaces, gets the finished content
-// copied into it. A path that is no regular file (a directory, a device)
-// is refused with ErrNotRegular: the caller writes a device in place or
-// refuses it.
+// copied into it. A path that is no regular file (a directory, a device,
+// a pipe, also through /dev/stdout's links) is refused with ErrNotRegular:
+// the caller writes a device in place or refuses it.
 //
 // A Group writes several files side by side and puts them in place
 // together, once all are written, one after the other.

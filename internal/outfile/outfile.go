@@ -134,6 +134,13 @@ type target struct {
 // inspect finds what replacing path replaces, and refuses what cannot be
 // replaced (Create).
 func inspect(path string) (*target, error) {
+	// What the kernel finds at path first: a link under /proc/PID/fd
+	// (/dev/stdout, /dev/fd/N) to a pipe or a socket reads "pipe:[N]",
+	// no file follow can find, and was taken for a dangling link into a
+	// directory where nothing can be made.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, notRegular(path, fi)
+	}
 	name, linked, err := follow(path)
 	if err != nil {
 		return nil, err
@@ -147,11 +154,7 @@ func inspect(path string) (*target, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: cause(err)}
 	}
 	if !fi.Mode().IsRegular() {
-		why := "is not a regular file"
-		if fi.IsDir() {
-			why = "is a directory"
-		}
-		return nil, &Error{Path: path, Why: why, Err: ErrNotRegular}
+		return nil, notRegular(path, fi)
 	}
 	// A file we may not write is refused, as os.Create refuses it: one
 	// its owner made read-only (chmod a-w) is not replaced behind their
@@ -388,4 +391,13 @@ func (g *Group) Discard() {
 	for _, f := range g.files {
 		f.Discard()
 	}
+}
+
+// notRegular is the error for a path that is fi, no regular file.
+func notRegular(path string, fi fs.FileInfo) error {
+	why := "is not a regular file"
+	if fi.IsDir() {
+		why = "is a directory"
+	}
+	return &Error{Path: path, Why: why, Err: ErrNotRegular}
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -408,5 +409,37 @@ func TestGroup(t *testing.T) {
 	}
 	if n := names(t, dir); len(n) != 3 {
 		t.Errorf("left in the directory: %q", n)
+	}
+}
+
+// TestProcFDLinks: a path whose links lead through /proc/PID/fd, as
+// /dev/stdout and /dev/fd/N do, to a pipe or socket is no regular file,
+// though the link's text ("pipe:[N]") names none: Create and Check say
+// ErrNotRegular, so that a caller writes to it in place, as it writes to
+// a device. Taken for a dangling link, it was refused as "links to
+// /proc/PID/fd/pipe:[N], in a directory where no file can be created", and
+// 'topo export -o /dev/stdout | less' failed.
+func TestProcFDLinks(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	fdLink := "/proc/self/fd/" + strconv.Itoa(int(w.Fd()))
+	stdout := filepath.Join(t.TempDir(), "stdout") // as /dev/stdout
+	if err := os.Symlink(fdLink, stdout); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{fdLink, stdout} {
+		if f, err := Create(p); !errors.Is(err, ErrNotRegular) {
+			if err == nil {
+				f.Discard()
+			}
+			t.Errorf("Create(%s) (a pipe): %v, want ErrNotRegular", p, err)
+		}
+		if err := Check(p); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("Check(%s) (a pipe): %v, want ErrNotRegular", p, err)
+		}
 	}
 }
