@@ -83,3 +83,32 @@ func TestBisectionFastLinks(t *testing.T) {
 		t.Errorf("mixed at 250T: bisection %d, want %d..%d", got, lo, hi)
 	}
 }
+
+// TestBisectionRatesNearMaxInt64: the Builder takes any positive rate,
+// up to math.MaxInt64. Two such rates without a common divisor sum to
+// more than maxCapUnits units of 1 b/s, so the unit grows; rounding a
+// rate up to it added unit-1 to the rate first, which overflowed an
+// int64 for a rate within unit of math.MaxInt64, and the bisection came
+// out negative.
+func TestBisectionRatesNearMaxInt64(t *testing.T) {
+	b := NewBuilder("huge")
+	h1 := b.AddNode("h1", Host)
+	s := b.AddNode("s", Switch)
+	h2 := b.AddNode("h2", Host)
+	b.ConnectPorts(End{h1, 1}, End{s, 1}, math.MaxInt64, 0)
+	b.ConnectPorts(End{s, 2}, End{h2, 1}, math.MaxInt64-1, 0)
+	g, err := b.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Bisection(); got != math.MaxInt64 {
+		// the cut is one link of at least MaxInt64-1 b/s, rounded up
+		t.Errorf("bisection %d, want %d", got, int64(math.MaxInt64))
+	}
+	capa, unit := linkCapacities(g)
+	for i, c := range capa {
+		if r := g.Link(LinkID(i)).Rate; c <= 0 || float64(c)*float64(unit) < float64(r) {
+			t.Errorf("link %d: rate %d as %d units of %d b/s", i, r, c, unit)
+		}
+	}
+}

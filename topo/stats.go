@@ -489,7 +489,13 @@ func linkCapacities(g *Graph) (capa []int64, unit int64) {
 	}
 	capa = make([]int64, len(g.links))
 	for i := range g.links {
-		capa[i] = (g.links[i].Rate + unit - 1) / unit
+		// rounded up without adding unit-1 first, which overflows for
+		// a rate within unit of math.MaxInt64 (the Builder takes any)
+		r := g.links[i].Rate
+		capa[i] = r / unit
+		if r%unit != 0 {
+			capa[i]++
+		}
 	}
 	return capa, unit
 }
