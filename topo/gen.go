@@ -140,7 +140,8 @@ func leafSpine(name string, s, l, h int, rate int64) (*Graph, error) {
 		return nil, badArg("H", "hosts per leaf must not be negative, got %d", h)
 	case l > MaxPorts:
 		return nil, badArg("L", "a spine would have more than %d ports (one per leaf)", MaxPorts)
-	case s+h > MaxPorts:
+	case h > MaxPorts-s:
+		// not s+h, which a huge h (called directly) wraps negative
 		return nil, badArg(larger("S", s, "H", h), "a leaf would have more than %d ports (S spines + H hosts)", MaxPorts)
 	}
 	if err := checkSize(float64(s)+float64(l)*float64(1+h), float64(l)*float64(s+h)); err != nil {
@@ -180,7 +181,7 @@ func HyperX(k, t int) (*Graph, error) {
 		// which wrap around as 16-bit port numbers
 		return nil, badArg("T", "hosts per switch must not be negative, got %d", t)
 	}
-	if t+2*(k-1) > MaxPorts {
+	if t > MaxPorts || t+2*(k-1) > MaxPorts { // t first: a huge t wraps the sum negative
 		return nil, badArg(larger("k", 2*(k-1), "T", t), "a switch would have more than %d ports (2(k-1) peers + T hosts)", MaxPorts)
 	}
 	if err := checkSize(float64(k)*float64(k)*float64(1+t), float64(k)*float64(k)*float64(k-1+t)); err != nil {
@@ -295,7 +296,7 @@ func CiscoDCHosts(m, a, h int) (*Graph, error) {
 		return nil, badArg("m", "a core switch would have more than %d ports (2m+1)", MaxPorts)
 	case 2*a+3 > MaxPorts:
 		return nil, badArg("a", "an aggregation switch would have more than %d ports (2a+3)", MaxPorts)
-	case h+3 > MaxPorts:
+	case h > MaxPorts-3: // not h+3, which a huge h wraps negative
 		return nil, badArg("H", "an access switch would have more than %d ports (H+3)", MaxPorts)
 	}
 	if err := checkSize(2+2*float64(m)+2*float64(m)*float64(a)*float64(1+h), 1+5*float64(m)+float64(m)*float64(a)*float64(5+2*h)); err != nil {
@@ -362,7 +363,7 @@ func grid(kind string, x, y, z, h int, wrap bool) (*Graph, error) {
 	if h < 0 {
 		return nil, badArg("H", "hosts per switch must not be negative, got %d", h)
 	}
-	if h+6 > MaxPorts {
+	if h > MaxPorts-6 { // not h+6, which a huge h wraps negative
 		return nil, badArg("H", "a switch would have more than %d ports (H hosts + up to 6 mesh neighbours)", MaxPorts)
 	}
 	sz := float64(x) * float64(y) * float64(z)
