@@ -24,12 +24,7 @@ import (
 // commands the lab starts get the default back.)
 func stopContext() (context.Context, context.CancelFunc) {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
-	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
-		if !signal.Ignored(s) {
-			sigs = append(sigs, s)
-		}
-	}
+	sigs := stopSignals()
 	return signal.NotifyContext(context.Background(), sigs...)
 }
 
@@ -39,12 +34,7 @@ func stopContext() (context.Context, context.CancelFunc) {
 // while a computation that reads no context runs (plan spain, a
 // simulator run or reproduction), which a Ctrl-C left behind.
 func undoOnSignal(undo func()) (stop func()) {
-	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
-	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
-		if !signal.Ignored(s) {
-			sigs = append(sigs, s)
-		}
-	}
+	sigs := stopSignals()
 	ch := make(chan os.Signal, 1)
 	signal.Notify(ch, sigs...)
 	done := make(chan struct{})
@@ -77,4 +67,16 @@ func dieOf(s os.Signal, abort func()) {
 		syscall.Kill(os.Getpid(), sig)
 	}
 	select {} // the signal's default action ends the process
+}
+
+// stopSignals are the signals that stop a command (stopContext's):
+// SIGINT and SIGTERM, and SIGHUP and SIGQUIT unless ignored (nohup).
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
 }

@@ -197,12 +197,7 @@ var simDeaf bool
 // and returns the first signal, nil if none came; a signal after it has
 // its default action.
 func stopRunOnSignal(w io.Writer, abort func()) (stop <-chan struct{}, release func() os.Signal) {
-	sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
-	for _, s := range []os.Signal{syscall.SIGHUP, syscall.SIGQUIT} {
-		if !signal.Ignored(s) {
-			sigs = append(sigs, s)
-		}
-	}
+	sigs := stopSignals()
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, sigs...)
 	stopCh := make(chan struct{})
