@@ -269,22 +269,7 @@ func TestPingIdentifiersExhausted(t *testing.T) {
 // accept_source_route is off by default); both were delivered. Well-formed
 // options are skipped and the packet delivered.
 func TestIPOptionsChecked(t *testing.T) {
-	n, a, b, _, _ := pair(t, gbps, us, nil)
-	n.run(sec)
-	withOptions := func(opts []byte) []byte {
-		g := frameTo(a, b, protoUDP, []byte{0x13, 0x88, 0x23, 0x28, 0, 12, 0, 0, 1, 2, 3, 4})
-		f := append(append(append([]byte(nil), g[:ethLen+ipLen]...), opts...), g[ethLen+ipLen:]...)
-		ip := f[ethLen:]
-		ip[0] = 0x40 | byte((ipLen+len(opts))/4)
-		binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
-		ip[10], ip[11] = 0, 0
-		binary.BigEndian.PutUint16(ip[10:12], fold(checksum(0, ip[:ipLen+len(opts)])))
-		return f
-	}
-	cases := []struct {
-		opts []byte
-		want string
-	}{
+	expectIPOptions(t, []ipOptionCase{
 		{[]byte{1, 1, 1, 0}, ""},                                    // no-ops, end of list
 		{[]byte{0, 0x99, 0x99, 0x99}, ""},                           // nothing read past the end
 		{[]byte{7, 7, 4, 0, 0, 0, 0, 0}, ""},                        // record route
@@ -293,21 +278,7 @@ func TestIPOptionsChecked(t *testing.T) {
 		{[]byte{7, 9, 4, 0, 0, 0, 0, 0}, "drop_ip_bad_option"},      // longer than the header
 		{[]byte{131, 7, 4, 10, 0, 0, 9, 0}, "drop_ip_source_route"}, // loose source route
 		{[]byte{1, 137, 7, 8, 10, 0, 0, 9}, "drop_ip_source_route"}, // strict, route done
-	}
-	for _, c := range cases {
-		before := b.UDPPort(9000).Packets
-		cnt := b.Counters()
-		b.Receive(1, withOptions(c.opts))
-		if c.want == "" {
-			if b.UDPPort(9000).Packets != before+1 {
-				t.Errorf("options % x: not delivered; %v", c.opts, b.Counters())
-			}
-			continue
-		}
-		if b.UDPPort(9000).Packets != before || b.Counter(c.want) != cnt[c.want]+1 {
-			t.Errorf("options % x: want %s; %v", c.opts, c.want, b.Counters())
-		}
-	}
+	})
 }
 
 // TestIPOptionsPerOption: the options Linux's ip_options_compile checks
@@ -317,23 +288,8 @@ func TestIPOptionsChecked(t *testing.T) {
 // router alert is 4 bytes. Each of these was delivered; security and
 // router alert, and full record route and timestamp options, still are.
 func TestIPOptionsPerOption(t *testing.T) {
-	n, a, b, _, _ := pair(t, gbps, us, nil)
-	n.run(sec)
-	withOptions := func(opts []byte) []byte {
-		g := frameTo(a, b, protoUDP, []byte{0x13, 0x88, 0x23, 0x28, 0, 12, 0, 0, 1, 2, 3, 4})
-		f := append(append(append([]byte(nil), g[:ethLen+ipLen]...), opts...), g[ethLen+ipLen:]...)
-		ip := f[ethLen:]
-		ip[0] = 0x40 | byte((ipLen+len(opts))/4)
-		binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
-		ip[10], ip[11] = 0, 0
-		binary.BigEndian.PutUint16(ip[10:12], fold(checksum(0, ip[:ipLen+len(opts)])))
-		return f
-	}
 	bad := "drop_ip_bad_option"
-	cases := []struct {
-		opts []byte
-		want string
-	}{
+	expectIPOptions(t, []ipOptionCase{
 		{[]byte{7, 7, 8, 1, 2, 3, 4, 0}, ""},                            // record route, full
 		{[]byte{7, 7, 5, 0, 0, 0, 0, 0}, bad},                           // pointer leaves 3 bytes
 		{[]byte{7, 2, 1, 0}, bad},                                       // no pointer
@@ -351,6 +307,32 @@ func TestIPOptionsPerOption(t *testing.T) {
 		{[]byte{148, 2, 1, 0}, bad},                                     // router alert, short
 		{[]byte{130, 11, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, ""},             // security
 		{[]byte{131, 2, 1, 0}, bad},                                     // loose source route, no pointer
+	})
+}
+
+// ipOptionCase is an IPv4 option list and the drop counter it must hit
+// ("" when the datagram is delivered).
+type ipOptionCase struct {
+	opts []byte
+	want string
+}
+
+// expectIPOptions sends host b a UDP datagram from a for each case, with
+// the case's options in its IPv4 header, and checks it is delivered or
+// dropped under the case's counter.
+func expectIPOptions(t *testing.T, cases []ipOptionCase) {
+	t.Helper()
+	n, a, b, _, _ := pair(t, gbps, us, nil)
+	n.run(sec)
+	withOptions := func(opts []byte) []byte {
+		g := frameTo(a, b, protoUDP, []byte{0x13, 0x88, 0x23, 0x28, 0, 12, 0, 0, 1, 2, 3, 4})
+		f := append(append(append([]byte(nil), g[:ethLen+ipLen]...), opts...), g[ethLen+ipLen:]...)
+		ip := f[ethLen:]
+		ip[0] = 0x40 | byte((ipLen+len(opts))/4)
+		binary.BigEndian.PutUint16(ip[2:4], uint16(len(ip)))
+		ip[10], ip[11] = 0, 0
+		binary.BigEndian.PutUint16(ip[10:12], fold(checksum(0, ip[:ipLen+len(opts)])))
+		return f
 	}
 	for _, c := range cases {
 		before := b.UDPPort(9000).Packets
